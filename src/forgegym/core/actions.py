@@ -1,0 +1,276 @@
+"""Text to typed actions.
+
+An action is text. :func:`parse_actions` takes a fenced ```json block if there is one,
+else the whole text, else the last balanced JSON value in it, so free-form reasoning
+may precede the action. The JSON is one action object or a list of them. Every action
+is a pydantic v2 model discriminated on its ``action`` field.
+
+Parse errors are returned as values (:class:`ParseResult.error`), never raised: the
+environment turns them into a format penalty and shows the message to the policy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+__all__ = [
+    "ActionModel",
+    "ActionSet",
+    "Diagnosis",
+    "EditAction",
+    "EditSpec",
+    "LintAction",
+    "ParseResult",
+    "PlanAction",
+    "ProbeAction",
+    "ReflectAction",
+    "ReviewAction",
+    "RunTestsAction",
+    "SubmitAction",
+    "VerdictAction",
+    "CODE_ACTIONS",
+    "extract_json",
+    "parse_actions",
+]
+
+
+class ActionModel(BaseModel):
+    """Base of every action: strict about unknown fields so typos are reported."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EditSpec(ActionModel):
+    """One file edit: either ``search``/``replace`` (``search`` must match exactly once)
+    or a whole-file ``content``."""
+
+    path: str = Field(min_length=1, description="Workspace-relative path of an editable file.")
+    search: str | None = Field(default=None, description="Exact text to find (must occur once).")
+    replace: str | None = Field(default=None, description="Replacement for `search`.")
+    content: str | None = Field(default=None, description="New full content of the file.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> EditSpec:
+        if self.content is not None:
+            if self.search is not None or self.replace is not None:
+                raise ValueError("give either `content` or `search`+`replace`, not both")
+        elif self.search is None or self.replace is None:
+            raise ValueError("an edit needs `search` and `replace`, or `content`")
+        elif self.search == "":
+            raise ValueError("`search` must not be empty")
+        return self
+
+
+class Diagnosis(ActionModel):
+    """A root-cause claim (FlakyRepair): category from the taxonomy, ``path::func``
+    location, calibrated confidence and free-text claims."""
+
+    category: str = Field(min_length=1)
+    location: str = Field(default="", description='"path::function" of the root cause')
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    claims: list[str] = Field(default_factory=list)
+
+
+class EditAction(ActionModel):
+    action: Literal["edit"]
+    edits: list[EditSpec] = Field(min_length=1)
+    diagnosis: Diagnosis | None = None
+
+
+class RunTestsAction(ActionModel):
+    action: Literal["run_tests"]
+    tests: list[str] | None = Field(default=None, description="Test ids; default all visible.")
+
+
+class LintAction(ActionModel):
+    action: Literal["lint"]
+
+
+class PlanAction(ActionModel):
+    action: Literal["plan"]
+    text: str
+
+
+class ReviewAction(ActionModel):
+    action: Literal["review"]
+    text: str
+
+
+class ReflectAction(ActionModel):
+    action: Literal["reflect"]
+    text: str
+
+
+class SubmitAction(ActionModel):
+    action: Literal["submit"]
+    diagnosis: Diagnosis | None = None
+
+
+class ProbeAction(ActionModel):
+    action: Literal["probe"]
+    question: str = Field(min_length=1)
+
+
+class VerdictAction(ActionModel):
+    action: Literal["verdict"]
+    corrupted: bool
+    corruption_type: str | None = None
+    evidence: str = ""
+    explanation: str = ""
+    correction: str = ""
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+#: The actions of the code families (Bugfix, Refactor, LRUPerformance, FlakyRepair).
+CODE_ACTIONS: tuple[type[ActionModel], ...] = (
+    EditAction,
+    RunTestsAction,
+    LintAction,
+    PlanAction,
+    ReviewAction,
+    ReflectAction,
+    SubmitAction,
+)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of parsing one action text: the actions, or an error message."""
+
+    actions: tuple[ActionModel, ...] = ()
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_MAX_DECODE_ATTEMPTS = 4096
+
+
+def _last_balanced_json(text: str) -> Any:
+    """Return the last top-level JSON object/array embedded in ``text``.
+
+    Scans left to right; after a successful decode it skips past the value, so nested
+    values are not mistaken for the outermost one. The number of failed attempts is
+    bounded so adversarial text cannot make parsing quadratic.
+    """
+    decoder = json.JSONDecoder()
+    found: Any = _NOTHING
+    position = 0
+    attempts = 0
+    length = len(text)
+    while position < length and attempts < _MAX_DECODE_ATTEMPTS:
+        brace = min(
+            (i for i in (text.find("{", position), text.find("[", position)) if i >= 0),
+            default=-1,
+        )
+        if brace < 0:
+            break
+        attempts += 1
+        try:
+            value, end = decoder.raw_decode(text, brace)
+        except (ValueError, RecursionError):
+            position = brace + 1
+            continue
+        if isinstance(value, (dict, list)):
+            found = value
+        position = end
+    return found
+
+
+_NOTHING = object()
+
+
+def extract_json(text: str) -> tuple[Any, str | None]:
+    """Find the JSON payload of an action text. Returns ``(value, None)`` or ``(None, error)``."""
+    fenced = _FENCE.findall(text)
+    if fenced:
+        block = fenced[-1]
+        try:
+            return json.loads(block), None
+        except (ValueError, RecursionError) as exc:
+            return None, f"the ```json block is not valid JSON: {exc}"
+    stripped = text.strip()
+    if not stripped:
+        return None, "the action is empty; reply with a JSON action object"
+    try:
+        return json.loads(stripped), None
+    except (ValueError, RecursionError):
+        pass
+    value = _last_balanced_json(text)
+    if value is _NOTHING:
+        return None, "no JSON action found; put one JSON object (or a list) in a ```json block"
+    return value, None
+
+
+class ActionSet:
+    """The actions one environment accepts, as a pydantic discriminated union."""
+
+    def __init__(self, models: Sequence[type[ActionModel]], *, max_actions_per_step: int = 16):
+        if not models:
+            raise ValueError("models: an ActionSet needs at least one action model")
+        self.models = tuple(models)
+        self.names = tuple(m.model_fields["action"].annotation.__args__[0] for m in self.models)  # type: ignore[union-attr]
+        union = Union[tuple(self.models)] if len(self.models) > 1 else self.models[0]  # noqa: UP007
+        self.adapter: TypeAdapter[Any] = TypeAdapter(
+            Annotated[union, Field(discriminator="action")] if len(self.models) > 1 else union
+        )
+        self.max_actions_per_step = max_actions_per_step
+
+    def json_schema(self) -> dict[str, Any]:
+        """JSON schema of one action (what ``info['action_schema']`` carries at reset)."""
+        return self.adapter.json_schema()
+
+    def parse(self, text: str) -> ParseResult:
+        return parse_actions(text, self)
+
+
+def _describe_validation_error(index: int, payload: Any, exc: ValidationError) -> str:
+    name = payload.get("action") if isinstance(payload, dict) else None
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"][1:] if p != name) or "(object)"
+        parts.append(f"{loc}: {err['msg']}")
+    label = f"action {index}" + (f" ({name!r})" if name else "")
+    return f"{label} is invalid: " + "; ".join(parts)
+
+
+def parse_actions(text: str, action_set: ActionSet) -> ParseResult:
+    """Parse ``text`` into actions of ``action_set``; never raises on any ``str``."""
+    if not isinstance(text, str):
+        return ParseResult(error=f"an action must be a string, got {type(text).__name__}")
+    payload, error = extract_json(text)
+    if error is not None:
+        return ParseResult(error=error)
+    items = payload if isinstance(payload, list) else [payload]
+    if not items:
+        return ParseResult(error="the action list is empty; give at least one action")
+    if len(items) > action_set.max_actions_per_step:
+        return ParseResult(
+            error=f"too many actions in one step ({len(items)} > {action_set.max_actions_per_step})"
+        )
+    actions: list[ActionModel] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            return ParseResult(
+                error=f"action {index} must be a JSON object, got {type(item).__name__}"
+            )
+        name = item.get("action")
+        if name not in action_set.names:
+            return ParseResult(
+                error=f"action {index} has unknown or missing `action` {name!r}; "
+                f"expected one of: {', '.join(action_set.names)}"
+            )
+        try:
+            actions.append(action_set.adapter.validate_python(item))
+        except ValidationError as exc:
+            return ParseResult(error=_describe_validation_error(index, item, exc))
+    return ParseResult(actions=tuple(actions))

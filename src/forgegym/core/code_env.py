@@ -1,0 +1,356 @@
+"""``CodeEnv``: the episode loop of the code families (Bugfix, FlakyRepair, ...).
+
+The agent edits files in a per-episode :class:`~forgegym.sandbox.workspace.Workspace`,
+runs the visible tests, lints, records plans and reviews, and submits. Every test
+run happens in a fresh grading copy through the shared runner; final grading goes
+through the family's :class:`~forgegym.core.grading.Grader` so the same code path
+grades one episode or a GRPO group (:meth:`CodeEnv.grade_completions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from forgegym.core.actions import (
+    CODE_ACTIONS,
+    ActionModel,
+    ActionSet,
+    Diagnosis,
+    EditAction,
+    LintAction,
+    PlanAction,
+    ReflectAction,
+    ReviewAction,
+    RunTestsAction,
+    SubmitAction,
+)
+from forgegym.core.env import ForgeEnv, StepOutcome, check_number
+from forgegym.core.grading import Grader, Note, Submission, grade_many
+from forgegym.core.task import Task, TaskBank
+from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, TestOutcome
+from forgegym.sandbox.workspace import Workspace
+
+if TYPE_CHECKING:
+    from forgegym.rewards import RewardBreakdown
+    from forgegym.sandbox.runner import Runner
+
+__all__ = ["CodeEnv", "render_test_result", "visible_tests_job"]
+
+_EXAMPLE_ACTION = [
+    {
+        "action": "edit",
+        "edits": [{"path": "pkg/module.py", "search": "old line\n", "replace": "new line\n"}],
+    },
+    {"action": "run_tests"},
+]
+
+
+def visible_tests_job(
+    task: Task, workdir: str, tests: Sequence[str] | None = None, timeout_s: float = 20.0
+) -> PytestJob:
+    """A job running the task's visible tests (or the subset ``tests``) in ``workdir``."""
+    if tests:
+        return PytestJob(
+            workdir=workdir, targets=list(tests), expected_ids=list(tests), timeout_s=timeout_s
+        )
+    return PytestJob(
+        workdir=workdir,
+        targets=list(task.visible_test_files),
+        expected_ids=list(task.visible_test_ids) or None,
+        timeout_s=timeout_s,
+    )
+
+
+def render_test_result(result: PytestResult, *, max_chars: int = 4000) -> str:
+    """A compact, model-readable report of one test run."""
+    lines: list[str] = []
+    verdicts = result.verdicts
+    passed = sum(verdicts.values())
+    lines.append(f"Test run: {result.status.value}; {passed}/{len(verdicts)} passed.")
+    if result.status is not RunStatus.COMPLETED and result.detail:
+        lines.append(f"  ({result.detail})")
+    for record in result.records:
+        if record.outcome is TestOutcome.PASSED:
+            lines.append(f"PASSED {record.nodeid}")
+            continue
+        where = ""
+        if record.frames:
+            frame = record.frames[-1]
+            where = f" at {frame.path}:{frame.line} in {frame.function}"
+        message = record.message.strip().splitlines()
+        short = message[0][:300] if message else ""
+        error = f"{record.error_type}: " if record.error_type else ""
+        lines.append(f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip())
+    missing = [nodeid for nodeid in verdicts if nodeid not in {r.nodeid for r in result.records}]
+    lines.extend(f"NOT RUN {nodeid}" for nodeid in missing)
+    if result.status is not RunStatus.COMPLETED and result.stderr_tail.strip():
+        lines.append("stderr (tail):\n" + result.stderr_tail.strip()[-800:])
+    text = "\n".join(lines)
+    return text if len(text) <= max_chars else text[: max_chars - 20] + "\n... (truncated)"
+
+
+class CodeEnv(ForgeEnv):
+    """Base of the code families; see :class:`ForgeEnv` for the common arguments.
+
+    Extra args:
+        grader: the family's grader.
+        runner: the sandbox runner (default: the shared fork-server pool).
+        shaping_weight: weight of potential-based shaping on the visible pass rate
+            between steps (multi-step episodes only; 0 disables it).
+        test_timeout_s: wall limit of one visible test run.
+    """
+
+    action_set: ClassVar[ActionSet] = ActionSet(CODE_ACTIONS)
+
+    def __init__(
+        self,
+        *,
+        task_bank: TaskBank,
+        grader: Grader,
+        runner: Runner | None = None,
+        shaping_weight: float = 0.1,
+        test_timeout_s: float = 20.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(task_bank=task_bank, **kwargs)
+        self.grader = grader
+        self._runner = runner
+        self.shaping_weight = check_number("shaping_weight", shaping_weight, low=0.0, high=10.0)
+        self.test_timeout_s = check_number("test_timeout_s", test_timeout_s, low=0.1, high=600.0)
+        self._workspace: Workspace | None = None
+        self._notes: list[Note] = []
+        self._diagnoses: list[Diagnosis] = []
+        self._progress: float = 0.0
+        self._last_test_report: str | None = None
+
+    # ------------------------------------------------------------- plumbing
+    @property
+    def runner(self) -> Runner:
+        if self._runner is None:
+            from forgegym.sandbox.runner import get_default_runner
+
+            self._runner = get_default_runner()
+        return self._runner
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            raise RuntimeError("no workspace: call reset() first")
+        return self._workspace
+
+    @property
+    def _shaping_active(self) -> bool:
+        return self.shaping_weight > 0 and self.max_steps > 1
+
+    def _begin_episode(self, task: Task) -> None:
+        self._workspace = Workspace(task.files, task.editable_files, prefix=f"fg-{self.family}-")
+        self._notes = []
+        self._diagnoses = []
+        self._last_test_report = None
+        self._progress = self._visible_pass_rate() if self._shaping_active else 0.0
+
+    def _end_episode(self) -> None:
+        if self._workspace is not None:
+            self._workspace.close()
+            self._workspace = None
+
+    def _extra_info(self) -> dict[str, Any]:
+        task = self.task
+        return {
+            "editable_files": list(task.editable_files),
+            "visible_test_files": list(task.visible_test_files),
+        }
+
+    # ------------------------------------------------------------- actions
+    def run_visible_tests(self, tests: Sequence[str] | None = None) -> PytestResult:
+        """Run the visible tests on the current workspace state (in a grading copy)."""
+        directory = self.workspace.grading_copy()
+        try:
+            job = visible_tests_job(self.task, str(directory), tests, self.test_timeout_s)
+            result = self.runner.run(job)
+            assert isinstance(result, PytestResult)
+            return result
+        finally:
+            self.workspace.discard(directory)
+
+    def _visible_pass_rate(self) -> float:
+        return self.run_visible_tests().pass_rate
+
+    def _execute(self, actions: Sequence[ActionModel]) -> StepOutcome:
+        feedback: list[str] = []
+        terminated = False
+        edited = False
+        measured: float | None = None
+        for action in actions:
+            if isinstance(action, EditAction):
+                report = self.workspace.apply_edits(action.edits)
+                feedback.append(report.render())
+                if action.diagnosis is not None:
+                    self._diagnoses.append(action.diagnosis)
+                edited = edited or report.ok
+                measured = None if report.ok else measured
+            elif isinstance(action, RunTestsAction):
+                unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
+                if unknown:
+                    feedback.append(
+                        f"run_tests: unknown test ids {unknown}; visible tests: "
+                        f"{list(self.task.visible_test_ids)}"
+                    )
+                    continue
+                result = self.run_visible_tests(action.tests)
+                self._last_test_report = render_test_result(result)
+                feedback.append(self._last_test_report)
+                if not action.tests:
+                    measured = result.pass_rate
+            elif isinstance(action, LintAction):
+                feedback.append(self._lint_report())
+            elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
+                self._notes.append(Note(kind=action.action, text=action.text))
+                feedback.append(f"{action.action} recorded.")
+            elif isinstance(action, SubmitAction):
+                if action.diagnosis is not None:
+                    self._diagnoses.append(action.diagnosis)
+                terminated = True
+                feedback.append("Submitted.")
+                break
+            else:  # pragma: no cover - the action set and this dispatch must agree
+                feedback.append(f"{action.action}: not available in this environment")
+        reward = 0.0
+        if self._shaping_active:
+            from forgegym.rewards import potential
+
+            if terminated:
+                # Φ(terminal) = 0 keeps the shaping sum a per-task constant (Ng et al. 1999).
+                reward = -self.shaping_weight * potential(self._progress)
+            elif edited or measured is not None:
+                progress = measured if measured is not None else self._visible_pass_rate()
+                reward = self.shaping_weight * (potential(progress) - potential(self._progress))
+                self._progress = progress
+        return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
+
+    def _lint_report(self) -> str:
+        from forgegym.rewards import run_ruff
+
+        directory = self.workspace.grading_copy()
+        try:
+            findings = run_ruff(directory, list(self.task.editable_files))
+        finally:
+            self.workspace.discard(directory)
+        if not findings:
+            return "lint: no findings in the editable files."
+        return "lint findings:\n" + "\n".join(f"- {f.render()}" for f in findings[:30])
+
+    # ------------------------------------------------------------- grading
+    def _submission(self) -> Submission:
+        workspace = self.workspace
+        return Submission(
+            task=self.task,
+            files={p: workspace.current[p] for p in self.task.editable_files},
+            workspace=workspace,
+            notes=list(self._notes),
+            diagnosis=self._diagnoses[-1] if self._diagnoses else None,
+            diagnoses=list(self._diagnoses),
+            steps_used=self._step_count,
+            max_steps=self.max_steps,
+            parse_errors=self._parse_errors,
+        )
+
+    def _grade(self) -> RewardBreakdown:
+        return grade_many(self.grader, [self._submission()], self.runner)[0]
+
+    def grade_completions(
+        self, task_id: str, completions: Sequence[str]
+    ) -> list[tuple[float, RewardBreakdown]]:
+        """Grade each completion as a single-turn episode on ``task_id``, as a batch.
+
+        Returns ``(reward, breakdown)`` pairs equal to what ``step`` would return on a
+        ``max_steps=1`` episode of this task: the breakdown's total plus the format
+        penalty when the completion does not parse (the workspace is then graded
+        unchanged). Non-edit actions have no effect on the final state.
+        """
+        task = self.task_bank.get(task_id)
+        workspace = Workspace(task.files, task.editable_files, prefix=f"fg-{self.family}-batch-")
+        try:
+            submissions: list[Submission] = []
+            penalties: list[float] = []
+            for completion in completions:
+                parsed = self.action_set.parse(completion)
+                files = {p: task.files[p] for p in task.editable_files}
+                diagnoses: list[Diagnosis] = []
+                notes: list[Note] = []
+                penalty = 0.0
+                if not parsed.ok:
+                    penalty = self.format_penalty
+                else:
+                    scratch = Workspace(task.files, task.editable_files, prefix="fg-parse-")
+                    try:
+                        for action in parsed.actions:
+                            if isinstance(action, EditAction):
+                                scratch.apply_edits(action.edits)
+                                if action.diagnosis is not None:
+                                    diagnoses.append(action.diagnosis)
+                            elif isinstance(action, SubmitAction):
+                                if action.diagnosis is not None:
+                                    diagnoses.append(action.diagnosis)
+                                break
+                            elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
+                                notes.append(Note(kind=action.action, text=action.text))
+                        files = {p: scratch.current[p] for p in task.editable_files}
+                    finally:
+                        scratch.close()
+                penalties.append(penalty)
+                submissions.append(
+                    Submission(
+                        task=task,
+                        files=files,
+                        workspace=workspace,
+                        notes=notes,
+                        diagnosis=diagnoses[-1] if diagnoses else None,
+                        diagnoses=diagnoses,
+                        steps_used=1,
+                        max_steps=1,
+                        parse_errors=0 if parsed.ok else 1,
+                    )
+                )
+            breakdowns = grade_many(self.grader, submissions, self.runner)
+            return [(b.total + p, b) for b, p in zip(breakdowns, penalties, strict=True)]
+        finally:
+            workspace.close()
+
+    # ---------------------------------------------------------- observation
+    def _task_section(self) -> str:
+        """The problem statement; families override to add symptoms, signals, ..."""
+        return f"# Task: {self.task.title}\n\n{self.task.description}"
+
+    def _protocol_section(self) -> str:
+        return (
+            "## Actions\nReply with one JSON action, or a list of them, in a ```json block. "
+            "Actions: edit {edits: [{path, search, replace} | {path, content}]}, "
+            "run_tests {tests?}, lint, plan {text}, review {text}, reflect {text}, submit. "
+            "A `search` must match exactly once. Example:\n"
+            + self.protocol_example(_EXAMPLE_ACTION)
+        )
+
+    def _render_observation(self, feedback: str | None) -> str:
+        workspace = self.workspace
+        parts = [self._task_section()]
+        tree = "\n".join(
+            f"  {path}{'  (editable)' if path in workspace.editable else ''}"
+            for path in sorted(workspace.current)
+        )
+        parts.append(f"## Files\n{tree}")
+        for path in sorted(workspace.current):
+            parts.append(f"### {path}\n```python\n{workspace.current[path]}```")
+        remaining = self.max_steps - self._step_count
+        parts.append(
+            f"## Budget\nStep {self._step_count} of {self.max_steps}; {remaining} left. "
+            + ("Your next action is graded as final." if remaining <= 1 else "")
+        )
+        changed = workspace.changed_files()
+        if changed:
+            parts.append("## Your changes so far\n```diff\n" + workspace.diff() + "```")
+        if feedback:
+            parts.append(f"## Result of your last action\n{feedback}")
+        parts.append(self._protocol_section())
+        return "\n\n".join(parts)

@@ -1,0 +1,277 @@
+"""``ForgeEnv``: the episode loop and the info contract shared by every family.
+
+Families subclass :class:`ForgeEnv` (or :class:`~forgegym.core.code_env.CodeEnv` for
+code tasks) and implement four hooks: ``_begin_episode``, ``_execute``, ``_grade`` and
+``_render_observation``. The base class owns everything the contract promises:
+parsing never raises, format penalties, step budget and truncation, determinism
+through ``self.np_random``, and the ``info`` keys trainers rely on.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from forgegym.core.actions import ActionModel, ActionSet
+from forgegym.core.spaces import UnicodeText
+from forgegym.core.task import Task, TaskBank, UnknownTaskError
+
+if TYPE_CHECKING:
+    from forgegym.rewards import RewardBreakdown
+
+__all__ = ["ForgeEnv", "StepOutcome", "check_positive_int", "check_number"]
+
+#: Options ``reset`` understands; anything else is a ``ValueError``.
+RESET_OPTIONS = frozenset({"task_id", "difficulty"})
+
+
+def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    """Validate an integer argument, raising ``ValueError`` that names it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
+    """Validate a real argument within ``[low, high]``, raising ``ValueError`` naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+    return float(value)
+
+
+@dataclass
+class StepOutcome:
+    """What a family's ``_execute`` reports for one parsed step."""
+
+    feedback: str
+    reward: float = 0.0
+    terminated: bool = False
+    info: dict[str, Any] | None = None
+
+
+class ForgeEnv(gym.Env[str, str]):
+    """Base class of every forgegym environment (see the module docstring).
+
+    Args:
+        task_bank: where tasks come from.
+        max_steps: step budget; ``1`` is the single-turn mode one-shot GRPO uses.
+        difficulty: default difficulty for ``reset`` (``None`` samples any level).
+        format_penalty: reward of a step whose action does not parse (<= 0).
+        max_action_chars: longest action accepted by ``action_space``.
+        render_mode: ``"ansi"`` (``render`` returns the observation) or ``"human"``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    family: ClassVar[str] = "base"
+    action_set: ClassVar[ActionSet]
+    #: The system prompt put in ``info["messages"]``; families override.
+    system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."
+
+    def __init__(
+        self,
+        *,
+        task_bank: TaskBank,
+        max_steps: int = 8,
+        difficulty: int | None = None,
+        format_penalty: float = -0.1,
+        max_action_chars: int = 262_144,
+        max_observation_chars: int = 1_048_576,
+        render_mode: str | None = None,
+    ) -> None:
+        self.task_bank = task_bank
+        self.max_steps = check_positive_int("max_steps", max_steps)
+        if difficulty is not None and difficulty not in task_bank.difficulty_levels:
+            raise ValueError(
+                f"difficulty must be one of {list(task_bank.difficulty_levels)} or None, "
+                f"got {difficulty!r}"
+            )
+        self.difficulty = difficulty
+        self.format_penalty = check_number("format_penalty", format_penalty, low=-10.0, high=0.0)
+        check_positive_int("max_action_chars", max_action_chars)
+        check_positive_int("max_observation_chars", max_observation_chars)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.action_space = UnicodeText(max_length=max_action_chars)
+        self.observation_space = UnicodeText(max_length=max_observation_chars)
+        self._task: Task | None = None
+        self._step_count = 0
+        self._done = False
+        self._observation = ""
+        self._messages: list[dict[str, str]] = []
+        self._last_breakdown: RewardBreakdown | None = None
+        self._parse_errors = 0
+
+    # ----------------------------------------------------------- family hooks
+    @abstractmethod
+    def _begin_episode(self, task: Task) -> None:
+        """Prepare per-episode state (workspace, chaos schedule, ...)."""
+
+    @abstractmethod
+    def _execute(self, actions: Sequence[ActionModel]) -> StepOutcome:
+        """Run the parsed actions of one step, in order."""
+
+    @abstractmethod
+    def _grade(self) -> RewardBreakdown:
+        """Final grading of the episode's current state (submit or truncation)."""
+
+    @abstractmethod
+    def _render_observation(self, feedback: str | None) -> str:
+        """A self-contained prompt: the task, the current state and ``feedback``."""
+
+    def _success(self, breakdown: RewardBreakdown) -> bool:
+        """Whether the graded episode counts as solved (families refine this)."""
+        return not breakdown.gates and breakdown.score >= 1.0 - 1e-9
+
+    def _end_episode(self) -> None:
+        """Release per-episode resources (called on reset and close)."""
+
+    def _extra_info(self) -> dict[str, Any]:
+        """Family-specific keys added to every ``info``."""
+        return {}
+
+    # ------------------------------------------------------------ gymnasium
+    @property
+    def task(self) -> Task:
+        if self._task is None:
+            raise ResetNeeded("call reset() before using the environment")
+        return self._task
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - RESET_OPTIONS
+        if unknown:
+            raise ValueError(
+                f"options has unknown keys {sorted(unknown)}; allowed: {sorted(RESET_OPTIONS)}"
+            )
+        self._end_episode()
+        task_id = options.get("task_id")
+        if task_id is not None:
+            if not isinstance(task_id, str):
+                raise ValueError(f"options['task_id'] must be a str, got {task_id!r}")
+            try:
+                task = self.task_bank.get(task_id)
+            except UnknownTaskError as exc:
+                raise ValueError(f"options['task_id']: unknown task {task_id!r} ({exc})") from None
+        else:
+            difficulty = options.get("difficulty", self.difficulty)
+            if difficulty is not None and difficulty not in self.task_bank.difficulty_levels:
+                raise ValueError(
+                    f"options['difficulty'] must be one of "
+                    f"{list(self.task_bank.difficulty_levels)}, got {difficulty!r}"
+                )
+            task = self.task_bank.sample(self.np_random, difficulty)
+        self._task = task
+        self._step_count = 0
+        self._done = False
+        self._last_breakdown = None
+        self._parse_errors = 0
+        self._begin_episode(task)
+        self._observation = self._render_observation(None)
+        self._messages = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": self._observation},
+        ]
+        info = self._info()
+        info["action_schema"] = self.action_set.json_schema()
+        return self._observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._task is None:
+            raise ResetNeeded("call reset() before step()")
+        if self._done:
+            info = self._info()
+            info["action_error"] = "the episode is over; call reset()"
+            return self._observation, 0.0, True, False, info
+        self._step_count += 1
+        text = action if isinstance(action, str) else repr(action)
+        if isinstance(action, str) and len(action) > self.action_space.max_length:
+            parsed_error: str | None = (
+                f"the action is {len(action)} characters; the limit is {self.action_space.max_length}"
+            )
+            parsed = None
+        else:
+            parsed = self.action_set.parse(action)  # type: ignore[arg-type]
+            parsed_error = parsed.error
+        extra: dict[str, Any] = {}
+        if parsed_error is not None or parsed is None:
+            self._parse_errors += 1
+            outcome = StepOutcome(
+                feedback=(
+                    f"ACTION ERROR: {parsed_error}\nReply with a JSON action as shown in the "
+                    "protocol; nothing was executed this step."
+                ),
+                reward=self.format_penalty,
+            )
+            extra["action_error"] = parsed_error
+        else:
+            outcome = self._execute(parsed.actions)
+        terminated = outcome.terminated
+        truncated = not terminated and self._step_count >= self.max_steps
+        reward = float(outcome.reward)
+        feedback = outcome.feedback
+        if terminated or truncated:
+            breakdown = self._grade()
+            self._last_breakdown = breakdown
+            reward += float(breakdown.total)
+            self._done = True
+            ending = "submitted" if terminated else "step budget exhausted; graded as submitted"
+            feedback = f"{feedback}\n\nEPISODE OVER ({ending}).\n{breakdown.render()}"
+        self._observation = self._render_observation(feedback)
+        self._messages.append({"role": "assistant", "content": text})
+        self._messages.append({"role": "user", "content": feedback})
+        info = self._info()
+        info.update(extra)
+        if outcome.info:
+            info.update(outcome.info)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._observation
+        if self.render_mode == "human":
+            print(self._observation)
+        return None
+
+    def close(self) -> None:
+        self._end_episode()
+        super().close()
+
+    # --------------------------------------------------------------- helpers
+    def _info(self) -> dict[str, Any]:
+        task = self.task
+        info: dict[str, Any] = {
+            "task_id": task.task_id,
+            "family": self.family,
+            "difficulty": task.difficulty,
+            "step": self._step_count,
+            "max_steps": self.max_steps,
+            "messages": [dict(m) for m in self._messages],
+        }
+        info.update(self._extra_info())
+        if self._done and self._last_breakdown is not None:
+            info["score"] = float(self._last_breakdown.score)
+            info["success"] = bool(self._success(self._last_breakdown))
+            info["reward_breakdown"] = self._last_breakdown.model_dump(mode="json")
+        return info
+
+    @staticmethod
+    def protocol_example(example: Any) -> str:
+        """Render an example action as the fenced JSON block policies should reply with."""
+        return "```json\n" + json.dumps(example, indent=2) + "\n```"

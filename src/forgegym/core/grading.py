@@ -1,0 +1,97 @@
+"""Batch grading: a family's grader turns submissions into runner jobs and results
+into a :class:`~forgegym.rewards.RewardBreakdown`.
+
+Splitting grading into ``jobs`` and ``score`` is what lets a GRPO group of 8-16
+completions be graded with one ``run_many`` call that keeps every core busy, instead
+of a loop of blocking runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from forgegym.core.actions import Diagnosis
+from forgegym.core.task import Task
+from forgegym.sandbox.jobs import Job, Result
+
+if TYPE_CHECKING:
+    from forgegym.rewards import RewardBreakdown
+    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.workspace import Workspace
+
+__all__ = ["Grader", "Note", "Submission", "grade_many"]
+
+
+@dataclass(frozen=True)
+class Note:
+    """A recorded ``plan`` / ``review`` / ``reflect`` action."""
+
+    kind: str
+    text: str
+
+
+@dataclass
+class Submission:
+    """The state a grader scores: the final editable files plus the episode's record."""
+
+    task: Task
+    files: dict[str, str]
+    workspace: Workspace
+    notes: list[Note] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    steps_used: int = 0
+    max_steps: int = 1
+    parse_errors: int = 0
+    #: Directories created for this submission's jobs, removed after scoring.
+    scratch: list[Path] = field(default_factory=list)
+
+    def materialise(self, extra_files: dict[str, str] | None = None) -> Path:
+        """A grading copy of this submission (pristine non-editable files restored)."""
+        directory = self.workspace.materialise(self.files, extra_files)
+        self.scratch.append(directory)
+        return directory
+
+    def cleanup(self) -> None:
+        for directory in self.scratch:
+            self.workspace.discard(directory)
+        self.scratch.clear()
+
+
+class Grader(Protocol):
+    """What every code family implements for final grading."""
+
+    def jobs(self, submission: Submission) -> list[Job]:
+        """The runner jobs needed to score ``submission`` (may be empty)."""
+        ...
+
+    def score(self, submission: Submission, results: Sequence[Result]) -> RewardBreakdown:
+        """Score ``submission`` from the results of its jobs (same order)."""
+        ...
+
+
+def grade_many(
+    grader: Grader, submissions: Sequence[Submission], runner: Runner | None = None
+) -> list[RewardBreakdown]:
+    """Grade many submissions with one batched ``run_many`` over the runner's pool."""
+    from forgegym.sandbox.runner import get_default_runner
+
+    runner = runner or get_default_runner()
+    all_jobs: list[Job] = []
+    spans: list[tuple[int, int]] = []
+    try:
+        for submission in submissions:
+            jobs = grader.jobs(submission)
+            spans.append((len(all_jobs), len(all_jobs) + len(jobs)))
+            all_jobs.extend(jobs)
+        results = runner.run_many(all_jobs) if all_jobs else []
+        return [
+            grader.score(submission, results[start:end])
+            for submission, (start, end) in zip(submissions, spans, strict=True)
+        ]
+    finally:
+        for submission in submissions:
+            submission.cleanup()

@@ -1,0 +1,207 @@
+"""The runner's contract: jobs the trusted parent sends, results it decides.
+
+Everything here is plain data (pydantic v2) so jobs can cross process boundaries
+(fork-server pipes, Ray). A result is decided by the parent from what the child
+reported *and* how it ended: only complete per-test records followed by the
+end-of-run sentinel count; anything else reads as failure.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CallJob",
+    "CallOutcome",
+    "CallResult",
+    "CallSpec",
+    "Frame",
+    "Job",
+    "PytestJob",
+    "PytestResult",
+    "Result",
+    "RunStatus",
+    "SetupHook",
+    "TestOutcome",
+    "TestRecord",
+]
+
+JSONValue = Any  # JSON-compatible builtins only: None, bool, int, float, str, list, dict[str, ...]
+
+
+class RunStatus(str, Enum):
+    """How a child run ended, as observed by the parent."""
+
+    COMPLETED = "completed"  # sentinel received, collected ids as expected
+    TIMEOUT = "timeout"  # wall or CPU limit hit; the process tree was killed
+    CRASHED = "crashed"  # exited without the sentinel (os._exit, signal, segfault, ...)
+    COLLECTION_ERROR = "collection_error"  # pytest could not collect/import the targets
+    ID_MISMATCH = "id_mismatch"  # collected ids differ from the expected set
+    OUTPUT_LIMIT = "output_limit"  # the child wrote more than the output limit
+    INTERNAL_ERROR = "internal_error"  # the harness itself failed (a forgegym bug)
+
+
+class TestOutcome(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"  # setup/teardown error
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    MISSING = "missing"  # expected but never reported
+
+    __test__ = False  # not a pytest test class
+
+
+class SetupHook(BaseModel):
+    """A *trusted* callable from the forgegym package run in the child before the tests
+    (chaos injection, seeding). ``target`` is ``"module:function"``; kwargs are JSON."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: str
+    kwargs: dict[str, JSONValue] = Field(default_factory=dict)
+
+
+class PytestJob(BaseModel):
+    """Run pytest on files in ``workdir`` (an absolute path the parent prepared)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = "pytest"
+    workdir: str
+    targets: list[str] = Field(min_length=1, description="Test files or node ids, relative.")
+    expected_ids: list[str] | None = Field(
+        default=None, description="If set, the collected ids must equal this set."
+    )
+    order: list[str] | None = Field(
+        default=None,
+        description="Run the collected items in this order; an id may repeat "
+        "(run twice in one process). Ids not listed are not run.",
+    )
+    timeout_s: float = Field(default=10.0, gt=0)
+    cpu_limit_s: float | None = Field(default=None, gt=0)
+    memory_limit_mb: int = Field(default=1024, gt=0)
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment (TZ, LANG, ...), set in the child."
+    )
+    python_hash_seed: int | None = Field(default=None, ge=0, le=4294967295)
+    setup_hooks: list[SetupHook] = Field(default_factory=list)
+    output_limit_bytes: int = Field(default=1_000_000, gt=0)
+
+
+class Frame(BaseModel):
+    """One traceback frame (file relative to the workdir where possible)."""
+
+    path: str
+    line: int
+    function: str
+
+
+class TestRecord(BaseModel):
+    __test__ = False
+
+    nodeid: str
+    outcome: TestOutcome
+    duration_s: float = 0.0
+    error_type: str | None = None
+    message: str = ""
+    frames: list[Frame] = Field(default_factory=list)
+
+
+class PytestResult(BaseModel):
+    status: RunStatus
+    records: list[TestRecord] = Field(default_factory=list)
+    collected_ids: list[str] = Field(default_factory=list)
+    expected_ids: list[str] | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    wall_s: float = 0.0
+    cpu_s: float = Field(default=0.0, description="User+system CPU of the child tree (rusage).")
+    max_rss_kb: int = 0
+    detail: str = ""
+
+    @property
+    def verdicts(self) -> dict[str, bool]:
+        """nodeid -> passed. Only a COMPLETED run can pass anything; skip/xfail is not a pass.
+        For repeated ids, a test passes only if every repetition passed."""
+        ids = self.expected_ids if self.expected_ids is not None else self.collected_ids
+        verdict = {nodeid: False for nodeid in ids}
+        if self.status is not RunStatus.COMPLETED:
+            return verdict
+        seen: dict[str, bool] = {}
+        for record in self.records:
+            ok = record.outcome is TestOutcome.PASSED
+            seen[record.nodeid] = seen.get(record.nodeid, True) and ok
+        for nodeid in verdict:
+            verdict[nodeid] = seen.get(nodeid, False)
+        return verdict
+
+    @property
+    def pass_rate(self) -> float:
+        verdicts = self.verdicts
+        return sum(verdicts.values()) / len(verdicts) if verdicts else 0.0
+
+    @property
+    def all_passed(self) -> bool:
+        verdicts = self.verdicts
+        return bool(verdicts) and all(verdicts.values())
+
+
+class CallSpec(BaseModel):
+    """Call ``target`` (``"module:qualname"``, importable from the workdir or a trusted
+    forgegym driver) with JSON arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    target: str
+    args: list[JSONValue] = Field(default_factory=list)
+    kwargs: dict[str, JSONValue] = Field(default_factory=dict)
+
+
+class CallJob(BaseModel):
+    """Differential execution: the child calls functions and returns JSON-plain values;
+    the parent compares them with the reference's outputs, which never enter the child."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = "calls"
+    workdir: str
+    calls: list[CallSpec] = Field(min_length=1)
+    timeout_s: float = Field(default=10.0, gt=0)
+    per_call_timeout_s: float = Field(default=2.0, gt=0)
+    cpu_limit_s: float | None = Field(default=None, gt=0)
+    memory_limit_mb: int = Field(default=1024, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    setup_hooks: list[SetupHook] = Field(default_factory=list)
+    output_limit_bytes: int = Field(default=4_000_000, gt=0)
+
+
+class CallOutcome(BaseModel):
+    ok: bool
+    value: JSONValue = None
+    error_type: str | None = None
+    message: str = ""
+
+
+class CallResult(BaseModel):
+    status: RunStatus
+    outcomes: list[CallOutcome] = Field(default_factory=list)
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    max_rss_kb: int = 0
+    stderr_tail: str = ""
+    detail: str = ""
+
+    def outcome(self, index: int) -> CallOutcome:
+        """The outcome of call ``index``; a missing one (crash, timeout) is a failure."""
+        if self.status is RunStatus.COMPLETED and index < len(self.outcomes):
+            return self.outcomes[index]
+        return CallOutcome(ok=False, error_type=self.status.value, message=self.detail)
+
+
+Job = PytestJob | CallJob
+Result = PytestResult | CallResult

@@ -31,7 +31,16 @@ def env_ids() -> list[str]:
 
 
 def register_envs() -> None:
-    """Register every id in :data:`ENV_SPECS` with Gymnasium (safe to call twice)."""
+    """Register every id in :data:`ENV_SPECS` with Gymnasium (safe to call twice).
+
+    Also installs forgegym's shared-memory handlers for text spaces, so that
+    ``gymnasium.make_vec(id, vectorization_mode="async")`` (default
+    ``shared_memory=True``) returns the real observations (see :mod:`forgegym.vector`).
+    Doing it here means every process that can build one of our envs has them: the
+    package import and Gymnasium's ``gymnasium.envs`` plugin hook both call this.
+    """
+    import forgegym.vector  # noqa: F401  (registers the handlers on import)
+
     for spec in ENV_SPECS:
         if spec.env_id in gym.registry:
             continue

@@ -81,7 +81,9 @@ def render_test_result(result: PytestResult, *, max_chars: int = 4000) -> str:
         message = record.message.strip().splitlines()
         short = message[0][:300] if message else ""
         error = f"{record.error_type}: " if record.error_type else ""
-        lines.append(f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip())
+        lines.append(
+            f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip()
+        )
     missing = [nodeid for nodeid in verdicts if nodeid not in {r.nodeid for r in result.records}]
     lines.extend(f"NOT RUN {nodeid}" for nodeid in missing)
     if result.status is not RunStatus.COMPLETED and result.stderr_tail.strip():
@@ -230,16 +232,21 @@ class CodeEnv(ForgeEnv):
         return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
 
     def _lint_report(self) -> str:
-        from forgegym.rewards import run_ruff
+        from forgegym.rewards.lint import LintError, lint_files
 
+        # ruff only parses the files (never runs them), so it may run in the parent.
         directory = self.workspace.grading_copy()
         try:
-            findings = run_ruff(directory, list(self.task.editable_files))
+            findings = lint_files(list(self.task.editable_files), root=directory)
+        except LintError as exc:
+            return f"lint: unavailable ({exc})"
         finally:
             self.workspace.discard(directory)
         if not findings:
             return "lint: no findings in the editable files."
-        return "lint findings:\n" + "\n".join(f"- {f.render()}" for f in findings[:30])
+        return "lint findings:\n" + "\n".join(
+            f"- {f.path}:{f.line}:{f.column} {f.code} {f.message}" for f in findings[:30]
+        )
 
     # ------------------------------------------------------------- grading
     def _submission(self) -> Submission:

@@ -38,7 +38,9 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
     return value
 
 
-def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
+def check_number(
+    name: str, value: Any, *, low: float | None = None, high: float | None = None
+) -> float:
     """Validate a real argument within ``[low, high]``, raising ``ValueError`` naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise ValueError(f"{name} must be a number, got {value!r}")

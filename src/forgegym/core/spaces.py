@@ -38,9 +38,7 @@ class UnicodeText(Text):
     """
 
     def __init__(self, max_length: int = 262_144, *, seed: int | np.random.Generator | None = None):
-        super().__init__(
-            max_length=max_length, min_length=0, charset=PRINTABLE_CHARSET, seed=seed
-        )
+        super().__init__(max_length=max_length, min_length=0, charset=PRINTABLE_CHARSET, seed=seed)
 
     def sample(
         self,

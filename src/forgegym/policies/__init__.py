@@ -1,0 +1,108 @@
+"""Baseline policies: ``policy(observation: str, info: dict) -> str``.
+
+``make(name, env)`` returns one of:
+
+- ``noop``: submits without changing anything (the floor every hack must not beat);
+- ``random``: seeded random actions, valid and malformed, for smoke tests;
+- ``reference``: the task's own solution (what validation expects to score high);
+- ``hack:<name>``: a known reward hack the family registered (must score no more
+  than ``noop``);
+- ``llm``: any OpenAI-compatible chat endpoint (``API_BASE_URL``, ``MODEL_NAME``,
+  ``API_KEY``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from forgegym.core.env import ForgeEnv
+from forgegym.policies.registry import hacks_for, reference_action_for
+
+__all__ = ["Policy", "available_policies", "make"]
+
+Policy = Callable[[str, dict[str, Any]], str]
+
+NOOP_ACTION = '```json\n{"action": "submit"}\n```'
+
+
+def _forge_env(env: gym.Env[Any, Any]) -> ForgeEnv:
+    base = env.unwrapped
+    if not isinstance(base, ForgeEnv):
+        raise ValueError(f"env: expected a forgegym environment, got {type(base).__name__}")
+    return base
+
+
+def available_policies(env: gym.Env[Any, Any]) -> list[str]:
+    """Names ``make`` accepts for ``env`` (hack names depend on the family)."""
+    family = _forge_env(env).family
+    return ["noop", "random", "reference", "llm", *(f"hack:{h}" for h in sorted(hacks_for(family)))]
+
+
+class _TaskScripted:
+    """Plays one scripted action text per episode, computed from the current task."""
+
+    def __init__(self, env: ForgeEnv, action_for_task: Callable[[Any], str]) -> None:
+        self._env = env
+        self._action_for_task = action_for_task
+
+    def __call__(self, observation: str, info: dict[str, Any]) -> str:
+        task = self._env.task_bank.get(info["task_id"])
+        return self._action_for_task(task)
+
+
+class _RandomPolicy:
+    """Seeded random actions mixing valid actions, malformed JSON and noise."""
+
+    def __init__(self, env: ForgeEnv, seed: int | None) -> None:
+        self._env = env
+        self._rng = np.random.default_rng(seed)
+
+    def __call__(self, observation: str, info: dict[str, Any]) -> str:
+        editable = list(info.get("editable_files") or [])
+        choice = int(self._rng.integers(0, 6))
+        if choice == 0:
+            return self._env.action_space.sample()
+        if choice == 1:
+            return '{"action": "edit", "edits": ['  # truncated JSON
+        if choice == 2 and editable:
+            path = editable[int(self._rng.integers(0, len(editable)))]
+            return json.dumps(
+                {
+                    "action": "edit",
+                    "edits": [{"path": path, "search": "return", "replace": "return"}],
+                }
+            )
+        if choice == 3:
+            return json.dumps({"action": "run_tests"})
+        if choice == 4:
+            return json.dumps({"action": "plan", "text": "look at the failing test first"})
+        return NOOP_ACTION
+
+
+def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs: Any) -> Policy:
+    """Build the baseline policy ``name`` for ``env``; raises ``ValueError`` naming ``name``."""
+    base = _forge_env(env)
+    if name == "noop":
+        return lambda observation, info: NOOP_ACTION
+    if name == "random":
+        return _RandomPolicy(base, seed)
+    if name == "reference":
+        return _TaskScripted(base, reference_action_for(base.family))
+    if name.startswith("hack:"):
+        hacks = hacks_for(base.family)
+        hack = name.split(":", 1)[1]
+        if hack not in hacks:
+            raise ValueError(
+                f"name: unknown hack {hack!r} for family {base.family!r}; known: {sorted(hacks)}"
+            )
+        return _TaskScripted(base, hacks[hack])
+    if name == "llm":
+        from forgegym.policies.llm import LLMPolicy
+
+        return LLMPolicy.from_env(**kwargs)
+    raise ValueError(f"name: unknown policy {name!r}; choose from {available_policies(env)}")

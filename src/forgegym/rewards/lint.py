@@ -184,9 +184,7 @@ def _key(finding: LintFinding) -> tuple[str, str, str]:
     return (finding.path, finding.code, finding.message)
 
 
-def new_findings(
-    before: Iterable[LintFinding], after: Iterable[LintFinding]
-) -> list[LintFinding]:
+def new_findings(before: Iterable[LintFinding], after: Iterable[LintFinding]) -> list[LintFinding]:
     """Findings in ``after`` that ``before`` did not have (multiset difference by
     path, code and message; line numbers are ignored because edits shift them)."""
     remaining = Counter(_key(f) for f in before)

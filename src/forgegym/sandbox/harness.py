@@ -1,0 +1,636 @@
+"""What runs inside the sandbox child: the pytest reporting plugin and the call harness.
+
+Also the process entry points: the fork-server zygote loop and the one-shot interpreter
+of the subprocess baseline. Both start with ``python -I`` (or ``-s -P`` plus a scrubbed
+environment when a hash seed must be fixed) from a neutral directory, so nothing in a
+workspace (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, ``PYTHON*`` variables)
+is ever consulted at interpreter start; the workdir is put on ``sys.path`` explicitly.
+
+Wire protocol (child -> parent, one JSON object per line on the report fd):
+
+* pytest: ``{"t": "test", ...TestRecord fields}`` per executed test (repeats included),
+  then ``{"t": "end", "collected": [...], "ran": n, "exitstatus": k, "collection_errors": [...]}``
+* calls: ``{"t": "call", "index": i, "ok": ..., "value"|"error_type"/"message"}``, then
+  ``{"t": "end", "n": count}``
+* ``{"t": "internal", "message": ...}`` when the harness itself failed.
+
+The parent trusts none of it blindly: it requires the sentinel, a clean exit of the
+worker, matching counts and (if given) the expected ids. Code under test runs in this
+same process, so it could in principle forge lines; that is why hidden checks are
+differential (values are compared in the parent) and patches are statically scanned.
+
+Standard library only at import time (pytest is imported lazily / pre-imported by zygotes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any
+
+from . import isolation
+
+__all__ = ["StrictValueError", "strict_plain"]
+
+_HEADER = struct.Struct("!Q")
+_MAX_MSG = 1 << 20  # truncation for messages inside records
+_MAX_DEPTH = 200
+_TRUSTED_PREFIX = "forgegym."
+
+# ============================================================================ framing
+
+
+def send_frame(sock: socket.socket, obj: Any, fds: list[int] | None = None) -> None:
+    """Length-prefixed JSON frame; ``fds`` ride along with the header (SCM_RIGHTS)."""
+    data = json.dumps(obj).encode()
+    header = _HEADER.pack(len(data))
+    if fds:
+        socket.send_fds(sock, [header], fds)
+    else:
+        sock.sendall(header)
+    sock.sendall(data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("peer closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv_frame(sock: socket.socket, max_fds: int = 0) -> tuple[Any, list[int]]:
+    """Receive one frame (and any fds sent with it). Raises EOFError when closed."""
+    fds: list[int] = []
+    if max_fds:
+        header, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, max_fds)
+        if not header:
+            raise EOFError("peer closed")
+        if len(header) < _HEADER.size:
+            header += _recv_exact(sock, _HEADER.size - len(header))
+    else:
+        header = _recv_exact(sock, _HEADER.size)
+    (n,) = _HEADER.unpack(header)
+    return json.loads(_recv_exact(sock, n)), fds
+
+
+# ============================================================================ strict values
+
+
+class StrictValueError(TypeError):
+    """A return value that is not made of exact JSON builtins."""
+
+
+def strict_plain(value: Any, _depth: int = 0) -> Any:
+    """Convert to JSON-plain data accepting only *exact* builtin types (``type(x) is int``):
+    None, bool, int, float, str, list, tuple (-> list), dict with str keys. Subclasses (an
+    ``int`` with a custom ``__eq__``) and arbitrary objects (always-equal) are rejected."""
+    if _depth > _MAX_DEPTH:
+        raise StrictValueError("value nested too deeply")
+    t = type(value)
+    if value is None or t is bool or t is int or t is str or t is float:
+        return value  # NaN/inf are written as JSON NaN/Infinity, which json.loads reads back
+    if t is list or t is tuple:
+        return [strict_plain(v, _depth + 1) for v in value]
+    if t is dict:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise StrictValueError(f"dict key of type {type(k).__name__!s}, expected str")
+            out[k] = strict_plain(v, _depth + 1)
+        return out
+    raise StrictValueError(f"unsupported return type {t.__module__}.{t.__qualname__}")
+
+
+# ============================================================================ reporting
+
+
+class _Reporter:
+    """Writes protocol lines to the report fd (blocking, whole lines)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        data = (json.dumps(obj, allow_nan=True) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+
+
+def _safe_str(value: object, limit: int = 2000) -> str:
+    """``str()`` of an agent-controlled object without trusting it."""
+    try:
+        text = str(value)
+        if type(text) is not str:
+            return "<unprintable>"
+    except BaseException:  # noqa: BLE001 - hostile __str__
+        return "<unprintable>"
+    return text[:limit]
+
+
+def _frames(tb: Any, workdir: str) -> list[dict[str, Any]]:
+    """Traceback frames inside the workdir, paths relative to it."""
+    out: list[dict[str, Any]] = []
+    prefix = workdir.rstrip(os.sep) + os.sep
+    for fs in traceback.extract_tb(tb, limit=50):
+        path = os.path.abspath(fs.filename)
+        if path.startswith(prefix):
+            out.append(
+                {"path": path[len(prefix) :], "line": int(fs.lineno or 0), "function": fs.name}
+            )
+    return out[-20:]
+
+
+class ReportPlugin:
+    """pytest plugin streaming one record per executed test, honouring ``order``."""
+
+    def __init__(self, reporter: _Reporter, workdir: str, order: list[str] | None) -> None:
+        self.reporter = reporter
+        self.workdir = workdir
+        self.order = order
+        self.collected: list[str] = []
+        self.ran = 0
+        self.collection_errors: list[str] = []
+        self._phases: dict[str, Any] = {}
+        self._errors: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {_safe_str(report.longrepr, 4000)}")
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
+        self.collected = [item.nodeid for item in items]
+        if self.order is not None:
+            by_id = {item.nodeid: item for item in items}
+            items[:] = [by_id[i] for i in self.order if i in by_id]
+        self.ran = len(items)
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> bool:
+        from _pytest.runner import runtestprotocol
+
+        # A repeated id is the same Item object: tearing down "towards" itself would keep
+        # it set up, so tear down to its parent instead (module fixtures stay alive).
+        if nextitem is item:
+            nextitem = item.parent
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        runtestprotocol(item, nextitem=nextitem)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        if call.excinfo is not None and item.nodeid not in self._errors:
+            exc = call.excinfo
+            self._errors[item.nodeid] = (
+                _safe_str(getattr(exc.type, "__name__", "Exception"), 200),
+                _safe_str(exc.value),
+                _frames(exc.tb, self.workdir),
+            )
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self._phases.setdefault(report.nodeid, {})[report.when] = report
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        phases = self._phases.pop(nodeid, {})
+        error = self._errors.pop(nodeid, None)
+        setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+        outcome = "error"
+        if setup is not None and setup.failed:
+            outcome = "error"
+        elif setup is not None and setup.skipped:
+            outcome = "xfailed" if hasattr(setup, "wasxfail") else "skipped"
+        elif call is not None:
+            if call.failed:
+                outcome = "failed"
+            elif call.skipped:
+                outcome = "xfailed" if hasattr(call, "wasxfail") else "skipped"
+            else:
+                outcome = "xpassed" if hasattr(call, "wasxfail") else "passed"
+        if teardown is not None and teardown.failed and outcome == "passed":
+            outcome = "error"
+        record: dict[str, Any] = {
+            "t": "test",
+            "nodeid": nodeid,
+            "outcome": outcome,
+            "duration_s": float(sum(getattr(r, "duration", 0.0) for r in phases.values())),
+        }
+        if outcome in ("failed", "error", "skipped", "xfailed") and error is not None:
+            record["error_type"], record["message"], record["frames"] = error
+        elif outcome in ("skipped", "xfailed"):
+            rep = setup if setup is not None and setup.skipped else call
+            longrepr = getattr(rep, "longrepr", None)
+            if isinstance(longrepr, tuple) and len(longrepr) == 3:
+                record["message"] = _safe_str(longrepr[2])
+        self.reporter.emit(record)
+
+
+# ============================================================================ child work
+
+
+def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
+    workdir = job["workdir"]
+    targets = job["targets"]
+    for t in targets:
+        path = t.split("::", 1)[0]
+        if t.startswith("-") or os.path.isabs(path) or ".." in path.split("/"):
+            raise ValueError(f"invalid target {t!r}")
+    return [
+        "-c",
+        ini,
+        f"--rootdir={workdir}",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "--tb=no",
+        "-rN",
+        "--show-capture=no",
+        "--no-header",
+        "--color=no",
+        "-o",
+        "console_output_style=classic",
+        *targets,
+    ]
+
+
+def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
+    import pytest
+
+    plugin = ReportPlugin(reporter, job["workdir"], job.get("order"))
+    args = _pytest_args(job, job["_ini"])
+    try:
+        rc = pytest.main(args, plugins=[plugin])
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+    reporter.emit(
+        {
+            "t": "end",
+            "collected": plugin.collected,
+            "ran": plugin.ran,
+            "exitstatus": int(rc),
+            "collection_errors": plugin.collection_errors,
+        }
+    )
+
+
+class _CallTimeout(BaseException):
+    """Raised by the per-call alarm; BaseException so ``except Exception`` cannot eat it."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _CallTimeout("per-call timeout")
+
+
+def _resolve(target: str) -> Any:
+    module_name, _, qualname = target.partition(":")
+    if not module_name or not qualname:
+        raise ValueError(f"target must be 'module:qualname', got {target!r}")
+    obj: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _run_calls(job: dict[str, Any], reporter: _Reporter) -> None:
+    signal.signal(signal.SIGALRM, _on_alarm)
+    per_call = float(job["per_call_timeout_s"])
+    calls = job["calls"]
+    for index, spec in enumerate(calls):
+        try:
+            signal.setitimer(signal.ITIMER_REAL, per_call)
+            try:
+                fn = _resolve(spec["target"])
+                value = fn(*spec.get("args", []), **spec.get("kwargs", {}))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            plain = strict_plain(value)
+            line = {"t": "call", "index": index, "ok": True, "value": plain}
+        except BaseException as exc:  # noqa: BLE001 - every failure is an outcome
+            name = "TimeoutError" if isinstance(exc, _CallTimeout) else type(exc).__name__
+            line = {
+                "t": "call",
+                "index": index,
+                "ok": False,
+                "error_type": _safe_str(name, 200),
+                "message": _safe_str(exc),
+            }
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        reporter.emit(line)
+    reporter.emit({"t": "end", "n": len(calls)})
+
+
+def _import_hooks(hooks: list[dict[str, Any]]) -> list[tuple[Any, dict[str, Any]]]:
+    """Import trusted setup hooks (only ``forgegym.`` targets) before the workdir is on
+    ``sys.path``, so a workspace module cannot shadow what they import."""
+    out = []
+    for hook in hooks:
+        target = hook["target"]
+        if not target.startswith(_TRUSTED_PREFIX):
+            raise ValueError(f"setup hook {target!r} is outside the forgegym package")
+        out.append((_resolve(target), hook.get("kwargs", {})))
+    return out
+
+
+def _trusted_call_modules(job: dict[str, Any]) -> None:
+    for spec in job.get("calls", []):
+        module_name = spec["target"].partition(":")[0]
+        if module_name.startswith(_TRUSTED_PREFIX):
+            with contextlib.suppress(BaseException):
+                importlib.import_module(module_name)
+
+
+def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]) -> None:
+    """The sandboxed process (PID 1 of its namespace where available). Never returns."""
+    reporter = _Reporter(report_fd)
+    code = 0
+    try:
+        workdir = os.path.realpath(job["workdir"])
+        job["workdir"] = workdir
+        tmp = job["_tmp"]
+        os.chdir(workdir)
+        # stdin from /dev/null: the child never reads the parent's input.
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": workdir,
+            "TMPDIR": tmp,
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        env.update(job.get("env") or {})
+        os.environ.clear()
+        os.environ.update(env)
+        if "TZ" in env:
+            time.tzset()
+        tempfile.tempdir = tmp  # the zygote cached /tmp
+        isolation.apply_rlimits(
+            cpu_s=job.get("cpu_limit_s") or (float(job["timeout_s"]) + 1.0),
+            memory_mb=job.get("memory_limit_mb"),
+            nproc=int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)),
+        )
+        features["landlock"] = isolation.landlock_restrict_writes(
+            [workdir], [os.devnull, "/dev/zero", "/dev/full"]
+        )
+        # Bytecode: never read a .pyc planted in the workspace, never write one there.
+        sys.pycache_prefix = os.path.join(tmp, "pycache")
+        sys.dont_write_bytecode = True
+        hooks = _import_hooks(job.get("setup_hooks") or [])
+        if job["kind"] == "calls":
+            _trusted_call_modules(job)
+        for fn, kwargs in hooks:
+            fn(**kwargs)
+        reporter.emit({"t": "isolation", "features": features})
+        sys.path.insert(0, workdir)
+        if job["kind"] == "pytest":
+            _run_pytest(job, reporter)
+        else:
+            _run_calls(job, reporter)
+    except BaseException as exc:  # noqa: BLE001
+        code = 70
+        with contextlib.suppress(BaseException):
+            reporter.emit(
+                {"t": "internal", "message": f"{type(exc).__name__}: {_safe_str(exc)}"[:_MAX_MSG]}
+            )
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    # os._exit: no atexit handlers or finalizers registered by model code run after us.
+    os._exit(code)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _sweep(cgroup: str | None) -> None:
+    """Kill and reap every remaining descendant (we are their subreaper)."""
+    me = os.getpid()
+    for _ in range(200):
+        if cgroup:
+            isolation.cgroup_kill(cgroup, exclude=me, rounds=1)
+        for child in _children(me):
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+        try:
+            while True:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+        except ChildProcessError:
+            return
+        time.sleep(0.002)
+
+
+def supervise(job: dict[str, Any], report_fd: int, ctl_fd: int, cgroup: str | None) -> None:
+    """The supervisor process: namespaces, fork the worker, reap, sweep. Never returns.
+
+    Writes ``pid <worker pid>`` and later ``status <wait status>`` lines to ``ctl_fd``."""
+    code = 0
+    try:
+        if cgroup:
+            isolation.cgroup_join(cgroup)
+        isolation.set_child_subreaper()
+        features: dict[str, str | None] = {
+            "netns": isolation.unshare(isolation.CLONE_NEWNET),
+            "pidns": isolation.unshare(isolation.CLONE_NEWPID),
+        }
+        job["_tmp"] = tempfile.mkdtemp(prefix=".forgegym-tmp-", dir=job["workdir"])
+        pid = os.fork()
+        if pid == 0:
+            os.close(ctl_fd)
+            _worker(job, report_fd, features)
+        os.close(report_fd)
+        os.write(ctl_fd, f"pid {pid} {int(features['pidns'] is None)}\n".encode())
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        _sweep(cgroup)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(job["_tmp"])
+        os.write(ctl_fd, f"status {status}\n".encode())
+    except BaseException:  # noqa: BLE001
+        code = 71
+    os._exit(code)
+
+
+# ============================================================================ entry points
+
+
+def _preimport() -> None:
+    """Zygote warm-up: import everything a run needs so that forks start hot."""
+    import pkgutil
+
+    import _pytest
+    import pytest  # noqa: F401
+
+    for mod in pkgutil.walk_packages(_pytest.__path__, "_pytest."):
+        if mod.name.startswith(("_pytest.pytester", "_pytest._py")):
+            continue
+        with contextlib.suppress(Exception):
+            importlib.import_module(mod.name)
+    for name in ("unittest", "unittest.mock", "doctest", "pdb", "decimal", "fractions"):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _zygote_main(sock_fd: int) -> None:
+    """Fork-server loop: one job at a time; forks a supervisor per job, relays its exit."""
+    _preimport()
+    sock = socket.socket(fileno=sock_fd)
+    send_frame(sock, {"op": "ready", "pid": os.getpid()})
+    while True:
+        try:
+            msg, fds = recv_frame(sock, max_fds=4)
+        except (EOFError, OSError):
+            os._exit(0)
+        if msg.get("op") != "run" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        _zygote_run(sock, msg, fds)
+
+
+def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> None:
+    report_w, out_w, err_w = fds
+    job = msg["job"]
+    cgroup = isolation.cgroup_create(int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)))
+    ctl_r, ctl_w = os.pipe()
+    apid = os.fork()
+    if apid == 0:
+        try:
+            sock.close()
+            os.close(ctl_r)
+            os.setsid()
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.close(out_w)
+            os.close(err_w)
+        except BaseException:  # noqa: BLE001
+            os._exit(72)
+        supervise(job, report_w, ctl_w, cgroup)
+    for fd in (report_w, out_w, err_w, ctl_w):
+        os.close(fd)
+    ctl = _CtlReader(ctl_r)
+    line = ctl.line()
+    worker = int(line.split()[1]) if line and line.startswith("pid ") else None
+    pidns = bool(line and line.split()[-1] == "1")
+    send_frame(sock, {"op": "started", "id": msg["id"], "pid": worker})
+    pidfd = os.pidfd_open(apid)
+    try:
+        while True:
+            ready, _, _ = select.select([sock, pidfd], [], [])
+            if pidfd in ready:
+                break
+            try:
+                req, extra = recv_frame(sock)
+            except (EOFError, OSError):  # parent gone: kill the run and leave
+                _kill_run(worker, apid, pidns, cgroup)
+                os.waitpid(apid, 0)
+                if cgroup:
+                    isolation.cgroup_remove(cgroup)
+                os._exit(0)
+            if req.get("op") == "kill" and req.get("id") == msg["id"]:
+                _kill_run(worker, apid, pidns, cgroup)
+    finally:
+        os.close(pidfd)
+    _, astatus, ru = os.wait4(apid, 0)
+    rest = ctl.line()
+    os.close(ctl_r)
+    if cgroup:
+        isolation.cgroup_remove(cgroup)
+    wstatus = int(rest.split()[1]) if rest and rest.startswith("status ") else None
+    send_frame(
+        sock,
+        {
+            "op": "exit",
+            "id": msg["id"],
+            "supervisor_status": astatus,
+            "worker_status": wstatus,
+            "cpu_s": ru.ru_utime + ru.ru_stime,
+            "max_rss_kb": ru.ru_maxrss,
+        },
+    )
+
+
+def _kill_run(worker: int | None, apid: int, pidns: bool, cgroup: str | None) -> None:
+    """Kill the worker's tree. With a PID namespace killing the worker (its init) is enough;
+    otherwise the cgroup is swept too (the supervisor sweeps its own orphans)."""
+    if worker is not None:
+        with contextlib.suppress(OSError):
+            os.kill(worker, signal.SIGKILL)
+    if not pidns:
+        if cgroup:
+            isolation.cgroup_kill(cgroup, exclude=apid, rounds=5)
+        if worker is None:
+            with contextlib.suppress(OSError):
+                os.killpg(apid, signal.SIGKILL)
+
+
+class _CtlReader:
+    """Line reader for the supervisor's ctl pipe (blocking)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def line(self) -> str | None:
+        while b"\n" not in self.buf:
+            try:
+                chunk = os.read(self.fd, 4096)
+            except InterruptedError:
+                continue
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+
+def _subprocess_main(report_fd: int, ctl_fd: int) -> None:
+    """Baseline: this fresh interpreter reads the job from stdin and becomes the supervisor."""
+    job = json.loads(sys.stdin.buffer.read())
+    cgroup = isolation.cgroup_create(int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)))
+    if cgroup:
+        # Told to the parent so it can remove it (we cannot remove our own cgroup).
+        os.write(ctl_fd, f"cgroup {cgroup}\n".encode())
+    supervise(job, report_fd, ctl_fd, cgroup)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``<bootstrap> zygote <sock_fd>`` or ``<bootstrap> subprocess <report_fd> <ctl_fd>``."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "zygote":
+        _zygote_main(int(args[1]))
+    elif args and args[0] == "subprocess":
+        _subprocess_main(int(args[1]), int(args[2]))
+    else:
+        sys.stderr.write("usage: harness zygote <fd> | subprocess <report_fd> <ctl_fd>\n")
+        sys.exit(2)
+

@@ -1,0 +1,147 @@
+"""Task validation: every served task must be solvable, unsolved at start, and unhackable.
+
+For each task the reference action, the no-op and every registered hack are graded
+as single-turn episodes through the family's batch grading path
+(:meth:`~forgegym.core.code_env.CodeEnv.grade_completions`), so validation measures
+exactly what a GRPO run's reward function would see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+from pydantic import BaseModel, Field
+
+from forgegym.core.code_env import CodeEnv
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import hacks_for, reference_action_for
+
+__all__ = ["TaskCheck", "VerifySummary", "verify_tasks"]
+
+#: A reference below this score, or a no-op above ``NOOP_MAX``, marks a task invalid.
+REFERENCE_MIN = 0.95
+NOOP_MAX = 0.10
+
+
+class TaskCheck(BaseModel):
+    task_id: str
+    difficulty: int
+    reference_score: float
+    reference_success: bool
+    noop_score: float
+    noop_reward: float
+    noop_success: bool
+    hack_rewards: dict[str, float] = Field(default_factory=dict)
+    hack_success: dict[str, bool] = Field(default_factory=dict)
+    problems: list[str] = Field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+class VerifySummary(BaseModel):
+    env_id: str
+    family: str
+    bank_size: int | None = Field(description="Distinct validated tasks the bank can serve.")
+    checked: int
+    valid: int
+    reference_mean_score: float
+    reference_success_rate: float
+    noop_mean_score: float
+    noop_success_rate: float
+    hack_success_rate: dict[str, float]
+    hacks_above_noop: int = Field(description="(task, hack) pairs whose reward beat the no-op.")
+    categories: dict[str, int] = Field(default_factory=dict)
+    invalid: list[TaskCheck] = Field(default_factory=list)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def check_task(env: CodeEnv, task_id: str) -> TaskCheck:
+    """Grade reference, no-op and every hack on one task."""
+    task = env.task_bank.get(task_id)
+    hacks = hacks_for(env.family)
+    texts = [reference_action_for(env.family)(task), NOOP_ACTION]
+    texts.extend(fn(task) for fn in hacks.values())
+    graded = env.grade_completions(task_id, texts)
+    (_, ref), (noop_reward, noop) = graded[0], graded[1]
+    check = TaskCheck(
+        task_id=task_id,
+        difficulty=task.difficulty,
+        reference_score=ref.score,
+        reference_success=env._success(ref),
+        noop_score=noop.score,
+        noop_reward=noop_reward,
+        noop_success=env._success(noop),
+    )
+    for name, (reward, breakdown) in zip(hacks, graded[2:], strict=True):
+        check.hack_rewards[name] = reward
+        check.hack_success[name] = env._success(breakdown)
+        if reward > noop_reward + 1e-9:
+            check.problems.append(f"hack {name} scored {reward:.3f} > no-op {noop_reward:.3f}")
+        if check.hack_success[name]:
+            check.problems.append(f"hack {name} succeeded")
+    if ref.score < REFERENCE_MIN or not check.reference_success:
+        check.problems.append(
+            f"reference scored {ref.score:.3f} (success={check.reference_success})"
+        )
+    if check.noop_success or noop.score > NOOP_MAX:
+        check.problems.append(f"no-op scored {noop.score:.3f} (success={check.noop_success})")
+    return check
+
+
+def verify_tasks(
+    env_id: str,
+    *,
+    limit: int = 50,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    on_task: Callable[[TaskCheck], None] | None = None,
+) -> VerifySummary:
+    """Validate ``limit`` tasks of ``env_id`` (drawn deterministically from ``seed``)."""
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    env = gym.make(env_id, max_steps=1, **(env_kwargs or {}))
+    try:
+        base = env.unwrapped
+        if not isinstance(base, CodeEnv):
+            raise ValueError(f"env_id: {env_id} is not a code environment; nothing to verify")
+        bank = base.task_bank
+        checks: list[TaskCheck] = []
+        for task_id in bank.task_ids(limit, seed=seed):
+            check = check_task(base, task_id)
+            checks.append(check)
+            if on_task is not None:
+                on_task(check)
+        hack_names = sorted(hacks_for(base.family))
+        categories: dict[str, int] = {}
+        size_fn = getattr(bank, "__len__", None)
+        stats_fn = getattr(bank, "category_counts", None)
+        if callable(stats_fn):
+            categories = dict(stats_fn())
+        return VerifySummary(
+            env_id=env_id,
+            family=base.family,
+            bank_size=size_fn() if callable(size_fn) else None,
+            checked=len(checks),
+            valid=sum(c.valid for c in checks),
+            reference_mean_score=_mean([c.reference_score for c in checks]),
+            reference_success_rate=_mean([float(c.reference_success) for c in checks]),
+            noop_mean_score=_mean([c.noop_score for c in checks]),
+            noop_success_rate=_mean([float(c.noop_success) for c in checks]),
+            hack_success_rate={
+                h: _mean([float(c.hack_success[h]) for c in checks]) for h in hack_names
+            },
+            hacks_above_noop=sum(
+                1 for c in checks for h in hack_names if c.hack_rewards[h] > c.noop_reward + 1e-9
+            ),
+            categories=categories,
+            invalid=[c for c in checks if not c.valid],
+        )
+    finally:
+        env.close()

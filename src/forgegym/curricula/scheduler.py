@@ -338,11 +338,11 @@ class CurriculumScheduler:
     def _ensure_pool(self) -> None:
         if self._tier_counts["learnable"] >= self.config.min_learnable:
             return
-        before = -1
-        # Replenish until enough are learnable or the bank has nothing new.
-        while self._tier_counts["learnable"] < self.config.min_learnable and len(self._tasks) != before:
-            before = len(self._tasks)
-            self.replenish()
+        # Replenish until enough are learnable or no level has anything new (an empty
+        # replenishment marks its level exhausted, so the next one tries another level).
+        empty = 0
+        while self._tier_counts["learnable"] < self.config.min_learnable and empty <= len(self.levels):
+            empty = 0 if self.replenish() else empty + 1
 
     def next_task(self) -> str:
         """Choose the next task to train on (replenishing the pool if needed)."""
@@ -497,9 +497,7 @@ class CurriculumScheduler:
                 "since_reestimate": self._since_reestimate,
                 "replenishments": self.replenishments,
                 "reestimations": self.reestimations,
-                "exhausted_levels": sorted(
-                    (lv for lv in self._exhausted_levels if lv is not None), key=int
-                )
+                "exhausted_levels": [lv for lv in self.levels if lv in self._exhausted_levels]
                 + ([None] if None in self._exhausted_levels else []),
                 "rng": self._rng.bit_generator.state,
                 "tier_sizes": dict(self._tier_counts),

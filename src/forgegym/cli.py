@@ -87,9 +87,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from forgegym.sandbox.isolation import isolation_report
+    from forgegym.sandbox.isolation import probe
 
-    report = isolation_report()
+    report = probe()
     rows = [{"feature": r.name, "active": r.active, "detail": r.detail} for r in report]
     if args.json:
         print(json.dumps(rows, indent=2))

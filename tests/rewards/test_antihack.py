@@ -5,11 +5,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forgegym.rewards.antihack import (
     HACK_KINDS,
     SCANNERS,
-    SOURCE_SCANNERS,
     HackFinding,
     scan_added_files,
     scan_patch,
@@ -397,4 +398,20 @@ def test_scan_patch_reference_fix_is_clean() -> None:
         "tests/test_counter.py": LEGIT_FIXES["event_instead_of_sleep"],
     }
     assert scan_patch(pristine, fixed, {"tests/test_counter.py"}) == []
-    assert SOURCE_SCANNERS <= set(SCANNERS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200))
+def test_scanners_never_raise_on_arbitrary_text(text: str) -> None:
+    for result in (
+        scan_test_changes(PRISTINE_TEST, text, "t.py"),
+        scan_source(text, "s.py", kinds=set(SCANNERS)),
+    ):
+        assert all(f.kind in HACK_KINDS for f in result)
+
+
+def test_public_api_is_reexported() -> None:
+    import forgegym.rewards as rewards
+
+    assert rewards.scan_patch is scan_patch
+    assert rewards.HackFinding is HackFinding

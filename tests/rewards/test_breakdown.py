@@ -16,6 +16,7 @@ from forgegym.rewards import (
     PATCH_FAILED_TOTAL,
     UNGATED_FLOOR,
     RewardBreakdown,
+    RewardTerm,
     compose,
     merge_weights,
     validate_weights,
@@ -186,3 +187,11 @@ def test_breakdown_round_trips_through_json() -> None:
     b = compose({"hidden": 0.8, "shaping": -0.1}, {"hidden": 1.0, "shaping": 1.0}, notes=["n"])
     again = RewardBreakdown.model_validate_json(b.model_dump_json())
     assert again == b
+
+
+def test_prebuilt_terms_take_the_given_weight() -> None:
+    term = RewardTerm(name="regression", value=0.5, weight=9.0, kind="penalty", detail="1/2")
+    b = compose({"hidden": 1.0, "regression": term}, {"hidden": 1.0, "regression": 1.0})
+    assert b.terms["regression"].weight == 1.0
+    assert b.terms["regression"].detail == "1/2"
+    assert b.total == pytest.approx(0.5)

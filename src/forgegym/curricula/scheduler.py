@@ -12,7 +12,9 @@ scheduler derives
   expectation) or ``"passk_slope"`` ``E[k p (1-p)^k]`` (how much pass@k moves per unit
   of logit skill; it peaks at ``p = 1/(k+1)``, below a 0.20 floor on ``p`` for k > 1,
   which is why the tiers are on pass@k, not on ``p``). ``benchmarks/curriculum.py``
-  measures which serves better; the default is what it found.
+  measures which serves better; the defaults (``k=4``, ``"passk_slope"``, decay 0.9
+  every 512 rollouts, 16 promising tasks) are what it found best on the simulated
+  learner (rollouts to a held-out pass@8 target).
 
 Estimates go stale as the policy learns, so:
 
@@ -63,7 +65,7 @@ class CurriculumConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    k: int = Field(default=8, ge=1, description="The k of pass@k used for tiers.")
+    k: int = Field(default=4, ge=1, description="The k of pass@k used for tiers.")
     too_easy: float = Field(default=0.85, gt=0.0, le=1.0, description="pass@k at/above: too easy.")
     too_hard: float = Field(default=0.20, ge=0.0, lt=1.0, description="pass@k below: too hard.")
     prior_alpha: float = Field(default=1.0, gt=0.0)
@@ -71,19 +73,29 @@ class CurriculumConfig(BaseModel):
     min_trials: float = Field(
         default=4.0, ge=0.0, description="Evidence (decayed trials) needed before a tier is final."
     )
-    learnability: Literal["variance", "passk_slope"] = "variance"
+    learnability: Literal["variance", "passk_slope"] = "passk_slope"
     temperature: float = Field(
         default=0.5, gt=0.0, description="Weights are learnability ** (1 / temperature)."
     )
     staleness_weight: float = Field(default=0.5, ge=0.0)
     staleness_horizon: float = Field(default=256.0, gt=0.0, description="In rollouts.")
     retired_fraction: float = Field(
-        default=0.05, ge=0.0, le=1.0, description="Share of draws that re-check retired tasks."
+        default=0.02, ge=0.0, le=1.0, description="Share of draws that re-check retired tasks."
     )
-    min_learnable: int = Field(default=8, ge=1, description="Replenish below this many.")
+    min_learnable: int = Field(
+        default=16, ge=1, description="Replenish when fewer learnable tasks are promising."
+    )
+    promising_ratio: float = Field(
+        default=1.0,
+        ge=0.0,
+        description="A learnable task is promising when its learnability is at least this "
+        "multiple of an untried task's (the prior's): below that, a fresh task is a better bet.",
+    )
     replenish_batch: int = Field(default=16, ge=1)
-    reestimate_every: int = Field(default=128, ge=1, description="Rollouts between re-estimations.")
-    decay: float = Field(default=0.7, gt=0.0, le=1.0, description="Evidence kept per re-estimation.")
+    reestimate_every: int = Field(default=512, ge=1, description="Rollouts between re-estimations.")
+    decay: float = Field(
+        default=0.9, gt=0.0, le=1.0, description="Evidence kept per re-estimation."
+    )
     adaptive_difficulty: bool = True
     difficulty: int | None = Field(default=None, description="Fix replenishment to one level.")
     max_history: int = Field(default=100_000, ge=0, description="Rollout records kept for plots.")
@@ -92,9 +104,7 @@ class CurriculumConfig(BaseModel):
     @model_validator(mode="after")
     def _ordered(self) -> CurriculumConfig:
         if self.too_hard >= self.too_easy:
-            raise ValueError(
-                f"too_hard ({self.too_hard}) must be below too_easy ({self.too_easy})"
-            )
+            raise ValueError(f"too_hard ({self.too_hard}) must be below too_easy ({self.too_easy})")
         return self
 
 
@@ -139,7 +149,9 @@ class _TaskStats:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> _TaskStats:
-        stats = cls(float(data["alpha"]), float(data["beta"]), data.get("difficulty"), int(data["added"]))
+        stats = cls(
+            float(data["alpha"]), float(data["beta"]), data.get("difficulty"), int(data["added"])
+        )
         stats.successes = float(data["successes"])
         stats.trials = int(data["trials"])
         stats.last_seen = int(data["last_seen"])
@@ -182,12 +194,16 @@ class CurriculumScheduler:
         elif isinstance(config, dict):
             config = CurriculumConfig(**config)
         elif not isinstance(config, CurriculumConfig):
-            raise ValueError(f"config must be a CurriculumConfig or dict, got {type(config).__name__}")
+            raise ValueError(
+                f"config must be a CurriculumConfig or dict, got {type(config).__name__}"
+            )
         self.task_bank = task_bank
         self.config = config
         levels = tuple(getattr(task_bank, "difficulty_levels", ()) or ())
         if config.difficulty is not None and levels and config.difficulty not in levels:
-            raise ValueError(f"config.difficulty must be one of {list(levels)}, got {config.difficulty!r}")
+            raise ValueError(
+                f"config.difficulty must be one of {list(levels)}, got {config.difficulty!r}"
+            )
         self.levels: tuple[int, ...] = levels
         self._lock = threading.RLock()
         self._rng = np.random.default_rng(config.seed)
@@ -212,7 +228,9 @@ class CurriculumScheduler:
         return stats.alpha + stats.beta - self.config.prior_alpha - self.config.prior_beta
 
     def _classify(self, stats: _TaskStats) -> Tier:
-        if self._evidence(stats) < self.config.min_trials:
+        # `min_trials` counts real rollouts: decay widens the posterior but must not
+        # push a retired task back into the queue unseen (re-checks do that).
+        if stats.trials < self.config.min_trials:
             return "learnable"
         value = beta_expected_pass_at_k(stats.alpha, stats.beta, self.config.k)
         if value >= self.config.too_easy:
@@ -286,28 +304,39 @@ class CurriculumScheduler:
         return added
 
     def current_level(self) -> int | None:
-        """The difficulty new tasks are drawn at: the easiest level not yet mastered."""
+        """The difficulty new tasks are drawn at: the frontier level.
+
+        Each level is scored by the mean learnability of its tried tasks under their
+        current (decayed) posteriors; the easiest level with no tried task scores as the
+        prior, and levels above it are not considered yet. The best-scoring level wins,
+        ties to the easier one, so the level rises as tasks get solved and falls back
+        when they turn out too hard. Exhausted levels are skipped.
+        """
         if self.config.difficulty is not None:
             return self.config.difficulty
-        if not self.levels:
+        if not self.levels or not self.config.adaptive_difficulty:
             return None
-        if not self.config.adaptive_difficulty:
-            return None
-        per_level: dict[int | None, list[int]] = {}
+        totals: dict[int | None, list[float]] = {}
         for stats in self._tasks.values():
-            counts = per_level.setdefault(stats.difficulty, [0, 0])
-            if self._evidence(stats) >= self.config.min_trials:
-                counts[0] += 1
-                counts[1] += stats.tier == "too_easy"
+            if stats.trials:
+                entry = totals.setdefault(stats.difficulty, [0.0, 0.0])
+                entry[0] += self._learnability(stats)
+                entry[1] += 1
+        best: int | None = None
+        best_score = -1.0
+        prior = self._prior_learnability()
         for level in self.levels:
             if level in self._exhausted_levels:
                 continue
-            classified, easy = per_level.get(level, [0, 0])
-            # A level counts as mastered once enough of it is known and most is too easy.
-            if classified < self.config.min_learnable or easy * 2 < classified:
-                return level
-        remaining = [lv for lv in self.levels if lv not in self._exhausted_levels]
-        return remaining[-1] if remaining else self.levels[-1]
+            score = totals[level][0] / totals[level][1] if level in totals else prior
+            if score > best_score + 1e-12:
+                best, best_score = level, score
+            if level not in totals:
+                break
+        if best is None:
+            remaining = [lv for lv in self.levels if lv not in self._exhausted_levels]
+            return remaining[-1] if remaining else self.levels[-1]
+        return best
 
     def replenish(self, n: int | None = None) -> list[str]:
         """Add up to ``n`` (default ``replenish_batch``) new tasks from the bank."""
@@ -335,13 +364,23 @@ class CurriculumScheduler:
             return added
 
     # ------------------------------------------------------------ sampling
+    def _prior_learnability(self) -> float:
+        return self._learnability(self._fresh(None))
+
+    def promising_count(self) -> int:
+        """Learnable tasks at least ``promising_ratio`` times as learnable as an untried one."""
+        bar = self.config.promising_ratio * self._prior_learnability() - 1e-12
+        return sum(
+            1 for s in self._tasks.values() if s.tier == "learnable" and self._learnability(s) >= bar
+        )
+
     def _ensure_pool(self) -> None:
-        if self._tier_counts["learnable"] >= self.config.min_learnable:
-            return
-        # Replenish until enough are learnable or no level has anything new (an empty
-        # replenishment marks its level exhausted, so the next one tries another level).
+        # Replenish until enough learnable tasks are promising, or no level has anything
+        # new (an empty replenishment marks its level exhausted, so the next one tries
+        # another level). Counting only promising tasks keeps stale, nearly-solved
+        # "learnable" tasks from starving the queue of fresh ones.
         empty = 0
-        while self._tier_counts["learnable"] < self.config.min_learnable and empty <= len(self.levels):
+        while self.promising_count() < self.config.min_learnable and empty <= len(self.levels):
             empty = 0 if self.replenish() else empty + 1
 
     def next_task(self) -> str:
@@ -367,7 +406,8 @@ class CurriculumScheduler:
                 base = np.array([self._learnability(stats[j]) for j in learnable], dtype=float)
                 ages = np.array(
                     [
-                        self.episode - (stats[j].last_seen if stats[j].last_seen >= 0 else stats[j].added)
+                        self.episode
+                        - (stats[j].last_seen if stats[j].last_seen >= 0 else stats[j].added)
                         for j in learnable
                     ],
                     dtype=float,
@@ -442,7 +482,11 @@ class CurriculumScheduler:
     def reestimate(self) -> None:
         """Discount old evidence by ``decay`` and recompute every tier."""
         with self._lock:
-            prior_a, prior_b, decay = self.config.prior_alpha, self.config.prior_beta, self.config.decay
+            prior_a, prior_b, decay = (
+                self.config.prior_alpha,
+                self.config.prior_beta,
+                self.config.decay,
+            )
             for stats in self._tasks.values():
                 stats.alpha = prior_a + decay * (stats.alpha - prior_a)
                 stats.beta = prior_b + decay * (stats.beta - prior_b)

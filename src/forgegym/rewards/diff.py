@@ -81,13 +81,18 @@ def diff_size_score(stats: DiffStats, budget_lines: int) -> float:
 
 
 def _strip_comments(text: str) -> list[tuple[int, str]] | None:
-    """Token stream without comments/whitespace tokens (None if it does not tokenize)."""
+    """Token stream without comments and layout tokens (None if it cannot be tokenized)."""
     ignored = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    kept: list[tuple[int, str]] = []
     try:
-        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-        return [(tok.type, tok.string) for tok in tokens if tok.type not in ignored]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in ignored:
+                kept.append((tok.type, tok.string))
+    except tokenize.TokenError:  # e.g. an unclosed bracket: raised at end of input
+        kept.append((tokenize.ERRORTOKEN, "<eof>"))
+    except (IndentationError, SyntaxError):
         return None
+    return kept
 
 
 def _same_code(old: str, new: str, path: str) -> bool:

@@ -633,4 +633,3 @@ def main(argv: list[str] | None = None) -> None:
     else:
         sys.stderr.write("usage: harness zygote <fd> | subprocess <report_fd> <ctl_fd>\n")
         sys.exit(2)
-

@@ -19,6 +19,7 @@ library only.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -362,10 +363,8 @@ def cgroup_kill(path: str, exclude: int | None = None, rounds: int = 50) -> None
         if not pids:
             return
         for pid in pids:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         time.sleep(0.005)
 
 

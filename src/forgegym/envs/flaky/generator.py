@@ -1,0 +1,254 @@
+"""Seeded scenario generator and the validated task bank of FlakyRepair.
+
+A scenario id is ``flaky/<category>/<template>/d<difficulty>/<index>``; the id alone
+regenerates the scenario in any process (the variant RNG is seeded from it). The
+bank serves only scenarios listed in the precomputed, validated manifest
+(``data/manifest.json``, built by :func:`build_manifest`): start state flaky under
+the schedule (0 < p < 1), calm run passes, reference fix reaches p = 1.0, the mutant
+makes the reference test fail. Each manifest entry carries a fingerprint of the
+rendered files so a stale manifest is detected rather than trusted.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import random
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.flaky.templates import CATEGORIES, TEMPLATES, Variant
+
+__all__ = [
+    "DIFFICULTIES",
+    "FlakyTaskBank",
+    "GeneratorConfig",
+    "MANIFEST_PATH",
+    "fingerprint",
+    "generate",
+    "load_manifest",
+    "test_ids_of",
+]
+
+DATA_DIR = Path(__file__).with_name("data")
+MANIFEST_PATH = DATA_DIR / "manifest.json"
+FAKES = (DATA_DIR / "fakes.py.txt").read_text(encoding="utf-8")
+#: Difficulty = 1 + number of distractor functions/tests hiding the fault.
+DIFFICULTIES: tuple[int, ...] = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """What the generator may produce (frozen; call :meth:`validate`)."""
+
+    categories: tuple[str, ...] = CATEGORIES
+    difficulties: tuple[int, ...] = DIFFICULTIES
+    per_template: int = 10
+    reruns: int = 12
+
+    def validate(self) -> GeneratorConfig:
+        unknown = sorted(set(self.categories) - set(CATEGORIES))
+        if not self.categories or unknown:
+            raise ValueError(f"categories: unknown or empty {unknown or self.categories!r}")
+        bad = sorted(set(self.difficulties) - set(DIFFICULTIES))
+        if not self.difficulties or bad:
+            raise ValueError(f"difficulties must be a non-empty subset of {DIFFICULTIES}")
+        if isinstance(self.per_template, bool) or self.per_template < 1:
+            raise ValueError(f"per_template must be >= 1, got {self.per_template!r}")
+        if isinstance(self.reruns, bool) or self.reruns < 3:
+            raise ValueError(f"reruns must be >= 3, got {self.reruns!r}")
+        return self
+
+    def candidate_ids(self) -> list[str]:
+        """Every scenario id the config allows, in a fixed order."""
+        return [
+            f"flaky/{cat}/{tpl}/d{d}/{i}"
+            for cat in self.categories
+            for tpl in TEMPLATES[cat]
+            for d in self.difficulties
+            for i in range(self.per_template)
+        ]
+
+
+def test_ids_of(test_path: str, source: str) -> list[str]:
+    """pytest node ids of the top-level ``test_*`` functions of a test module (file order)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        f"{test_path}::{node.name}"
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
+
+
+def fingerprint(files: dict[str, str]) -> str:
+    """Content hash of a file mapping (stable across processes)."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _parse_id(task_id: str) -> tuple[str, str, int, int]:
+    parts = task_id.split("/")
+    if len(parts) != 5 or parts[0] != "flaky" or not parts[3].startswith("d"):
+        raise UnknownTaskError(f"malformed flaky task id {task_id!r}")
+    _, cat, tpl, diff, idx = parts
+    if cat not in TEMPLATES or tpl not in TEMPLATES[cat]:
+        raise UnknownTaskError(f"unknown category/template in {task_id!r}")
+    try:
+        difficulty, index = int(diff[1:]), int(idx)
+    except ValueError:
+        raise UnknownTaskError(f"malformed flaky task id {task_id!r}") from None
+    if difficulty not in DIFFICULTIES or index < 0:
+        raise UnknownTaskError(f"difficulty/index out of range in {task_id!r}")
+    return cat, tpl, difficulty, index
+
+
+@lru_cache(maxsize=2048)
+def generate(task_id: str) -> Task:
+    """Render the scenario ``task_id`` (deterministic; no validation)."""
+    cat, tpl, difficulty, index = _parse_id(task_id)
+    rng = random.Random(f"forgegym-flaky:{cat}/{tpl}/{difficulty}/{index}")
+    v = Variant(rng=rng, distractors=difficulty - 1)
+    draft = TEMPLATES[cat][tpl](v)
+    src, test = v.src, v.test_path
+    files = {
+        f"{v.pkg}/__init__.py": "",
+        f"{v.pkg}/fakes.py": FAKES,
+        src: draft.source,
+        test: draft.test,
+    }
+    reference = {src: draft.source_fixed, test: draft.test_fixed}
+    reference = {p: c for p, c in reference.items() if c != files[p]}
+    old, new = draft.mutant
+    if draft.source_fixed.count(old) != 1:
+        raise ValueError(f"{task_id}: mutant anchor {old!r} is not unique")
+    mutant = {src: draft.source_fixed.replace(old, new)}
+    partial: dict[str, str] | None = None
+    if draft.partial_source is not None or draft.partial_test is not None:
+        partial = {}
+        if draft.partial_source is not None:
+            partial[src] = draft.partial_source
+        if draft.partial_test is not None:
+            partial[test] = draft.partial_test
+    fault_path = src if draft.fault_file == "src" else test
+    test_ids = test_ids_of(test, draft.test)
+    target = f"{test}::{draft.target}"
+    schedule_seed = zlib.crc32(task_id.encode()) % 10_000
+    description = (
+        f"The test `{target}` is flaky: it passes in a calm run but fails in some "
+        "reruns (other orders, repeated runs, other time zones/locales/seeds, injected "
+        "latency in the local fakes). Find the root cause and make it pass on every "
+        "rerun without weakening it. Tests are editable, but removed or weakened "
+        "assertions, skip/xfail/flaky markers, sleeps, retries, inflated timeouts and "
+        "broad excepts are detected and score below doing nothing. The local fakes in "
+        f"`{v.pkg}/fakes.py` are infrastructure and cannot be edited."
+    )
+    return Task(
+        task_id=task_id,
+        family="flaky",
+        difficulty=difficulty,
+        title=f"Repair the flaky test {draft.target}",
+        description=description,
+        files=files,
+        editable_files=(src, test),
+        visible_test_files=(test,),
+        visible_test_ids=tuple(test_ids),
+        hidden={
+            "category": cat,
+            "template": tpl,
+            "location": f"{fault_path}::{draft.fault_func}",
+            "target": target,
+            "test_ids": test_ids,
+            "test_paths": [test],
+            "source_path": src,
+            "mutant": mutant,
+            "partial": partial,
+            "schedule_seed": schedule_seed,
+            "summary": draft.summary,
+        },
+        reference=reference,
+        metadata={"category": cat, "template": tpl, "target": target},
+    )
+
+
+def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
+    """The validated manifest (``{"reruns":..., "entries": [...]}``); empty if absent."""
+    if not path.exists():
+        return {"reruns": 0, "entries": []}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class FlakyTaskBank:
+    """The validated FlakyRepair scenarios (implements :class:`forgegym.core.task.TaskBank`).
+
+    Args:
+        manifest: a manifest mapping (default: the shipped ``data/manifest.json``).
+        categories: restrict to these root-cause categories (``None``: all).
+    """
+
+    family = "flaky"
+    difficulty_levels: tuple[int, ...] = DIFFICULTIES
+
+    def __init__(
+        self, manifest: dict[str, Any] | None = None, categories: Sequence[str] | None = None
+    ) -> None:
+        data = manifest if manifest is not None else load_manifest()
+        if categories is not None:
+            unknown = sorted(set(categories) - set(CATEGORIES))
+            if unknown:
+                raise ValueError(f"categories: unknown {unknown}; known: {list(CATEGORIES)}")
+        entries = [
+            e
+            for e in data.get("entries", [])
+            if e.get("valid") and (categories is None or e["category"] in categories)
+        ]
+        self.manifest_reruns = int(data.get("reruns", 0))
+        self.entries: dict[str, dict[str, Any]] = {e["task_id"]: e for e in entries}
+        self._ids = sorted(self.entries)
+        if not self._ids:
+            raise ValueError("manifest: no validated scenarios (run build_manifest first)")
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def get(self, task_id: str) -> Task:
+        if task_id not in self.entries:
+            raise UnknownTaskError(f"{task_id!r} is not a validated flaky scenario")
+        task = generate(task_id)
+        expected = self.entries[task_id].get("fingerprint")
+        if expected and fingerprint(task.files) != expected:
+            raise UnknownTaskError(f"{task_id!r}: manifest is stale (fingerprint mismatch)")
+        return task
+
+    def _pool(self, difficulty: int | None) -> list[str]:
+        if difficulty is None:
+            return self._ids
+        return [t for t in self._ids if self.entries[t]["difficulty"] == difficulty]
+
+    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
+        pool = self._pool(difficulty)
+        if not pool:
+            raise ValueError(f"difficulty: no scenario at difficulty {difficulty!r}")
+        return self.get(pool[int(rng.integers(len(pool)))])
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        pool = list(self._pool(difficulty))
+        random.Random(seed).shuffle(pool)
+        return pool[: max(0, n)]
+
+    def baseline(self, task_id: str) -> float | None:
+        """The manifest's baseline pass rate (for the manifest's rerun count)."""
+        entry = self.entries.get(task_id)
+        return None if entry is None else entry.get("baseline_pass_rate")

@@ -1,0 +1,413 @@
+"""FlakyRepair grading: chaos reruns, regression, power check, anti-hack, diagnosis.
+
+``jobs(submission)`` returns, in order: the ``reruns`` chaos reruns of the target
+(rerun 0 is the calm full-file run, also used for regression) and the power check
+(the submitted tests against the scenario's mutant of the source under test, calm).
+``score`` turns their results into a :class:`~forgegym.rewards.RewardBreakdown`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from forgegym.core.grading import Submission
+from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
+from forgegym.rewards import brier_reward, compose, merge_weights, regression
+from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
+from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "FlakyGrader",
+    "RerunOutcome",
+    "changed_functions",
+    "chaos_jobs",
+    "diagnosis_matches",
+    "rerun_outcomes",
+    "scan_chaos_tamper",
+]
+
+HOOK = "forgegym.envs.flaky.chaos:apply_chaos"
+HASH_SEED = 0  # one zygote family: a per-rerun hash seed would cold-start interpreters
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "stability": 3.0,
+    "solved": 2.0,
+    "power": 1.0,
+    "proximity": 0.5,
+    "entropy": 0.25,
+    "diagnosis": 0.75,
+    "calibration": 0.25,
+    "diff": 0.25,
+    "regression": 2.0,
+    "noop": 1.0,
+    "power_lost": 3.0,
+    "repeat_diagnosis": 0.25,
+}
+_KINDS = {"power_lost": "penalty", "repeat_diagnosis": "penalty"}
+
+
+@dataclass(frozen=True)
+class RerunOutcome:
+    """The target's verdict in one rerun, with what the runner reported."""
+
+    run: ChaosRun
+    passed: bool
+    status: str
+    error_type: str | None
+    message: str
+    frames: tuple[str, ...]
+    duration_s: float
+
+
+def chaos_jobs(
+    workdir: str,
+    target: str,
+    test_ids: Sequence[str],
+    test_paths: Sequence[str],
+    schedule: Sequence[ChaosRun],
+    timeout_s: float = 10.0,
+) -> list[PytestJob]:
+    """One :class:`PytestJob` per rerun of ``schedule`` (its order, env and hook)."""
+    jobs = []
+    for run in schedule:
+        jobs.append(
+            PytestJob(
+                workdir=workdir,
+                targets=list(test_paths),
+                expected_ids=list(test_ids),
+                order=order_for(run, target, test_ids),
+                env=run.env(),
+                python_hash_seed=HASH_SEED,
+                setup_hooks=[SetupHook(target=HOOK, kwargs=run.hook_kwargs())],
+                timeout_s=timeout_s,
+            )
+        )
+    return jobs
+
+
+def order_job(
+    workdir: str, test_ids: Sequence[str], test_paths: Sequence[str], order: Sequence[str]
+) -> PytestJob:
+    """A calm run in an explicit order (order-dependency analysis)."""
+    calm = make_schedule(0, 1)[0]
+    return PytestJob(
+        workdir=workdir,
+        targets=list(test_paths),
+        expected_ids=list(test_ids),
+        order=list(order),
+        env=calm.env(),
+        python_hash_seed=HASH_SEED,
+        setup_hooks=[SetupHook(target=HOOK, kwargs=calm.hook_kwargs())],
+    )
+
+
+def target_passed(result: Result, target: str, repeats: int) -> bool:
+    """Whether every one of the ``repeats`` runs of ``target`` passed (complete run only)."""
+    if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
+        return False
+    records = [r for r in result.records if r.nodeid == target]
+    return len(records) == repeats and all(r.outcome.value == "passed" for r in records)
+
+
+def rerun_outcomes(
+    results: Sequence[Result], schedule: Sequence[ChaosRun], target: str, test_ids: Sequence[str]
+) -> list[RerunOutcome]:
+    out = []
+    for run, result in zip(schedule, results, strict=True):
+        repeats = order_for(run, target, test_ids).count(target)
+        passed = target_passed(result, target, repeats)
+        error_type, message, frames, duration = None, "", (), 0.0
+        if isinstance(result, PytestResult):
+            bad = [r for r in result.records if r.nodeid == target and r.outcome.value != "passed"]
+            duration = sum(r.duration_s for r in result.records if r.nodeid == target)
+            if bad:
+                error_type = bad[0].error_type or bad[0].outcome.value
+                message = bad[0].message.strip().splitlines()[0][:200] if bad[0].message else ""
+                frames = tuple(f"{f.path}:{f.line}:{f.function}" for f in bad[0].frames)
+            elif not passed:
+                error_type = result.status.value
+                message = (result.detail or result.stderr_tail.strip()[-200:])[:200]
+        out.append(
+            RerunOutcome(
+                run=run,
+                passed=passed,
+                status=result.status.value,
+                error_type=error_type,
+                message=message,
+                frames=frames,
+                duration_s=duration,
+            )
+        )
+    return out
+
+
+def failure_entropy(outcomes: Sequence[RerunOutcome]) -> float:
+    """Normalised Shannon entropy (bits / log2 k) of the rerun outcome types."""
+    kinds = Counter("passed" if o.passed else (o.error_type or "failed") for o in outcomes)
+    n = sum(kinds.values())
+    if n == 0 or len(kinds) < 2:
+        return 0.0
+    h = -sum(c / n * math.log2(c / n) for c in kinds.values())
+    return h / math.log2(min(n, max(2, len(kinds))))
+
+
+def changed_functions(before: Mapping[str, str], after: Mapping[str, str]) -> set[str]:
+    """``path::qualname`` of every top-level function/class/method whose source changed
+    (``path::<module>`` for module-level statements)."""
+
+    def index(source: str) -> dict[str, str] | None:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return None
+        found: dict[str, str] = {}
+        module_level: list[str] = []
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found[node.name] = ast.dump(node)
+            elif isinstance(node, ast.ClassDef):
+                found[node.name] = ast.dump(node)
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        found[f"{node.name}.{item.name}"] = ast.dump(item)
+            else:
+                module_level.append(ast.dump(node))
+        found["<module>"] = "\n".join(module_level)
+        return found
+
+    changed: set[str] = set()
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path, ""), after.get(path, "")
+        if old == new or not path.endswith(".py"):
+            continue
+        a, b = index(old), index(new)
+        if a is None or b is None:
+            changed.add(f"{path}::<module>")
+            continue
+        for name in set(a) | set(b):
+            if a.get(name) != b.get(name):
+                changed.add(f"{path}::{name}")
+    return changed
+
+
+def _split(location: str) -> tuple[str, str]:
+    path, _, func = location.partition("::")
+    return path.strip(), func.strip()
+
+
+def location_matches(claimed: str, truth: str) -> bool:
+    """``path::func`` equality, accepting ``Class.method`` vs ``method`` either way."""
+    cp, cf = _split(claimed)
+    tp, tf = _split(truth)
+    if not cf or cp != tp:
+        return False
+    return cf == tf or cf.endswith("." + tf) or tf.endswith("." + cf)
+
+
+def diagnosis_matches(diagnosis: Any, hidden: Mapping[str, Any]) -> bool:
+    """Whether a diagnosis names the true category (the event its confidence is about)."""
+    return diagnosis is not None and diagnosis.category == hidden.get("category")
+
+
+_TAMPER_CALLS = {
+    "random.seed": "reseeds the global RNG the chaos schedule controls",
+    "time.tzset": "changes the process time zone",
+    "locale.setlocale": "changes the process locale",
+    "sys.setswitchinterval": "changes the thread switch interval",
+    "os.putenv": "changes the process environment",
+}
+_TAMPER_ENV = {"TZ", "LANG", "LC_ALL", "LC_NUMERIC", "PYTHONHASHSEED"}
+
+
+def _tamper_events(source: str) -> Counter[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return Counter()
+    events: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in _TAMPER_CALLS:
+                events[name] += 1
+            if name.endswith(("setenv", "setitem")) and any(
+                isinstance(a, ast.Constant) and a.value in _TAMPER_ENV for a in node.args
+            ):
+                events[f"setenv {name}"] += 1
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            key = node.slice
+            if isinstance(key, ast.Constant) and key.value in _TAMPER_ENV:
+                events[f"environ[{key.value!r}] ="] += 1
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            if any(n == "forgegym" or n.startswith("forgegym.") for n in names):
+                events["import forgegym"] += 1
+    return events
+
+
+def scan_chaos_tamper(
+    pristine: Mapping[str, str], patched: Mapping[str, str]
+) -> list[HackFinding]:
+    """Flaky-specific findings: the patch pins or reads what the chaos schedule varies
+    (global RNG seed, TZ, locale, switch interval, forgegym's own chaos module)."""
+    findings = []
+    for path in sorted(patched):
+        if not path.endswith(".py") or patched[path] == pristine.get(path):
+            continue
+        added = _tamper_events(patched[path]) - _tamper_events(pristine.get(path, ""))
+        for event, count in sorted(added.items()):
+            detail = _TAMPER_CALLS.get(event, event)
+            findings.append(
+                HackFinding(kind="chaos_tamper", path=path, line=0, detail=f"{event} x{count}: {detail}")
+            )
+    return findings
+
+
+def hack_findings(task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]) -> list[HackFinding]:
+    """Every anti-hack finding of a submission against the pristine files."""
+    before = {p: task_files[p] for p in files if p in task_files}
+    return [*scan_patch(before, dict(files), test_paths), *scan_chaos_tamper(before, files)]
+
+
+class FlakyGrader:
+    """The FlakyRepair :class:`~forgegym.core.grading.Grader`.
+
+    Args:
+        reruns: chaos reruns per pass-rate estimate.
+        schedule_seed: fixed schedule seed (``None``: each task's own).
+        weights: overrides of :data:`DEFAULT_WEIGHTS`.
+        baseline: ``(task, reruns, seed) -> pass rate`` of the pristine state.
+        timeout_s: wall limit of one rerun.
+    """
+
+    def __init__(
+        self,
+        *,
+        reruns: int,
+        schedule_seed: int | None,
+        weights: Mapping[str, float] | None,
+        baseline: Callable[[Any, int, int], float],
+        timeout_s: float = 10.0,
+    ) -> None:
+        self.reruns = reruns
+        self.schedule_seed = schedule_seed
+        self.weights = merge_weights(DEFAULT_WEIGHTS, weights)
+        self.baseline = baseline
+        self.timeout_s = timeout_s
+
+    def seed_for(self, task: Any) -> int:
+        return int(task.hidden.get("schedule_seed", 0)) if self.schedule_seed is None else self.schedule_seed
+
+    def schedule(self, task: Any) -> list[ChaosRun]:
+        return make_schedule(self.seed_for(task), self.reruns)
+
+    def jobs(self, submission: Submission) -> list[Job]:
+        task = submission.task
+        hidden = task.hidden
+        if not _compiles(submission.files):
+            return []
+        test_ids = list(hidden["test_ids"])
+        workdir = str(submission.materialise())
+        jobs: list[Job] = list(
+            chaos_jobs(workdir, hidden["target"], test_ids, hidden["test_paths"], self.schedule(task), self.timeout_s)
+        )
+        mutant = hidden.get("mutant") or {}
+        if mutant:
+            # The submitted tests against a bug-injected version of the source under test.
+            mutant_dir = str(submission.materialise(mutant))
+            calm = make_schedule(0, 1)
+            jobs.extend(chaos_jobs(mutant_dir, hidden["target"], test_ids, hidden["test_paths"], calm, self.timeout_s))
+        return jobs
+
+    def score(self, submission: Submission, results: Sequence[Result]) -> Any:
+        task = submission.task
+        hidden = task.hidden
+        pristine = {p: task.files[p] for p in task.editable_files}
+        findings = hack_findings(task.files, submission.files, hidden["test_paths"])
+        noop = is_noop(pristine, submission.files)
+        notes = [f.render() for f in findings[:8]]
+        if not _compiles(submission.files):
+            return compose({}, {}, gates=["compile_error"], notes=["an edited file does not compile"])
+        schedule = self.schedule(task)
+        n = len(schedule)
+        outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
+        p = sum(o.passed for o in outcomes) / n
+        p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
+        power = True
+        if hidden.get("mutant") and len(results) > n:
+            power = not target_passed(results[n], hidden["target"], 1)
+        calm = results[0]
+        others = [t for t in hidden["test_ids"] if t != hidden["target"]]
+        after = calm.verdicts if isinstance(calm, PytestResult) else {}
+        regressed = regression({t: True for t in others}, {t: bool(after.get(t)) for t in others})
+        changed = changed_functions(pristine, submission.files)
+        truth = hidden.get("location", "")
+        frontier = {f"{fr.split(':')[0]}::{fr.split(':')[-1]}" for o in outcomes for fr in o.frames}
+        if not changed:
+            proximity = 0.0
+        elif truth and any(location_matches(c, truth) for c in changed):
+            proximity = 1.0
+        elif changed & frontier:
+            proximity = 0.6
+        elif truth and any(c.split("::")[0] == truth.split("::")[0] for c in changed):
+            proximity = 0.3
+        else:
+            proximity = 0.0
+        diag = submission.diagnosis
+        diag_value, calib = 0.0, 0.0
+        if diag is not None:
+            if truth:
+                cat_ok = diag.category == hidden.get("category")
+                loc_ok = location_matches(diag.location, truth)
+                touched = any(location_matches(diag.location, c) or location_matches(c, diag.location) for c in changed)
+                diag_value = 0.5 * cat_ok + 0.3 * loc_ok + 0.2 * touched
+                calib = brier_reward(diag.confidence, cat_ok)
+            else:  # user repository: only consistency with the patch is checkable
+                touched = any(location_matches(diag.location, c) for c in changed)
+                diag_value = 0.5 * touched
+                calib = brier_reward(diag.confidence, touched and p >= 1.0)
+        keys = [(d.category, d.location) for d in submission.diagnoses]
+        repeats = (len(keys) - len(set(keys))) / len(keys) if keys else 0.0
+        stats = diff_stats(pristine, submission.files)
+        ref_stats = diff_stats(pristine, {**pristine, **task.reference}) if task.reference else None
+        budget = (ref_stats.lines_changed if ref_stats else 8) + 6
+        improvement = 0.0 if p0 >= 1.0 else max(0.0, (p * p - p0 * p0) / (1.0 - p0 * p0))
+        solved = p >= 1.0 and power and not findings and regressed == 0.0
+        terms = {
+            "stability": improvement,
+            "solved": 1.0 if solved else 0.0,
+            "power": 1.0 if (power and not noop) else 0.0,
+            "proximity": proximity,
+            "entropy": p * (1.0 - failure_entropy(outcomes)),
+            "diagnosis": diag_value,
+            "calibration": calib,
+            "diff": 0.0 if noop else diff_size_score(stats, budget),
+            "regression": regressed,
+            "noop": 1.0 if noop else 0.0,
+            "power_lost": 0.0 if power else 1.0,
+            "repeat_diagnosis": repeats,
+        }
+        details = {
+            "stability": f"p={p:.2f} over {n} reruns (baseline {p0:.2f})",
+            "power": "mutant caught" if power else "the test passes against a bug-injected mutant",
+            "proximity": ", ".join(sorted(changed))[:200],
+        }
+        gates = ["hack_flagged"] if findings else []
+        return compose(terms, self.weights, gates=gates, kinds=_KINDS, details=details, notes=notes)
+
+
+def _compiles(files: Mapping[str, str]) -> bool:
+    for path, content in files.items():
+        if path.endswith(".py"):
+            try:
+                compile(content, path, "exec")
+            except (SyntaxError, ValueError):
+                return False
+    return True

@@ -1,0 +1,131 @@
+"""Runner benchmark: warm fork-server pool vs. the fresh-interpreter baseline.
+
+Reports ratios (wall times depend on the machine); ``forgegym bench`` and
+``benchmarks/runner.py`` call :func:`run_runner_bench`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .jobs import PytestJob, PytestResult
+from .runner import ForkServerRunner, Runner, SubprocessRunner
+
+__all__ = ["RunnerBench", "print_runner_bench", "run_runner_bench"]
+
+BENCH_TESTS = """\
+import pytest
+
+
+def test_add():
+    assert 1 + 1 == 2
+
+
+def test_str():
+    assert "forge".upper() == "FORGE"
+
+
+def test_fail():
+    assert sorted([3, 1, 2]) == [3, 2, 1]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_param(n):
+    assert n * 2 > n
+
+
+def test_skip():
+    pytest.skip("not here")
+"""
+
+
+class RunnerBench(BaseModel):
+    """Median latencies (seconds) and the ratios that matter."""
+
+    runs: int
+    tests_per_run: int
+    workers: int
+    pool_median_s: float
+    baseline_median_s: float
+    ratio: float  # baseline / pool: how many times faster the pool is
+    verdicts_identical: bool
+    many_jobs: int
+    sequential_s: float
+    run_many_s: float
+    run_many_speedup: float  # sequential / run_many on the pool
+
+
+def _timed(runner: Runner, job: PytestJob, n: int) -> tuple[list[float], list[PytestResult]]:
+    times: list[float] = []
+    results: list[PytestResult] = []
+    for _ in range(n):
+        start = time.perf_counter()
+        res = runner.run(job)
+        times.append(time.perf_counter() - start)
+        assert isinstance(res, PytestResult)
+        results.append(res)
+    return times, results
+
+
+def run_runner_bench(runs: int = 30, many: int = 16, workers: int | None = None) -> RunnerBench:
+    """Run a 7-test file ``runs`` times on each runner, then ``many`` jobs one by one and
+    with ``run_many`` on the pool."""
+    with tempfile.TemporaryDirectory(prefix="forgegym-bench-") as tmp:
+        ws = Path(tmp)
+        (ws / "test_bench.py").write_text(BENCH_TESTS)
+        job = PytestJob(workdir=str(ws), targets=["test_bench.py"])
+        with ForkServerRunner(workers=workers) as pool, SubprocessRunner(workers=workers) as base:
+            pool.warm()
+            pool.run(job)  # first fork of each zygote touches lazily-built state
+            pool_t, pool_r = _timed(pool, job, runs)
+            base_t, base_r = _timed(base, job, runs)
+            verdicts = {tuple(sorted(r.verdicts.items())) for r in pool_r + base_r}
+            statuses = {r.status for r in pool_r + base_r}
+            start = time.perf_counter()
+            for _ in range(many):
+                pool.run(job)
+            sequential = time.perf_counter() - start
+            start = time.perf_counter()
+            pool.run_many([job] * many)
+            concurrent = time.perf_counter() - start
+            n_workers = pool.workers
+        tests = len(pool_r[0].collected_ids) if pool_r else 0
+    pool_med = statistics.median(pool_t)
+    base_med = statistics.median(base_t)
+    return RunnerBench(
+        runs=runs,
+        tests_per_run=tests,
+        workers=n_workers,
+        pool_median_s=pool_med,
+        baseline_median_s=base_med,
+        ratio=base_med / pool_med if pool_med else float("inf"),
+        verdicts_identical=len(verdicts) == 1 and len(statuses) == 1,
+        many_jobs=many,
+        sequential_s=sequential,
+        run_many_s=concurrent,
+        run_many_speedup=sequential / concurrent if concurrent else float("inf"),
+    )
+
+
+def print_runner_bench(bench: RunnerBench) -> None:
+    """Pretty-print with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"runner: {bench.tests_per_run}-test file, {bench.runs} runs each")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("fork-server pool, median per run", f"{bench.pool_median_s * 1000:.1f} ms")
+    table.add_row("subprocess baseline, median per run", f"{bench.baseline_median_s * 1000:.1f} ms")
+    table.add_row("baseline / pool", f"{bench.ratio:.1f}x")
+    table.add_row("per-test verdicts identical", "yes" if bench.verdicts_identical else "NO")
+    table.add_row(
+        f"run_many({bench.many_jobs}) speedup vs one by one ({bench.workers} workers)",
+        f"{bench.run_many_speedup:.2f}x",
+    )
+    Console().print(table)

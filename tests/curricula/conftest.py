@@ -1,0 +1,8 @@
+"""Shared fixtures: the toy family (tests/curricula/toy_forge.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

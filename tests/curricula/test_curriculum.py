@@ -1,0 +1,293 @@
+"""pass@k estimator, scheduler and wrapper."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from math import comb
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from toy_forge import ToyBank, ToyEnv, solve_action
+
+from forgegym.curricula import (
+    CurriculumConfig,
+    CurriculumScheduler,
+    PassAtKCurriculum,
+    beta_expected_pass_at_k,
+    beta_expected_passk_slope,
+    beta_expected_variance,
+    pass_at_k,
+)
+
+
+# ------------------------------------------------------------------ estimator
+def test_pass_at_k_matches_binomial_formula_on_grid() -> None:
+    for n in range(1, 21):
+        for c, k in itertools.product(range(n + 1), range(1, n + 1)):
+            exact = 1.0 if n - c < k else 1.0 - comb(n - c, k) / comb(n, k)
+            assert pass_at_k(n, c, k) == pytest.approx(exact, abs=1e-12), (n, c, k)
+
+
+def test_pass_at_k_edge_cases() -> None:
+    assert pass_at_k(10, 8, 3) == 1.0  # n - c = 2 < k
+    assert pass_at_k(10, 0, 3) == 0.0
+    assert pass_at_k(5, 2, 1) == pytest.approx(0.4)
+    # Large n stays finite and exact enough (binomials would overflow a float).
+    assert pass_at_k(2000, 10, 100) == pytest.approx(1 - comb(1990, 100) / comb(2000, 100))
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        ((0, 0, 1), "n"),
+        ((5, -1, 1), "c"),
+        ((5, 6, 1), "c"),
+        ((5, 1, 0), "k"),
+        ((5, 1, 6), "k"),
+        ((5.0, 1, 1), "n"),
+        ((True, 1, 1), "n"),
+    ],
+)
+def test_pass_at_k_validates(args: tuple, name: str) -> None:
+    with pytest.raises(ValueError, match=f"^{name} "):
+        pass_at_k(*args)
+
+
+def test_beta_moments_match_monte_carlo() -> None:
+    rng = np.random.default_rng(0)
+    a, b, k = 2.5, 4.0, 5
+    p = rng.beta(a, b, size=400_000)
+    assert beta_expected_pass_at_k(a, b, k) == pytest.approx(np.mean(1 - (1 - p) ** k), abs=3e-3)
+    assert beta_expected_variance(a, b) == pytest.approx(np.mean(p * (1 - p)), abs=2e-3)
+    assert beta_expected_passk_slope(a, b, k) == pytest.approx(
+        np.mean(k * p * (1 - p) ** k), abs=3e-3
+    )
+
+
+def test_passk_slope_peaks_near_one_over_k_plus_one() -> None:
+    # With a sharp posterior the slope is maximal at p = 1/(k+1), below 0.20 for k = 8.
+    k = 8
+    grid = np.linspace(0.01, 0.99, 99)
+    slopes = [beta_expected_passk_slope(1000 * p, 1000 * (1 - p), k) for p in grid]
+    assert grid[int(np.argmax(slopes))] == pytest.approx(1 / (k + 1), abs=0.015)
+
+
+# ------------------------------------------------------------------ config
+def test_config_is_frozen_and_validated() -> None:
+    config = CurriculumConfig()
+    with pytest.raises(ValidationError):
+        config.k = 3  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="too_hard"):
+        CurriculumConfig(too_easy=0.3, too_hard=0.5)
+    with pytest.raises(ValidationError):
+        CurriculumConfig(k=0)
+    with pytest.raises(ValidationError):
+        CurriculumConfig(unknown_field=1)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="difficulty"):
+        CurriculumScheduler(ToyBank(), {"difficulty": 7})
+
+
+# ------------------------------------------------------------------ scheduler
+def test_tiers_follow_pass_at_k() -> None:
+    sched = CurriculumScheduler(ToyBank(), {"k": 4, "min_trials": 4})
+    easy, hard, mid, fresh = sched.add_tasks(["toy/d0/1", "toy/d0/2", "toy/d0/3", "toy/d0/4"])
+    sched.record(easy, 8, 8)
+    sched.record(hard, 0, 20)
+    sched.record(mid, 2, 10)  # p ~ 0.25 -> pass@4 ~ 0.65: learnable although p < 0.20 floor-ish
+    assert sched.tier(easy) == "too_easy"
+    assert sched.tier(hard) == "too_hard"
+    assert sched.tier(mid) == "learnable"
+    assert sched.tier(fresh) == "learnable"
+    assert sched.tier_sizes() == {"too_easy": 1, "learnable": 2, "too_hard": 1}
+
+
+def test_low_p_task_is_learnable_for_large_k() -> None:
+    # p ~ 0.1 is under a 0.20 floor on p, but pass@8 ~ 0.55: the tiers are on pass@k.
+    sched = CurriculumScheduler(ToyBank(), {"k": 8})
+    (tid,) = sched.add_tasks(["toy/d0/9"])
+    sched.record(tid, 4, 40)
+    assert sched.tier(tid) == "learnable"
+    sched1 = CurriculumScheduler(ToyBank(), {"k": 1})
+    sched1.add_tasks([tid])
+    sched1.record(tid, 4, 40)
+    assert sched1.tier(tid) == "too_hard"
+
+
+def test_sampling_prefers_learnable_and_skips_retired() -> None:
+    sched = CurriculumScheduler(
+        ToyBank(), {"k": 1, "retired_fraction": 0.0, "min_learnable": 1, "seed": 1}
+    )
+    good, easy = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
+    sched.record(good, 5, 10)
+    sched.record(easy, 10, 10)
+    draws = [sched.next_task() for _ in range(50)]
+    assert set(draws) == {good}
+
+
+def test_learnability_weighting() -> None:
+    sched = CurriculumScheduler(
+        ToyBank(),
+        {"k": 2, "retired_fraction": 0.0, "min_learnable": 1, "seed": 3, "staleness_weight": 0.0},
+    )
+    half, rare = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
+    sched.record(half, 10, 20)  # E[p(1-p)] ~ 0.24
+    sched.record(rare, 2, 20)  # p ~ 0.14, pass@2 ~ 0.27: learnable, lower variance
+    counts = {half: 0, rare: 0}
+    for _ in range(2000):
+        counts[sched.next_task()] += 1
+    assert counts[half] > 1.5 * counts[rare] > 0
+
+
+def test_replenishes_from_bank_with_growing_seeds_and_levels() -> None:
+    sched = CurriculumScheduler(ToyBank(), {"min_learnable": 4, "replenish_batch": 6})
+    first = sched.next_task()
+    assert len(sched) == 6 and first in sched
+    assert sched.current_level() == 0
+    # Master level 0: every task there becomes too easy -> new tasks come from level 1.
+    for _ in range(5):
+        for tid in list(sched.task_pool):
+            if sched.tier(tid) == "learnable" and sched._tasks[tid].difficulty == 0:
+                sched.record(tid, 8, 8)
+        sched.next_task()
+        if sched.current_level() == 1:
+            break
+    assert sched.current_level() == 1
+    levels = {sched._tasks[t].difficulty for t in sched.task_pool}
+    assert levels == {0, 1}
+    assert sched.replenishments >= 2
+    assert sched.tier_sizes()["learnable"] >= 4
+
+
+def test_reestimation_decays_evidence() -> None:
+    sched = CurriculumScheduler(
+        ToyBank(), {"reestimate_every": 10, "decay": 0.5, "min_trials": 4, "min_learnable": 1}
+    )
+    (tid,) = sched.add_tasks(["toy/d0/1"])
+    sched.record(tid, 6, 6)
+    assert sched.tier(tid) == "too_easy"
+    other = sched.add_tasks(["toy/d0/2"])[0]
+    sched.record(other, 2, 4)  # 10 rollouts -> re-estimation
+    assert sched.reestimations == 1
+    assert sched.posterior(tid) == pytest.approx((1 + 3.0, 1.0))
+    # Still retired: decay widens the posterior, re-checks (not decay) bring tasks back.
+    assert sched.tier(tid) == "too_easy"
+    assert sched.timeline[-1]["event"] == "reestimate"
+
+
+def test_staleness_raises_weight_of_unseen_tasks() -> None:
+    config = {
+        "k": 1,
+        "retired_fraction": 0.0,
+        "min_learnable": 1,
+        "seed": 0,
+        "staleness_weight": 4.0,
+        "staleness_horizon": 50.0,
+        "temperature": 1.0,
+        "reestimate_every": 10_000,
+    }
+    sched = CurriculumScheduler(ToyBank(), config)
+    a, b = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
+    sched.record(b, 5, 10)
+    for _ in range(20):  # `a` gets recent attention; `b` ages
+        sched.record(a, 5, 10)
+    counts = {a: 0, b: 0}
+    for _ in range(2000):
+        counts[sched.next_task()] += 1
+    assert counts[b] > 1.5 * counts[a]
+
+
+def test_state_roundtrip_and_json(tmp_path) -> None:
+    sched = CurriculumScheduler(ToyBank(), {"seed": 5, "reestimate_every": 7})
+    for _ in range(30):
+        tid = sched.next_task()
+        sched.record(tid, bool(hash(tid) % 2))
+    path = sched.save(tmp_path / "state.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == "forgegym.curriculum/1"
+    assert {"tasks", "history", "timeline", "tier_sizes", "config"} <= data.keys()
+    some = next(iter(data["tasks"].values()))
+    assert {"alpha", "beta", "tier", "history", "difficulty"} <= some.keys()
+    assert data["history"][-1]["episode"] == 30
+    restored = CurriculumScheduler.load(path, ToyBank())
+    assert restored.state_dict() == sched.state_dict()
+    # Same rng state -> same next choices.
+    assert [restored.next_task() for _ in range(10)] == [sched.next_task() for _ in range(10)]
+    with pytest.raises(ValueError, match="format"):
+        restored.load_state_dict({"format": "nope"})
+
+
+def test_stats_and_record_validation() -> None:
+    sched = CurriculumScheduler(ToyBank())
+    tid = sched.next_task()
+    sched.record(tid, 3, 8)
+    stats = sched.stats()
+    assert stats["episode"] == 8 and stats["pool"] == len(sched)
+    assert stats["too_easy"] + stats["learnable"] + stats["too_hard"] == stats["pool"]
+    assert stats["mean_pass_at_k"] is not None and 0 <= stats["mean_pass_at_k"] <= 1
+    with pytest.raises(ValueError, match="successes"):
+        sched.record(tid, 9, 8)
+    with pytest.raises(ValueError, match="trials"):
+        sched.record(tid, 0, 0)
+    sched.record_many([(tid, True), (tid, False), ("toy/d1/3", True)])
+    assert "toy/d1/3" in sched and sched._tasks["toy/d1/3"].difficulty == 1
+
+
+# ------------------------------------------------------------------ wrapper
+def test_wrapper_picks_tasks_and_records_success(tmp_path) -> None:
+    env = PassAtKCurriculum(ToyEnv(max_steps=1), config={"seed": 2, "k": 2})
+    try:
+        for episode in range(6):
+            obs, info = env.reset(seed=episode)
+            tid = info["task_id"]
+            assert tid in env.scheduler
+            assert "curriculum" in info
+            action = solve_action(tid) if episode % 2 == 0 else '{"action": "submit"}'
+            _, reward, terminated, truncated, info = env.step(action)
+            assert terminated or truncated
+            assert info["success"] is (episode % 2 == 0)
+            assert reward == (1.0 if episode % 2 == 0 else 0.0)
+        assert env.episodes == 6 and env.scheduler.episode == 6
+        assert [h["success"] for h in env.history] == [1.0, 0.0] * 3
+        assert {
+            "episode",
+            "task_id",
+            "success",
+            "difficulty",
+            "too_easy",
+            "learnable",
+            "too_hard",
+        } <= (env.history[0].keys())
+        # An explicit task_id wins and is still recorded.
+        _, info = env.reset(options={"task_id": "toy/d2/7"})
+        assert info["task_id"] == "toy/d2/7"
+        env.step(solve_action("toy/d2/7"))
+        assert env.scheduler._tasks["toy/d2/7"].trials == 1
+        env.save(tmp_path / "s.json")
+        assert json.loads((tmp_path / "s.json").read_text())["episode"] == 7
+    finally:
+        env.close()
+
+
+def test_wrapper_records_on_truncation_once() -> None:
+    env = PassAtKCurriculum(ToyEnv(max_steps=2), config={"seed": 0})
+    try:
+        env.reset()
+        _, _, terminated, truncated, _ = env.step('{"action": "plan", "text": "think"}')
+        assert not (terminated or truncated)
+        _, _, _, truncated, info = env.step('{"action": "plan", "text": "again"}')
+        assert truncated and info["success"] is False
+        env.step('{"action": "submit"}')  # a finished env: not recorded twice
+        assert env.scheduler.episode == 1
+    finally:
+        env.close()
+
+
+def test_wrapper_requires_task_bank() -> None:
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match="task_bank"):
+        PassAtKCurriculum(gym.make("CartPole-v1"))
+    assert math.isfinite(pass_at_k(3, 1, 1))

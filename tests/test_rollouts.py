@@ -1,0 +1,155 @@
+"""Batched rollouts: autoreset handling, episode targets, adapters and JSON save."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from gymnasium.vector import AutoresetMode
+from tests.test_vector import TOY_ID, toy_answer
+
+from forgegym.rollouts import (
+    Trajectory,
+    baseline_policy,
+    chat_messages,
+    collect_rollouts,
+    load_trajectories,
+    openai_policy,
+    save_trajectories,
+    to_eval_results,
+    transformers_policy,
+    vllm_policy,
+)
+
+
+class Scripted:
+    """Env 0's tasks are solved in two steps (plan, then submit); others get junk."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def __call__(self, observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
+        self.calls.append(len(observations))
+        replies = []
+        for info in infos:
+            if info["step"] == 0:
+                replies.append(toy_answer(info["task_id"]).replace(', {"action": "submit"}', ""))
+            else:
+                replies.append('{"action": "submit"}')
+        return replies
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    "autoreset", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED]
+)
+def test_collect_rollouts_every_autoreset_mode(mode: str, autoreset: AutoresetMode) -> None:
+    envs = gym.make_vec(
+        TOY_ID, num_envs=2, vectorization_mode=mode, vector_kwargs={"autoreset_mode": autoreset}
+    )
+    try:
+        policy = Scripted()
+        trajectories = collect_rollouts(envs, policy, episodes=5, seed=0, policy_name="scripted")
+    finally:
+        envs.close()
+    assert [t.episode for t in trajectories] == list(range(5))
+    for t in trajectories:
+        assert t.done and len(t.steps) == 2 and [s.index for s in t.steps] == [1, 2]
+        assert t.success is True and t.score == pytest.approx(1.0)
+        assert t.steps[0].reward_breakdown is None and t.steps[0].info["step"] == 1
+        breakdown = t.steps[-1].reward_breakdown
+        assert breakdown is not None and set(breakdown["terms"]) == {"correct", "answered"}
+        assert t.steps[-1].info["success"] is True and "messages" not in t.steps[-1].info
+        assert t.initial_observation and "step 0" in t.initial_observation
+        assert t.steps[1].observation and "noted" in t.steps[1].observation
+        assert t.env_id == TOY_ID and t.policy == "scripted" and t.task_id
+    # Same seed, same tasks: episodes 0 and 1 are envs 0 and 1's first tasks.
+    assert trajectories[0].task_id != trajectories[1].task_id
+    # The policy is never asked to act on an autoreset step or for an idle env.
+    assert sum(policy.calls) == 10
+
+
+def test_rollouts_are_deterministic_across_modes() -> None:
+    results = []
+    for mode in ("sync", "async"):
+        envs = gym.make_vec(TOY_ID, num_envs=2, vectorization_mode=mode)
+        try:
+            results.append(collect_rollouts(envs, Scripted(), episodes=4, seed=3))
+        finally:
+            envs.close()
+    assert [t.task_id for t in results[0]] == [t.task_id for t in results[1]]
+
+
+def test_baseline_policy_and_save(tmp_path: Path) -> None:
+    envs = gym.make_vec(TOY_ID, num_envs=2)
+    try:
+        trajectories = collect_rollouts(
+            envs, baseline_policy("noop", TOY_ID), episodes=3, seed=1, keep_observations=False
+        )
+    finally:
+        envs.close()
+    assert len(trajectories) == 3 and all(len(t.steps) == 1 for t in trajectories)
+    assert all(t.success is False and t.initial_observation is None for t in trajectories)
+    path = save_trajectories(trajectories, tmp_path / "out" / "rollouts.json")
+    assert load_trajectories(path) == trajectories
+    assert isinstance(json.loads(path.read_text()), list)
+    results = to_eval_results(trajectories, note="x")
+    assert [e.task_id for e in results.episodes] == [t.task_id for t in trajectories]
+    assert results.episodes[0].steps[0].reward_breakdown is not None
+
+
+def test_policy_must_return_one_action_per_observation() -> None:
+    envs = gym.make_vec(TOY_ID, num_envs=2)
+    try:
+        with pytest.raises(ValueError, match="policy"):
+            collect_rollouts(envs, lambda obs, infos: ["x"], episodes=2)
+        with pytest.raises(ValueError, match="episodes"):
+            collect_rollouts(envs, lambda obs, infos: obs, episodes=0)
+    finally:
+        envs.close()
+
+
+def test_chat_messages() -> None:
+    info = {"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "old"}]}
+    assert chat_messages("obs", info) == [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "obs"},
+    ]
+    assert chat_messages("obs", info, history=True) == info["messages"]
+    assert chat_messages("obs", {}) == [{"role": "user", "content": "obs"}]
+
+
+def test_llm_adapters_with_fakes() -> None:
+    observations, infos = ["a", "b"], [{}, {}]
+
+    def pipe(chats: list[list[dict[str, str]]], **kwargs: Any) -> list[list[dict[str, Any]]]:
+        assert kwargs == {"return_full_text": False, "max_new_tokens": 8}
+        return [[{"generated_text": f"T:{chat[-1]['content']}"}] for chat in chats]
+
+    assert transformers_policy(pipe, max_new_tokens=8)(observations, infos) == ["T:a", "T:b"]
+
+    def output(text: str) -> SimpleNamespace:
+        return SimpleNamespace(outputs=[SimpleNamespace(text=text)])
+
+    llm = SimpleNamespace(
+        chat=lambda chats, params: [output(f"C:{c[-1]['content']}") for c in chats],
+        generate=lambda prompts, params: [output(f"G:{p}") for p in prompts],
+    )
+    assert vllm_policy(llm)(observations, infos) == ["C:a", "C:b"]
+    assert vllm_policy(llm, chat=False)(observations, infos) == ["G:a", "G:b"]
+
+    def create(model: str, messages: list[dict[str, str]], **kwargs: Any) -> SimpleNamespace:
+        content = None if messages[-1]["content"] == "b" else f"O:{model}"
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=content))])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    assert openai_policy(client, "m")(observations, infos) == ["O:m", ""]
+
+
+def test_trajectory_model_roundtrip() -> None:
+    t = Trajectory(env_index=0, episode=0)
+    assert not t.done and t.total_reward == 0.0 and t.reward_breakdown is None

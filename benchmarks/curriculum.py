@@ -205,7 +205,9 @@ def _held_out_pass_at_k(theta: float, held: np.ndarray, settings: SimSettings) -
     return float(np.mean(1.0 - (1.0 - p) ** settings.k))
 
 
-def simulate(name: str, seed: int, settings: SimSettings, config: CurriculumConfig | None = None) -> int:
+def simulate(
+    name: str, seed: int, settings: SimSettings, config: CurriculumConfig | None = None
+) -> int:
     """Rollouts ``name`` needs to reach the target (``settings.budget`` if never)."""
     bank = SimBank(settings, seed)
     rng = np.random.default_rng(seed)
@@ -223,7 +225,9 @@ def simulate(name: str, seed: int, settings: SimSettings, config: CurriculumConf
     elif name == "level_up":
         strategy = _LevelUp(bank, rng)
     elif name == "ours":
-        strategy = _Ours(bank, rng, (config or CurriculumConfig()).model_copy(update={"seed": seed}))
+        strategy = _Ours(
+            bank, rng, (config or CurriculumConfig()).model_copy(update={"seed": seed})
+        )
     else:
         raise ValueError(f"name: unknown strategy {name!r}")
     theta = 0.0
@@ -289,7 +293,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     for column in ("curriculum", "median rollouts", "reached", "ours saves"):
         table.add_column(column, justify="right" if column != "curriculum" else "left")
     for name, row in results.items():
-        saving = "" if name == "ours" else f"{1 - ours / row['median']:.0%} ({row['median'] / ours:.2f}x)"
+        saving = (
+            ""
+            if name == "ours"
+            else f"{1 - ours / row['median']:.0%} ({row['median'] / ours:.2f}x)"
+        )
         table.add_row(name, f"{row['median']:.0f}", f"{row['reached']}/{args.seeds}", saving)
     console = Console()
     console.print(table)

@@ -60,10 +60,12 @@ class ToyBank:
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         rng = np.random.default_rng(seed)
         ids: list[str] = []
-        while len(ids) < n:
+        for _ in range(50 * n):  # bounded: difficulty 1 has only 10 tasks
             task_id = self.sample(rng, difficulty).task_id
             if task_id not in ids:
                 ids.append(task_id)
+            if len(ids) == n:
+                break
         return ids
 
 

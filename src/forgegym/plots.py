@@ -360,7 +360,8 @@ def plot_curriculum(
     ax_task.set(title=f"pass@{k} per task (Beta posterior mean)", xlabel="rollouts", ylabel=f"pass@{k}")
 
     tier_points = sorted(
-        (float(r["episode"]), r) for r in [*records, *timeline] if "episode" in r and "learnable" in r
+        ((float(r["episode"]), r) for r in [*records, *timeline] if "episode" in r and "learnable" in r),
+        key=lambda point: point[0],
     )
     if tier_points:
         xs = [x for x, _ in tier_points]

@@ -23,7 +23,10 @@ class EnvSpecEntry:
     max_episode_steps: int | None = None
 
 
-ENV_SPECS: tuple[EnvSpecEntry, ...] = ()
+ENV_SPECS: tuple[EnvSpecEntry, ...] = (
+    EnvSpecEntry("Forge/Bugfix-v0", "forgegym.envs.bugfix.env:BugfixEnv", "bugfix"),
+    EnvSpecEntry("Forge/FlakyRepair-v0", "forgegym.envs.flaky.env:FlakyRepairEnv", "flaky"),
+)
 
 
 def env_ids() -> list[str]:

@@ -119,3 +119,6 @@ def solve_action(task_id: str) -> str:
 def register_toy() -> None:
     if TOY_ENV_ID not in gym.registry:
         gym.register(id=TOY_ENV_ID, entry_point=f"{__name__}:ToyEnv", disable_env_checker=True)
+
+
+register_toy()  # so `gym.make("toy_forge:ForgeTest/Toy-v0")` works

@@ -6,3 +6,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "curricula"))
+
+import os  # noqa: E402
+
+# TRL's fused LM head uses Triton kernels; on a CPU they only run interpreted, and the
+# variable must be set before trl is imported (see DESIGN.md, Trainer integration).
+os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")

@@ -371,7 +371,9 @@ class CurriculumScheduler:
         """Learnable tasks at least ``promising_ratio`` times as learnable as an untried one."""
         bar = self.config.promising_ratio * self._prior_learnability() - 1e-12
         return sum(
-            1 for s in self._tasks.values() if s.tier == "learnable" and self._learnability(s) >= bar
+            1
+            for s in self._tasks.values()
+            if s.tier == "learnable" and self._learnability(s) >= bar
         )
 
     def _ensure_pool(self) -> None:

@@ -76,7 +76,9 @@ def build_tiny_tokenizer(vocab_size: int = 512) -> Any:
     return fast
 
 
-def build_tiny_model(tokenizer: Any, *, hidden_size: int = 16, num_layers: int = 2, seed: int = 0) -> Any:
+def build_tiny_model(
+    tokenizer: Any, *, hidden_size: int = 16, num_layers: int = 2, seed: int = 0
+) -> Any:
     """A randomly initialised ``Qwen2ForCausalLM`` sized for ``tokenizer``."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM

@@ -28,6 +28,7 @@ batch mean of ``RewardBreakdown.to_flat_dict()``) plus the curriculum's tier siz
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -91,8 +92,14 @@ class _PromptCache:
         self._cache: dict[str, tuple[list[dict[str, str]], int]] = {}
         self._lock = threading.Lock()
 
-    def row(self, task_id: str | None, *, seed: int | None = None, difficulty: int | None = None,
-            multi_turn: bool = False) -> dict[str, Any]:
+    def row(
+        self,
+        task_id: str | None,
+        *,
+        seed: int | None = None,
+        difficulty: int | None = None,
+        multi_turn: bool = False,
+    ) -> dict[str, Any]:
         with self._lock:
             if self._env is None:
                 self._env = _make_env(self.env_id, self.env_kwargs, self.max_steps)
@@ -319,7 +326,9 @@ class ForgeToolEnvironment:
         Returns:
             What was applied or why the edit was rejected.
         """
-        return self._step({"action": "edit", "edits": [{"path": path, "search": search, "replace": replace}]})
+        return self._step(
+            {"action": "edit", "edits": [{"path": path, "search": search, "replace": replace}]}
+        )
 
     def write_file(self, path: str, content: str) -> str:
         """Replace the whole content of an editable file.
@@ -395,10 +404,8 @@ class ForgeToolEnvironment:
     def __del__(self) -> None:  # not a tool: TRL lists public functions only
         env = getattr(self, "_env", None)
         if env is not None:
-            try:
+            with contextlib.suppress(Exception):  # interpreter shutdown
                 env.close()
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
 
 
 def make_environment_factory(

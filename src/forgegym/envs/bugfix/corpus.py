@@ -130,17 +130,15 @@ class ReferenceModule:
         return _hidden_calls(self.name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reference_module(name: str) -> ModuleType:
     # A private module name, so the reference never shadows or is shadowed by anything.
     return _load_file_module(MODULES_DIR / name / f"{name}.py", f"_forgegym_bugfix_ref_{name}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hidden_calls(name: str) -> tuple[HiddenCall, ...]:
-    checks = _load_file_module(
-        MODULES_DIR / name / "checks.py", f"_forgegym_bugfix_checks_{name}"
-    )
+    checks = _load_file_module(MODULES_DIR / name / "checks.py", f"_forgegym_bugfix_checks_{name}")
     reference = _reference_module(name)
     rng = random.Random(f"{name}:{HIDDEN_SEED}")
     calls: list[HiddenCall] = []
@@ -165,12 +163,10 @@ def _hidden_calls(name: str) -> tuple[HiddenCall, ...]:
 
 def module_names() -> tuple[str, ...]:
     """Names of every corpus module, sorted."""
-    return tuple(
-        sorted(p.name for p in MODULES_DIR.iterdir() if (p / f"{p.name}.py").is_file())
-    )
+    return tuple(sorted(p.name for p in MODULES_DIR.iterdir() if (p / f"{p.name}.py").is_file()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_corpus() -> dict[str, ReferenceModule]:
     """Every corpus module by name."""
     corpus = {}

@@ -135,7 +135,9 @@ def _comparison_site(table: dict[type, type]) -> tuple[Callable, Callable]:
         new = table[type(old)](
             whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" ")
         )
-        return node.with_changes(comparisons=[first.with_changes(operator=new), *node.comparisons[1:]])
+        return node.with_changes(
+            comparisons=[first.with_changes(operator=new), *node.comparisons[1:]]
+        )
 
     return applies, mutate
 
@@ -151,7 +153,10 @@ def _bool_applies(node: cst.CSTNode, ctx: _Context) -> bool:
 
 def _bool_mutate(node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
     assert isinstance(node, cst.BooleanOperation)
-    ws = {"whitespace_before": cst.SimpleWhitespace(" "), "whitespace_after": cst.SimpleWhitespace(" ")}
+    ws = {
+        "whitespace_before": cst.SimpleWhitespace(" "),
+        "whitespace_after": cst.SimpleWhitespace(" "),
+    }
     new = cst.Or(**ws) if isinstance(node.operator, cst.And) else cst.And(**ws)
     return node.with_changes(operator=new)
 
@@ -173,7 +178,8 @@ def _arith_mutate(node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
     assert isinstance(node, cst.BinaryOperation)
     old = node.operator
     new = _ARITH[type(old)](
-        whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after  # type: ignore[attr-defined]
+        whitespace_before=old.whitespace_before,
+        whitespace_after=old.whitespace_after,  # type: ignore[attr-defined]
     )
     return node.with_changes(operator=new)
 
@@ -327,20 +333,32 @@ def _constant_mutate(node: cst.CSTNode, ctx: _Context) -> cst.CSTNode:
 OPERATORS: dict[str, Operator] = {
     op.name: op
     for op in (
-        Operator("range_off_by_one", "range() stop shortened by one", _range_applies, _range_mutate, True),
-        Operator("slice_off_by_one", "slice bound moved by one", _slice_applies, _slice_mutate, True),
+        Operator(
+            "range_off_by_one", "range() stop shortened by one", _range_applies, _range_mutate, True
+        ),
+        Operator(
+            "slice_off_by_one", "slice bound moved by one", _slice_applies, _slice_mutate, True
+        ),
         Operator("comparison_boundary", "< vs <=, > vs >=", _flip_applies, _flip_mutate, True),
         Operator("comparison_negated", "== vs !=, in vs not in", _neg_applies, _neg_mutate),
         Operator("boolean_swap", "and vs or", _bool_applies, _bool_mutate),
         Operator("arithmetic_swap", "+ vs -, * vs +, // vs /", _arith_applies, _arith_mutate, True),
-        Operator("negated_condition", "if/while condition negated", _negate_applies, _negate_mutate),
+        Operator(
+            "negated_condition", "if/while condition negated", _negate_applies, _negate_mutate
+        ),
         Operator("dropped_unary", "not/minus dropped", _unary_applies, _unary_mutate),
         Operator("wrong_return", "wrong return value", _return_applies, _return_mutate),
         Operator("removed_statement", "a statement removed", _remove_applies, _remove_mutate),
-        Operator("swapped_arguments", "first two call arguments swapped", _swap_applies, _swap_mutate),
-        Operator("wrong_default", "parameter default changed", _default_applies, _default_mutate, True),
+        Operator(
+            "swapped_arguments", "first two call arguments swapped", _swap_applies, _swap_mutate
+        ),
+        Operator(
+            "wrong_default", "parameter default changed", _default_applies, _default_mutate, True
+        ),
         Operator("wrong_variable", "another parameter passed", _variable_applies, _variable_mutate),
-        Operator("constant_off_by_one", "integer constant +1", _constant_applies, _constant_mutate, True),
+        Operator(
+            "constant_off_by_one", "integer constant +1", _constant_applies, _constant_mutate, True
+        ),
     )
 }
 SUBTLE_OPERATORS = frozenset(name for name, op in OPERATORS.items() if op.subtle)
@@ -377,10 +395,6 @@ def _functions(module: cst.Module) -> dict[str, int]:
 
 def _context(fn: cst.FunctionDef) -> _Context:
     return _Context(params=tuple(p.name.value for p in fn.params.params))
-
-
-def _body_only(fn: cst.FunctionDef) -> cst.FunctionDef:
-    return fn
 
 
 def enumerate_mutations(source: str, operators: Iterable[str] | None = None) -> list[Mutation]:
@@ -423,6 +437,8 @@ def apply_mutations(source: str, mutations: Iterable[Mutation]) -> str:
         transformer = _SiteTransformer(OPERATORS[mutation.operator], _context(fn), mutation.site)
         new_fn = fn.visit(transformer)
         if not transformer.mutated:
-            raise ValueError(f"no site {mutation.site} for {mutation.operator} in {mutation.function}")
+            raise ValueError(
+                f"no site {mutation.site} for {mutation.operator} in {mutation.function}"
+            )
         body[index] = new_fn  # type: ignore[assignment]
     return module.with_changes(body=body).code

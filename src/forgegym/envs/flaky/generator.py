@@ -252,3 +252,44 @@ class FlakyTaskBank:
         """The manifest's baseline pass rate (for the manifest's rerun count)."""
         entry = self.entries.get(task_id)
         return None if entry is None else entry.get("baseline_pass_rate")
+
+
+def build_manifest(
+    config: GeneratorConfig, runner: Any, *, batch: int = 48, path: Path | None = None
+) -> dict[str, Any]:
+    """Generate and validate every candidate of ``config``; keep distinct scenarios
+    (by fingerprint) and write the manifest to ``path`` if given."""
+    from forgegym.envs.flaky.preflight import validate_many
+
+    config.validate()
+    seen: set[str] = set()
+    tasks = []
+    for task_id in config.candidate_ids():
+        task = generate(task_id)
+        fp = fingerprint(task.files)
+        if fp not in seen:
+            seen.add(fp)
+            tasks.append(task)
+    entries = []
+    for start in range(0, len(tasks), batch):
+        chunk = tasks[start : start + batch]
+        for task, entry in zip(chunk, validate_many(runner, chunk, config.reruns), strict=True):
+            entry["fingerprint"] = fingerprint(task.files)
+            entries.append(entry)
+    manifest = {"reruns": config.reruns, "entries": entries}
+    if path is not None:
+        path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
+
+
+if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_template]
+    import sys
+
+    from forgegym.sandbox.runner import get_default_runner
+
+    per = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+    built = build_manifest(
+        GeneratorConfig(per_template=per, reruns=10), get_default_runner(), path=MANIFEST_PATH
+    )
+    valid = [e for e in built["entries"] if e["valid"]]
+    print(f"{len(valid)} valid of {len(built['entries'])}")

@@ -235,6 +235,8 @@ def _tamper_events(source: str) -> Counter[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
+            if name.endswith("mark.timeout") or any(k.arg == "timeout" for k in node.keywords):
+                events[f"timeout {ast.unparse(node)[:60]}"] += 1
             if name in _TAMPER_CALLS:
                 events[name] += 1
             if name.endswith(("setenv", "setitem")) and any(
@@ -252,9 +254,7 @@ def _tamper_events(source: str) -> Counter[str]:
     return events
 
 
-def scan_chaos_tamper(
-    pristine: Mapping[str, str], patched: Mapping[str, str]
-) -> list[HackFinding]:
+def scan_chaos_tamper(pristine: Mapping[str, str], patched: Mapping[str, str]) -> list[HackFinding]:
     """Flaky-specific findings: the patch pins or reads what the chaos schedule varies
     (global RNG seed, TZ, locale, switch interval, forgegym's own chaos module)."""
     findings = []
@@ -264,13 +264,16 @@ def scan_chaos_tamper(
         added = _tamper_events(patched[path]) - _tamper_events(pristine.get(path, ""))
         for event, count in sorted(added.items()):
             detail = _TAMPER_CALLS.get(event, event)
+            kind = "timeout_inflated" if event.startswith("timeout") else "chaos_tamper"
             findings.append(
-                HackFinding(kind="chaos_tamper", path=path, line=0, detail=f"{event} x{count}: {detail}")
+                HackFinding(kind=kind, path=path, line=0, detail=f"{event} x{count}: {detail}")
             )
     return findings
 
 
-def hack_findings(task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]) -> list[HackFinding]:
+def hack_findings(
+    task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]
+) -> list[HackFinding]:
     """Every anti-hack finding of a submission against the pristine files."""
     before = {p: task_files[p] for p in files if p in task_files}
     return [*scan_patch(before, dict(files), test_paths), *scan_chaos_tamper(before, files)]
@@ -303,7 +306,11 @@ class FlakyGrader:
         self.timeout_s = timeout_s
 
     def seed_for(self, task: Any) -> int:
-        return int(task.hidden.get("schedule_seed", 0)) if self.schedule_seed is None else self.schedule_seed
+        return (
+            int(task.hidden.get("schedule_seed", 0))
+            if self.schedule_seed is None
+            else self.schedule_seed
+        )
 
     def schedule(self, task: Any) -> list[ChaosRun]:
         return make_schedule(self.seed_for(task), self.reruns)
@@ -313,17 +320,35 @@ class FlakyGrader:
         hidden = task.hidden
         if not _compiles(submission.files):
             return []
+        if hack_findings(task.files, submission.files, hidden["test_paths"]):
+            return []  # gated statically: running a sleep(5) hack would only cost time
         test_ids = list(hidden["test_ids"])
         workdir = str(submission.materialise())
         jobs: list[Job] = list(
-            chaos_jobs(workdir, hidden["target"], test_ids, hidden["test_paths"], self.schedule(task), self.timeout_s)
+            chaos_jobs(
+                workdir,
+                hidden["target"],
+                test_ids,
+                hidden["test_paths"],
+                self.schedule(task),
+                self.timeout_s,
+            )
         )
         mutant = hidden.get("mutant") or {}
         if mutant:
             # The submitted tests against a bug-injected version of the source under test.
             mutant_dir = str(submission.materialise(mutant))
             calm = make_schedule(0, 1)
-            jobs.extend(chaos_jobs(mutant_dir, hidden["target"], test_ids, hidden["test_paths"], calm, self.timeout_s))
+            jobs.extend(
+                chaos_jobs(
+                    mutant_dir,
+                    hidden["target"],
+                    test_ids,
+                    hidden["test_paths"],
+                    calm,
+                    self.timeout_s,
+                )
+            )
         return jobs
 
     def score(self, submission: Submission, results: Sequence[Result]) -> Any:
@@ -334,7 +359,11 @@ class FlakyGrader:
         noop = is_noop(pristine, submission.files)
         notes = [f.render() for f in findings[:8]]
         if not _compiles(submission.files):
-            return compose({}, {}, gates=["compile_error"], notes=["an edited file does not compile"])
+            return compose(
+                {}, {}, gates=["compile_error"], notes=["an edited file does not compile"]
+            )
+        if findings:
+            return compose({}, {}, gates=["hack_flagged"], notes=notes)
         schedule = self.schedule(task)
         n = len(schedule)
         outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
@@ -366,7 +395,10 @@ class FlakyGrader:
             if truth:
                 cat_ok = diag.category == hidden.get("category")
                 loc_ok = location_matches(diag.location, truth)
-                touched = any(location_matches(diag.location, c) or location_matches(c, diag.location) for c in changed)
+                touched = any(
+                    location_matches(diag.location, c) or location_matches(c, diag.location)
+                    for c in changed
+                )
                 diag_value = 0.5 * cat_ok + 0.3 * loc_ok + 0.2 * touched
                 calib = brier_reward(diag.confidence, cat_ok)
             else:  # user repository: only consistency with the patch is checkable

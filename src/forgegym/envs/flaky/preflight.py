@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from forgegym.core.task import Task
@@ -54,6 +53,8 @@ class Preflight:
     reruns: int
     order: OrderFindings | None = None
     detail: str = ""
+    #: Per-rerun outcomes of the target (``grader.RerunOutcome``).
+    outcomes: list[Any] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -73,6 +74,7 @@ class Preflight:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("outcomes", None)
         data["label"] = self.label
         return data
 
@@ -117,6 +119,7 @@ def preflight(
         reruns=len(outcomes),
         order=order,
         detail=detail,
+        outcomes=outcomes,
     )
 
 
@@ -134,11 +137,16 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
             spaces.append(ws)
             schedule = make_schedule(h["schedule_seed"], reruns)
             spans = []
-            variants: dict[str, dict[str, str]] = {"pristine": {}, "reference": dict(task.reference)}
+            variants: dict[str, dict[str, str]] = {
+                "pristine": {},
+                "reference": dict(task.reference),
+            }
             if h.get("partial"):
                 variants["partial"] = dict(h["partial"])
             for name, files in variants.items():
-                d = str(ws.materialise({**{p: task.files[p] for p in task.editable_files}, **files}))
+                d = str(
+                    ws.materialise({**{p: task.files[p] for p in task.editable_files}, **files})
+                )
                 start = len(jobs)
                 jobs += chaos_jobs(d, h["target"], h["test_ids"], h["test_paths"], schedule)
                 spans.append((name, start, len(jobs)))
@@ -185,5 +193,3 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
 def validate_scenario(runner: Any, task: Task, reruns: int) -> dict[str, Any]:
     """:func:`validate_many` for one task."""
     return validate_many(runner, [task], reruns)[0]
-
-

@@ -139,7 +139,7 @@ def _swap(text: str, old: str, new: str) -> str:
 def async_unawaited(v: Variant) -> Draft:
     mult, polls, ticks = v.num(2, 9), v.num(2, 3), v.num(3, 5)
     src = _t(
-        '''
+        """
         import asyncio
 
         from $pkg import fakes
@@ -152,7 +152,7 @@ def async_unawaited(v: Variant) -> Draft:
 
         async def collect_$noun(key, sink):
             sink.append(await load_$noun(key))
-        ''',
+        """,
         v,
         ticks=ticks,
         mult=mult,
@@ -215,7 +215,9 @@ def async_fire_and_forget(v: Variant) -> Draft:
         v,
         ticks=ticks,
     ) + _distract_src(v)
-    fixed = _swap(src, "    asyncio.ensure_future(_fill(cache, key))", "    await _fill(cache, key)")
+    fixed = _swap(
+        src, "    asyncio.ensure_future(_fill(cache, key))", "    await _fill(cache, key)"
+    )
     test = _t(
         """
         import asyncio
@@ -254,7 +256,7 @@ def concurrency_lost_update(v: Variant) -> Draft:
     n, amount = v.num(3, 4), v.num(2, 9)
     prob = v.rng.choice((0.2, 0.25, 0.3))
     src = _t(
-        '''
+        """
         import asyncio
 
         from $pkg import fakes
@@ -280,17 +282,17 @@ def concurrency_lost_update(v: Variant) -> Draft:
                 balance = await self.store.read("$key")
                 await fakes.maybe_delay($prob)
                 await self.store.write("$key", balance + amount)
-        ''',
+        """,
         v,
         Noun=v.noun.capitalize(),
         prob=prob,
     ) + _distract_src(v)
     fixed = _swap(
         src,
-        '''        balance = await self.store.read("$key")
+        """        balance = await self.store.read("$key")
         await fakes.maybe_delay($prob)
         await self.store.write("$key", balance + amount)
-'''.replace("$key", v.key).replace("$prob", str(prob)),
+""".replace("$key", v.key).replace("$prob", str(prob)),
         f'''        async with self._lock:
             balance = await self.store.read("{v.key}")
             await fakes.maybe_delay({prob})
@@ -333,7 +335,7 @@ def concurrency_lost_update(v: Variant) -> Draft:
 
 
 def concurrency_worker_pool(v: Variant) -> Draft:
-    cap, workers, jobs = v.num(2, 3), 2, v.num(4, 5)
+    cap, workers, jobs = v.num(3, 4), 2, v.num(5, 6)
     prob = v.rng.choice((0.3, 0.4))
     factor = v.num(2, 5)
     src = _t(
@@ -410,7 +412,7 @@ def order_polluter(v: Variant) -> Draft:
     cents = v.num(101, 9999)
     cur, other = v.rng.sample(("EUR", "USD", "GBP", "JPY", "CHF"), 2)
     src = _t(
-        '''
+        """
         _SETTINGS = {"currency": "$cur"}
 
 
@@ -424,7 +426,7 @@ def order_polluter(v: Variant) -> Draft:
 
         def format_price(cents):
             return f"{cents / 100:.2f} {_SETTINGS['currency']}"
-        ''',
+        """,
         v,
         cur=cur,
     ) + _distract_src(v)
@@ -482,7 +484,7 @@ def order_polluter(v: Variant) -> Draft:
 def order_brittle(v: Variant) -> Draft:
     rows = v.num(2, 5)
     src = _t(
-        '''
+        """
         _TABLES = {}
 
 
@@ -497,7 +499,7 @@ def order_brittle(v: Variant) -> Draft:
 
         def count(name):
             return len(_TABLES[name])
-        ''',
+        """,
         v,
     ) + _distract_src(v)
     setter = _t(
@@ -543,7 +545,10 @@ def order_brittle(v: Variant) -> Draft:
         target="test_insert_rows",
         fault_file="test",
         fault_func="test_insert_rows",
-        mutant=("def count(name):\n    return len(_TABLES[name])", "def count(name):\n    return len(_TABLES[name]) + 1"),
+        mutant=(
+            "def count(name):\n    return len(_TABLES[name])",
+            "def count(name):\n    return len(_TABLES[name]) + 1",
+        ),
         summary="the test relies on a table another test creates (brittle: needs a state-setter)",
     )
 
@@ -552,7 +557,7 @@ def order_brittle(v: Variant) -> Draft:
 def nonidem_register(v: Variant) -> Draft:
     names = v.rng.sample(_KEYS, 2)
     src = _t(
-        '''
+        """
         class DuplicateHandler(ValueError):
             pass
 
@@ -572,7 +577,7 @@ def nonidem_register(v: Variant) -> Draft:
 
         def reset():
             _HANDLERS.clear()
-        ''',
+        """,
         v,
     ) + _distract_src(v)
     body_old = _t(
@@ -662,7 +667,7 @@ def leak_pool(v: Variant) -> Draft:
     calls = size - 1 if size > 2 else 1
     mult = v.num(2, 7)
     src = _t(
-        '''
+        """
         from $pkg import fakes
 
         POOL = fakes.ResourcePool($size)
@@ -672,7 +677,7 @@ def leak_pool(v: Variant) -> Draft:
             handle = POOL.acquire()
             total = sum(i * $mult for i in ids)
             return total
-        ''',
+        """,
         v,
         size=size,
         mult=mult,
@@ -738,7 +743,11 @@ def shared_mutable_default(v: Variant) -> Draft:
         "def record(event, log=[]):",
         "def record(event, log=None):",
     )
-    fixed = _swap(fixed, "    log.append(event)\n", "    log = [] if log is None else log\n    log.append(event)\n")
+    fixed = _swap(
+        fixed,
+        "    log.append(event)\n",
+        "    log = [] if log is None else log\n    log.append(event)\n",
+    )
     test = _t(
         """
         from $pkg import $mod
@@ -774,7 +783,7 @@ def shared_class_attr(v: Variant) -> Draft:
     price = v.num(2, 30)
     noun = v.noun.capitalize()
     src = _t(
-        '''
+        """
         class ${Noun}Cart:
             items = []
 
@@ -783,7 +792,7 @@ def shared_class_attr(v: Variant) -> Draft:
 
             def total(self):
                 return sum(price for _, price in self.items)
-        ''',
+        """,
         v,
         Noun=noun,
     ) + _distract_src(v)
@@ -817,7 +826,10 @@ def shared_class_attr(v: Variant) -> Draft:
         target="test_cart_total",
         fault_file="src",
         fault_func=f"{noun}Cart",
-        mutant=("sum(price for _, price in self.items)", "sum(price for _, price in self.items) + 1"),
+        mutant=(
+            "sum(price for _, price in self.items)",
+            "sum(price for _, price in self.items) + 1",
+        ),
         summary="items is a class attribute shared by every cart",
     )
 
@@ -862,7 +874,9 @@ def network_remote_default(v: Variant) -> Draft:
         f"{v.mod}.fetch_user({uid})",
         f"{v.mod}.fetch_user({uid}, transport=fakes.LoopbackTransport({v.mod}.ROUTES))",
     )
-    test_old = test_old.replace(f"from {v.pkg} import {v.mod}, fakes", f"from {v.pkg} import {v.mod}")
+    test_old = test_old.replace(
+        f"from {v.pkg} import {v.mod}, fakes", f"from {v.pkg} import {v.mod}"
+    )
     dt = _distract_tests(v)
     return Draft(
         source=src,
@@ -983,7 +997,9 @@ def platform_locale(v: Variant) -> Draft:
         ''',
         v,
     ) + _distract_src(v)
-    fixed = _swap(src, 'return f"{whole}{_decimal_point()}{frac:02d}"', 'return f"{whole}.{frac:02d}"')
+    fixed = _swap(
+        src, 'return f"{whole}{_decimal_point()}{frac:02d}"', 'return f"{whole}.{frac:02d}"'
+    )
     test = _t(
         """
         from $pkg import $mod
@@ -1194,7 +1210,7 @@ def cache_lru(v: Variant) -> Draft:
     rate, other = v.rng.sample((5, 7, 10, 12, 15, 20), 2)
     amount = v.num(10, 90) * 10
     src = _t(
-        '''
+        """
         import functools
 
         _CONFIG = {"rate": $rate}
@@ -1211,11 +1227,15 @@ def cache_lru(v: Variant) -> Draft:
         @functools.lru_cache(maxsize=None)
         def tax_for(amount):
             return amount * _CONFIG["rate"] // 100
-        ''',
+        """,
         v,
         rate=rate,
     ) + _distract_src(v)
-    fixed = _swap(src, '    _CONFIG["rate"] = rate\n', '    _CONFIG["rate"] = rate\n    tax_for.cache_clear()\n')
+    fixed = _swap(
+        src,
+        '    _CONFIG["rate"] = rate\n',
+        '    _CONFIG["rate"] = rate\n    tax_for.cache_clear()\n',
+    )
     test = _t(
         """
         from $pkg import $mod
@@ -1306,7 +1326,7 @@ def cache_mutable_result(v: Variant) -> Draft:
 def fixture_module_scope(v: Variant) -> Draft:
     qty = v.num(2, 9)
     src = _t(
-        '''
+        """
         def restock(stock, item, n):
             stock[item] = stock.get(item, 0) + n
             return stock[item]
@@ -1314,7 +1334,7 @@ def fixture_module_scope(v: Variant) -> Draft:
 
         def available(stock, item):
             return stock.get(item, 0)
-        ''',
+        """,
         v,
     ) + _distract_src(v)
     test_old = _t(
@@ -1359,14 +1379,14 @@ def fixture_module_scope(v: Variant) -> Draft:
 def mock_unstopped(v: Variant) -> Draft:
     rate = v.num(2, 9)
     src = _t(
-        '''
+        """
         def exchange_rate():
             return $rate
 
 
         def convert(amount):
             return amount * exchange_rate()
-        ''',
+        """,
         v,
         rate=rate,
     ) + _distract_src(v)
@@ -1418,14 +1438,14 @@ def mock_unstopped(v: Variant) -> Draft:
 def mock_assignment(v: Variant) -> Draft:
     word = v.rng.choice(("Hello", "Welcome", "Hi"))
     src = _t(
-        '''
+        """
         def _greeting():
             return "$word"
 
 
         def greet(name):
             return f"{_greeting()}, {name}!"
-        ''',
+        """,
         v,
         word=word,
     ) + _distract_src(v)

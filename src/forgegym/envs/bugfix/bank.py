@@ -1,0 +1,191 @@
+"""``BugfixTaskBank``: validated bug-fix tasks served from the shipped manifest.
+
+Every task is regenerated deterministically from its manifest entry (module name +
+mutation list) by re-applying the mutations to the trusted reference: no sandbox run,
+no randomness, so ``get`` gives byte-identical tasks in any process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.bugfix.checking import describe_outcome
+from forgegym.envs.bugfix.corpus import ReferenceModule, load_corpus
+from forgegym.envs.bugfix.generator import DIFFICULTY_LEVELS, MANIFEST_PATH
+from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
+
+__all__ = ["BugfixTaskBank", "build_task", "load_manifest"]
+
+FAMILY = "bugfix"
+
+
+@functools.lru_cache(maxsize=4)
+def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
+    """The parsed manifest (cached)."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing; regenerate it with `python -m forgegym.envs.bugfix.generator`"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _drop_tests(test_source: str, names: Sequence[str]) -> str:
+    """The visible test file without the test functions ``names``."""
+    module = cst.parse_module(test_source)
+    body = [
+        stmt
+        for stmt in module.body
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in names)
+    ]
+    return module.with_changes(body=body).code
+
+
+def _symptom_text(ref: ReferenceModule, entry: dict[str, Any]) -> str:
+    symptom = entry["symptom"]
+    call = ref.hidden_calls()[symptom["call"]]
+    return (
+        f"A user reports a wrong result from `{ref.module_path}`:\n\n"
+        f"> I called `{call.describe()}` and it {symptom['got']}, but it should "
+        f"{describe_outcome(call.expected)}.\n\n"
+        "The visible test suite passes; it does not cover this case. Hidden checks will "
+        "compare your version's behaviour with the intended one on many inputs."
+    )
+
+
+def _report_text(ref: ReferenceModule, entry: dict[str, Any]) -> str:
+    return (
+        f"The test suite of `{ref.module_path}` fails:\n\n```\n{entry['test_report']}\n```\n\n"
+        "Hidden checks will also compare your version's behaviour with the intended one "
+        "on many more inputs, so fix the cause, not the test inputs."
+    )
+
+
+def build_task(entry: dict[str, Any]) -> Task:
+    """The task of one manifest entry (pure; deterministic)."""
+    ref = load_corpus()[entry["module"]]
+    mutations = tuple(Mutation.from_json(m) for m in entry["mutations"])
+    buggy = apply_mutations(ref.source, mutations)
+    symptom_only = bool(entry["symptom_only"])
+    if symptom_only:
+        test_source = _drop_tests(ref.test_source, entry["failing_tests"])
+        tests = tuple(t for t in ref.test_functions if t not in entry["failing_tests"])
+    else:
+        test_source = ref.test_source
+        tests = ref.test_functions
+    fix_lines = sum(
+        1
+        for line in difflib.unified_diff(buggy.splitlines(), ref.source.splitlines(), lineterm="")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+    body = _symptom_text(ref, entry) if symptom_only else _report_text(ref, entry)
+    description = (
+        f"{body}\n\nFix the bug(s) in `{ref.module_path}` (there may be more than one). "
+        "Only that file is editable; keep its public functions and their behaviour on "
+        "inputs that already work. Submit when done."
+    )
+    hidden = {
+        "module": ref.name,
+        "calls": [
+            {"function": c.function, "args": c.args, "expected": c.expected}
+            for c in ref.hidden_calls()
+        ],
+        "failing_hidden": list(entry["failing_hidden"]),
+        "mutations": [m.to_json() for m in mutations],
+        "mutated_file": ref.module_path,
+        "mutated_functions": sorted({m.function for m in mutations}),
+        "module_functions": list(ref.functions),
+        "fix_lines": fix_lines,
+        "symptom_call": entry["symptom"]["call"] if symptom_only else None,
+    }
+    return Task(
+        task_id=entry["id"],
+        family=FAMILY,
+        difficulty=int(entry["level"]),
+        title=f"Fix the bug in {ref.module_path}",
+        description=description,
+        files={ref.module_path: buggy, ref.test_path: test_source},
+        editable_files=(ref.module_path,),
+        visible_test_files=(ref.test_path,),
+        visible_test_ids=ref.test_ids(tests),
+        hidden=hidden,
+        reference={ref.module_path: ref.source},
+        metadata={
+            "module": ref.name,
+            "n_bugs": len(mutations),
+            "symptom_only": symptom_only,
+        },
+    )
+
+
+class BugfixTaskBank:
+    """The :class:`~forgegym.core.task.TaskBank` of ``Forge/Bugfix-v0``.
+
+    Args:
+        manifest_path: the validated manifest (default: the one shipped in ``data/``).
+        check_digests: refuse a manifest whose corpus digests do not match the corpus
+            on disk (a stale manifest would serve unvalidated tasks).
+    """
+
+    family = FAMILY
+    difficulty_levels: tuple[int, ...] = DIFFICULTY_LEVELS
+
+    def __init__(self, manifest_path: Path = MANIFEST_PATH, *, check_digests: bool = True) -> None:
+        manifest = load_manifest(Path(manifest_path))
+        if check_digests:
+            corpus = load_corpus()
+            stale = [m for m, d in manifest["digests"].items() if corpus[m].digest != d]
+            if stale:
+                raise RuntimeError(
+                    f"manifest is stale for modules {stale}; regenerate it with "
+                    "`python -m forgegym.envs.bugfix.generator`"
+                )
+        self._entries: dict[str, dict[str, Any]] = {t["id"]: t for t in manifest["tasks"]}
+        self._ids = tuple(sorted(self._entries))
+        self._by_level = {
+            level: tuple(i for i in self._ids if self._entries[i]["level"] == level)
+            for level in self.difficulty_levels
+        }
+        self._get = functools.lru_cache(maxsize=256)(self._build)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def entry(self, task_id: str) -> dict[str, Any]:
+        """The manifest entry of ``task_id`` (a copy)."""
+        if task_id not in self._entries:
+            raise UnknownTaskError(task_id)
+        return json.loads(json.dumps(self._entries[task_id]))
+
+    def _build(self, task_id: str) -> Task:
+        return build_task(self._entries[task_id])
+
+    def get(self, task_id: str) -> Task:
+        if not isinstance(task_id, str) or task_id not in self._entries:
+            raise UnknownTaskError(f"no bugfix task {task_id!r}")
+        return self._get(task_id)
+
+    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
+        """Every task id (at ``difficulty``), sorted."""
+        if difficulty is None:
+            return self._ids
+        if difficulty not in self._by_level:
+            raise ValueError(f"difficulty must be one of {list(self.difficulty_levels)}")
+        return self._by_level[difficulty]
+
+    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
+        ids = self.ids(difficulty)
+        return self.get(ids[int(rng.integers(len(ids)))])
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        ids = self.ids(difficulty)
+        order = np.random.default_rng(seed).permutation(len(ids))
+        return [ids[i] for i in order[: max(0, n)]]

@@ -1,0 +1,149 @@
+"""``Forge/Bugfix-v0``: repair a module whose behaviour procedurally injected bugs broke."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from forgegym.core.code_env import CodeEnv
+from forgegym.core.task import TaskBank
+from forgegym.envs.bugfix import hacks as _hacks  # noqa: F401  (registers the known hacks)
+from forgegym.envs.bugfix.bank import BugfixTaskBank
+from forgegym.envs.bugfix.grader import BugfixGrader
+
+if TYPE_CHECKING:
+    from forgegym.rewards import RewardBreakdown
+    from forgegym.sandbox.runner import Runner
+
+__all__ = ["BugfixEnv"]
+
+
+class BugfixEnv(CodeEnv):
+    """Fix the bug(s) injected into a small, realistic Python module.
+
+    ## Description
+
+    Each task is one module from a corpus of 42 small reference modules (text parsing,
+    iterators, intervals, numbers, calendar arithmetic without the wall clock, graph and
+    string algorithms, ...) into which a libcst mutation engine injected one to three
+    bugs (off-by-one ranges and slices, flipped comparisons, swapped ``and``/``or``,
+    arithmetic swaps, negated conditions, wrong return values, removed statements,
+    swapped arguments, wrong defaults, wrong variables, ...). Every served task was
+    validated offline in the sandbox: at least one visible test and one hidden check fail,
+    and the rest of the behaviour is intact. The observation reads like a bug report: the
+    failing test output (or, at the hardest level, only a user's report of one wrong
+    output), the file tree, every file, the step budget and the action protocol.
+
+    ## Action Space
+
+    Text (:class:`~forgegym.core.spaces.UnicodeText`): one JSON action or a list of them,
+    in a fenced ```json block: ``edit`` (``{path, search, replace}`` or
+    ``{path, content}``; only the module is editable), ``run_tests``, ``lint``,
+    ``plan``/``review``/``reflect`` ``{text}`` and ``submit``.
+
+    ## Observation Space
+
+    Text: a self-contained prompt (bug report, files, budget, last action's result).
+
+    ## Rewards
+
+    Final grading (on ``submit`` or truncation) composes, via :mod:`forgegym.rewards`:
+    gates first (hack-flagged patch -1.0, non-compiling patch -0.3), then the hidden
+    differential checks' fail-to-pass rate (weight 6), the visible pass rate, ruff lint,
+    diff size and step efficiency (each scaled by the hidden fail-to-pass rate), a
+    grounded ``review``/``reflect`` note naming the buggy file and function, minus a
+    regression penalty (hidden checks the bug had left intact that now fail) and a no-op
+    penalty. Between steps, potential-based shaping on the visible pass rate
+    (``shaping_weight``) guides multi-step episodes without changing the optimum. An
+    action that does not parse costs ``format_penalty``.
+
+    ## Starting State
+
+    A task drawn from :class:`~forgegym.envs.bugfix.bank.BugfixTaskBank` with
+    ``self.np_random`` (or the one named by ``options["task_id"]``; levels via
+    ``options["difficulty"]``): 1 = one obvious bug with failing tests shown, 2 = one
+    subtle bug, or one bug shown only as a user's symptom, or two bugs, 3 = two bugs
+    shown only as a symptom, or three bugs.
+
+    ## Episode End
+
+    Terminated on ``submit``; truncated after ``max_steps`` steps (graded as if
+    submitted). ``info["success"]`` is true when every hidden check passes and no gate
+    fired.
+
+    ## Arguments
+
+    * ``max_steps`` (int, 8): step budget; ``1`` is single-turn (one-shot GRPO).
+    * ``difficulty`` (1, 2, 3 or None): default level for ``reset``.
+    * ``weights`` (dict): overrides of the reward weights (``hidden``, ``visible``,
+      ``lint``, ``diff``, ``efficiency``, ``notes``, ``regression``, ``noop``).
+    * ``shaping_weight`` (float, 0.1), ``format_penalty`` (float, -0.1),
+      ``test_timeout_s`` (float, 20), ``grading_timeout_s`` (float, 10).
+    * ``task_bank``, ``runner``: injectable for tests and custom banks.
+
+    ## Example
+
+    >>> import gymnasium as gym
+    >>> import forgegym
+    >>> from forgegym.policies.registry import reference_action_for
+    >>> env = gym.make("Forge/Bugfix-v0", max_steps=1)
+    >>> obs, info = env.reset(seed=0, options={"task_id": "bugfix/chunk_list/seed"})
+    >>> action = reference_action_for("bugfix")(env.unwrapped.task)
+    >>> obs, reward, terminated, truncated, info = env.step(action)
+    >>> info["success"]
+    True
+    """
+
+    family: ClassVar[str] = "bugfix"
+    system_prompt: ClassVar[str] = (
+        "You are an expert Python engineer fixing bugs. Read the bug report and the code, "
+        "find the root cause, and make the smallest correct fix. Reply with JSON actions."
+    )
+
+    def __init__(
+        self,
+        *,
+        max_steps: int = 8,
+        difficulty: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        shaping_weight: float = 0.1,
+        format_penalty: float = -0.1,
+        test_timeout_s: float = 20.0,
+        grading_timeout_s: float = 10.0,
+        task_bank: TaskBank | None = None,
+        runner: Runner | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if weights is not None and not isinstance(weights, Mapping):
+            raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
+        grader = BugfixGrader(weights=weights, timeout_s=_check_timeout(grading_timeout_s))
+        super().__init__(
+            task_bank=task_bank or BugfixTaskBank(),
+            grader=grader,
+            runner=runner,
+            shaping_weight=shaping_weight,
+            test_timeout_s=test_timeout_s,
+            max_steps=max_steps,
+            difficulty=difficulty,
+            format_penalty=format_penalty,
+            render_mode=render_mode,
+            **kwargs,
+        )
+
+    def _task_section(self) -> str:
+        task = self.task
+        return (
+            f"# Bug report: {task.title}\n\n{task.description}\n\n"
+            f"Editable: {', '.join(task.editable_files)}. Read-only tests: "
+            f"{', '.join(task.visible_test_files)}."
+        )
+
+    def _success(self, breakdown: RewardBreakdown) -> bool:
+        return BugfixGrader.solved(breakdown)
+
+
+def _check_timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= 600):
+        raise ValueError(f"grading_timeout_s must be in (0, 600], got {value!r}")
+    return float(value)

@@ -1,0 +1,324 @@
+"""Grading of bug-fix submissions: gates, hidden differential checks, visible tests,
+lint, diff size, efficiency and grounded notes.
+
+Order of decisions:
+
+1. **gates** (parent, static): an editable file that does not compile -> ``compile_error``;
+   any anti-hack finding -> ``hack_flagged`` (exit calls, framework monkeypatching,
+   skip markers, always-equal classes from :mod:`forgegym.rewards.antihack`, plus this
+   family's :func:`scan_hardcoded_expectations`). A gated submission runs nothing.
+2. **hidden differential checks** dominate: the child only calls the candidate's
+   functions and returns JSON-plain values; the parent compares them with the reference
+   outputs, which never enter the child. ``hidden`` is the fail-to-pass rate over the
+   checks the bug broke; ``regression`` penalises checks the bug had left intact.
+3. **quality** terms (visible tests, lint, diff size, efficiency) are scaled by the
+   hidden fail-to-pass rate: a patch that fixes nothing earns no style credit, so the
+   no-op and visible-test-only hacks score at the bottom.
+4. **notes**: a ``review``/``reflect`` note earns credit only when grounded: it names the
+   buggy file and a function the bug actually changed, without listing every function.
+5. ``noop`` penalises an unchanged module.
+
+``success`` = every hidden check passes and no gate fired.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from forgegym.core.grading import Submission
+from forgegym.envs.bugfix.checking import call_job, hidden_verdicts
+from forgegym.envs.bugfix.corpus import HiddenCall
+from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
+from forgegym.rewards.lint import LintError, lint_score, lint_sources
+from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
+
+__all__ = ["DEFAULT_WEIGHTS", "BugfixGrader", "grounded_note", "scan_hardcoded_expectations"]
+
+#: Default term weights (env kwarg ``weights`` overrides any subset).
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "hidden": 6.0,
+    "visible": 1.0,
+    "lint": 0.25,
+    "diff": 0.5,
+    "efficiency": 0.25,
+    "notes": 0.2,
+    "regression": 2.0,
+    "noop": 1.0,
+}
+_KINDS = {"regression": "penalty", "noop": "penalty"}
+
+
+# ----------------------------------------------------------------- static scans
+def _literal(node: ast.AST) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+
+
+def _key(value: Any) -> str:
+    return repr(value)
+
+
+def _nontrivial(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return abs(value) > 2
+    if isinstance(value, str):
+        return len(value) >= 2
+    if isinstance(value, (list, tuple, dict, set)):
+        return len(value) >= 1
+    return False
+
+
+def _literals_in(source: str) -> Counter[str]:
+    """Multiset of literal values (repr) that sit in a comparison or a return."""
+    found: Counter[str] = Counter()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return found
+    for node in ast.walk(tree):
+        parts: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+        elif isinstance(node, ast.Return) and node.value is not None:
+            parts = [node.value]
+        elif isinstance(node, ast.Dict):  # lookup tables keyed by inputs
+            parts = [*(k for k in node.keys if k is not None), *node.values]
+        for part in parts:
+            value = _literal(part)
+            if value is not _NOT_LITERAL and _nontrivial(value):
+                found[_key(value)] += 1
+    return found
+
+
+def _leaked_values(test_sources: Sequence[str], extra: Sequence[Any]) -> set[str]:
+    """Literal values the agent has seen in tests or a report (args and expectations)."""
+    leaked = {_key(v) for v in extra if _nontrivial(v)}
+    for source in test_sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+                value = _literal(node)
+                if value is not _NOT_LITERAL and _nontrivial(value):
+                    leaked.add(_key(value))
+                    if isinstance(value, list):
+                        leaked.add(_key(tuple(value)))
+                    elif isinstance(value, tuple):
+                        leaked.add(_key(list(value)))
+    return leaked
+
+
+def scan_hardcoded_expectations(
+    pristine: str,
+    patched: str,
+    path: str,
+    test_sources: Sequence[str],
+    report_values: Sequence[Any] = (),
+) -> list[HackFinding]:
+    """Flag literals the patch *adds* to a comparison, a return or a lookup table when
+    the same value appears in the visible tests or the bug report: special-casing the
+    inputs the agent was shown instead of fixing the logic."""
+    leaked = _leaked_values(test_sources, report_values)
+    added = _literals_in(patched) - _literals_in(pristine)
+    hits = sorted(k for k in added if k in leaked)
+    if not hits:
+        return []
+    detail = "patch special-cases values from the tests/report: " + ", ".join(hits[:3])[:300]
+    return [HackFinding(kind="hardcoded_expectation", path=path, line=0, detail=detail)]
+
+
+def grounded_note(text: str, task_hidden: Mapping[str, Any]) -> bool:
+    """A note is grounded when it names the buggy file (or module) and at least one
+    function the bug changed, and does not shotgun-list every function."""
+    lowered = text.lower()
+    module = str(task_hidden["module"]).lower()
+    if module not in lowered:
+        return False
+    # The file name must not count as naming a function of the same name.
+    lowered = lowered.replace(str(task_hidden["mutated_file"]).lower(), " ")
+    named = {
+        fn
+        for fn in task_hidden["module_functions"]
+        if re.search(rf"(?<![a-z0-9_]){re.escape(fn.lower())}(?![a-z0-9_])", lowered)
+    }
+    mutated = set(task_hidden["mutated_functions"])
+    return bool(named & mutated) and len(named) <= len(mutated) + 1
+
+
+# ----------------------------------------------------------------------- grader
+class _Pending:
+    """Per-submission state carried from ``jobs`` to ``score``."""
+
+    def __init__(self, gates: list[str], notes: list[str], lint: Future[float] | None) -> None:
+        self.gates = gates
+        self.notes = notes
+        self.lint = lint
+
+
+class BugfixGrader:
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Bugfix-v0``.
+
+    Args:
+        weights: overrides of :data:`DEFAULT_WEIGHTS` (validated; ``ValueError`` names
+            the ``weights`` argument and the bad term).
+        timeout_s: wall limit of each grading job.
+    """
+
+    def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 10.0):
+        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, (int, float))
+            or not (0 < timeout_s <= 600)
+        ):
+            raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
+        self.timeout_s = float(timeout_s)
+        self._pending: dict[int, _Pending] = {}
+        self._lock = threading.Lock()
+        # Ruff runs in the parent; overlapping it with the sandbox jobs keeps grading
+        # latency at max(jobs, lint) instead of their sum.
+        self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-bugfix-lint")
+
+    # ------------------------------------------------------------- helpers
+    @staticmethod
+    def _calls(hidden: Mapping[str, Any]) -> list[HiddenCall]:
+        return [HiddenCall(c["function"], c["args"], c["expected"]) for c in hidden["calls"]]
+
+    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
+        task = sub.task
+        gates: list[str] = []
+        notes: list[str] = []
+        for path in task.editable_files:
+            try:
+                compile(sub.files[path], path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:
+                gates.append("compile_error")
+                notes.append(f"{path} does not compile: {exc}")
+                break
+        pristine = {p: task.files[p] for p in task.editable_files}
+        findings = scan_patch(pristine, dict(sub.files), task.visible_test_files)
+        hidden = task.hidden
+        report_values: list[Any] = []
+        if hidden.get("symptom_call") is not None:
+            call = hidden["calls"][hidden["symptom_call"]]
+            report_values = [*call["args"], call["args"], call["expected"].get("value")]
+        tests = [task.files[p] for p in task.visible_test_files]
+        for path in task.editable_files:
+            findings += scan_hardcoded_expectations(
+                pristine[path], sub.files[path], path, tests, report_values
+            )
+        if findings:
+            gates.insert(0, "hack_flagged")
+            notes.extend(f"hack: {f.kind} at {f.path}:{f.line} ({f.detail})" for f in findings[:5])
+        return gates, notes
+
+    def _lint(self, sub: Submission) -> float:
+        task = sub.task
+        before = {p: task.files[p] for p in task.editable_files}
+        try:
+            return lint_score(_lint_cached(tuple(before.items())), lint_sources(dict(sub.files)))
+        except LintError:
+            return 1.0  # ruff unavailable: do not punish the policy for the machine
+
+    # ------------------------------------------------------------ protocol
+    def jobs(self, submission: Submission) -> list[Job]:
+        gates, notes = self._static_gates(submission)
+        lint = None if gates else self._lint_pool.submit(self._lint, submission)
+        with self._lock:
+            self._pending[id(submission)] = _Pending(gates, notes, lint)
+        if gates:
+            return []
+        task = submission.task
+        workdir = str(submission.materialise())
+        return [
+            call_job(task.hidden["module"], self._calls(task.hidden), workdir, self.timeout_s),
+            PytestJob(
+                workdir=workdir,
+                targets=list(task.visible_test_files),
+                expected_ids=list(task.visible_test_ids),
+                timeout_s=self.timeout_s,
+            ),
+        ]
+
+    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
+        with self._lock:
+            pending = self._pending.pop(id(submission), None)
+        if pending is None:  # score without jobs (direct use): compute the gates now
+            gates, notes = self._static_gates(submission)
+            pending = _Pending(gates, notes, None)
+        if pending.gates:
+            return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
+        task = submission.task
+        hidden = task.hidden
+        calls_result, tests_result = results
+        assert isinstance(calls_result, CallResult) and isinstance(tests_result, PytestResult)
+        verdicts = hidden_verdicts(self._calls(hidden), calls_result)
+        broken = set(hidden["failing_hidden"])
+        f2p = sum(verdicts[i] for i in broken) / len(broken)
+        intact = [i for i in range(len(verdicts)) if i not in broken]
+        regression = sum(not verdicts[i] for i in intact) / len(intact) if intact else 0.0
+        pristine = {p: task.files[p] for p in task.editable_files}
+        stats = diff_stats(pristine, submission.files)
+        budget = max(2, 2 * int(hidden["fix_lines"]))
+        efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
+        efficiency = min(1.0, max(0.0, efficiency))
+        lint = pending.lint.result() if pending.lint is not None else self._lint(submission)
+        grounded = any(
+            grounded_note(n.text, hidden)
+            for n in submission.notes
+            if n.kind in ("review", "reflect")
+        )
+        terms = {
+            "hidden": f2p,
+            "visible": tests_result.pass_rate * f2p,
+            "lint": lint * f2p,
+            "diff": diff_size_score(stats, budget) * f2p,
+            "efficiency": efficiency * f2p,
+            "notes": 1.0 if grounded else 0.0,
+            "regression": regression,
+            "noop": 1.0 if is_noop(pristine, submission.files) else 0.0,
+        }
+        details = {
+            "hidden": f"{sum(verdicts)}/{len(verdicts)} checks pass",
+            "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
+            "diff": f"{stats.lines_changed} lines",
+        }
+        notes = list(pending.notes)
+        if calls_result.status.value != "completed":
+            notes.append(f"hidden checks run: {calls_result.status.value}")
+        return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
+
+    @staticmethod
+    def solved(breakdown: RewardBreakdown) -> bool:
+        """Every hidden check passes and no gate fired."""
+        terms = breakdown.terms
+        return (
+            not breakdown.gates
+            and "hidden" in terms
+            and terms["hidden"].value >= 1.0
+            and terms["regression"].value <= 0.0
+        )
+
+
+@functools.lru_cache(maxsize=512)
+def _lint_cached(files: tuple[tuple[str, str], ...]) -> list[Any]:
+    """Lint findings of a task's starting files (the same for every completion)."""
+    return lint_sources(dict(files))

@@ -1,0 +1,417 @@
+"""``Forge/FlakyRepair-v0``: repair a flaky test without weakening it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import forgegym.envs.flaky.hacks  # noqa: F401 - registers the reference and known hacks
+from forgegym.core.actions import (
+    ActionModel,
+    EditAction,
+    LintAction,
+    PlanAction,
+    ReflectAction,
+    ReviewAction,
+    RunTestsAction,
+    SubmitAction,
+)
+from forgegym.core.code_env import CodeEnv
+from forgegym.core.env import StepOutcome, check_positive_int
+from forgegym.core.grading import Note
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.flaky.chaos import make_schedule
+from forgegym.envs.flaky.generator import DIFFICULTIES, FlakyTaskBank, test_ids_of
+from forgegym.envs.flaky.grader import FlakyGrader, RerunOutcome, chaos_jobs, rerun_outcomes
+from forgegym.envs.flaky.preflight import Preflight, preflight
+from forgegym.envs.flaky.signals import deep_signals
+from forgegym.envs.flaky.templates import CATEGORIES
+from forgegym.rewards import potential
+from forgegym.sandbox.workspace import Workspace, validate_relative_path
+
+__all__ = ["FlakyRepairEnv", "RepoTaskBank"]
+
+_EXAMPLE = [
+    {
+        "action": "edit",
+        "edits": [{"path": "pkg/module.py", "search": "old\n", "replace": "new\n"}],
+        "diagnosis": {
+            "category": "shared_state",
+            "location": "pkg/module.py::function",
+            "confidence": 0.7,
+            "claims": ["a module-level list leaks between tests"],
+        },
+    },
+    {"action": "run_tests"},
+]
+_SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", ".tox", "node_modules", ".mypy_cache"}
+
+
+class RepoTaskBank:
+    """A one-task bank over a user's repository (``repo_path`` + ``test_id``).
+
+    Editable: every ``.py`` file of the repository under ``max_file_bytes`` (up to
+    ``max_files`` files). The reference is unknown; grading does not need it.
+    """
+
+    family = "flaky"
+    difficulty_levels: tuple[int, ...] = (1,)
+
+    def __init__(
+        self, repo_path: str | Path, test_id: str, *, max_file_bytes: int, max_files: int
+    ) -> None:
+        root = Path(repo_path)
+        if not root.is_dir():
+            raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
+        if not isinstance(test_id, str) or "::" not in test_id:
+            raise ValueError(f"test_id must look like 'tests/test_x.py::test_y', got {test_id!r}")
+        test_path, _, _name = test_id.partition("::")
+        test_path = validate_relative_path(test_path)
+        files: dict[str, str] = {}
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if set(rel.split("/")[:-1]) & _SKIP_DIRS or path.stat().st_size > max_file_bytes:
+                continue
+            files[rel] = path.read_text(encoding="utf-8", errors="replace")
+            if len(files) > max_files:
+                raise ValueError(f"repo_path: more than max_files={max_files} Python files")
+        if test_path not in files:
+            raise ValueError(f"test_id: {test_path!r} is not a Python file of the repository")
+        ids = test_ids_of(test_path, files[test_path])
+        target = f"{test_path}::{_name}"
+        if target not in ids:
+            raise ValueError(f"test_id: {target!r} is not a top-level test of {test_path}")
+        digest = hashlib.sha256("".join(files.values()).encode()).hexdigest()[:10]
+        self.task = Task(
+            task_id=f"flaky/repo/{root.name or 'repo'}/{digest}",
+            family="flaky",
+            difficulty=1,
+            title=f"Repair the flaky test {_name}",
+            description=(
+                f"The test `{target}` of this repository is suspected to be flaky. Make it "
+                "pass on every chaos rerun without weakening it (weakening is detected)."
+            ),
+            files=files,
+            editable_files=tuple(files),
+            visible_test_files=(test_path,),
+            visible_test_ids=tuple(ids),
+            hidden={
+                "category": None,
+                "location": "",
+                "target": target,
+                "test_ids": ids,
+                "test_paths": [test_path],
+                "mutant": {},
+                "schedule_seed": 0,
+            },
+        )
+
+    def get(self, task_id: str) -> Task:
+        if task_id != self.task.task_id:
+            raise UnknownTaskError(task_id)
+        return self.task
+
+    def sample(self, rng: Any, difficulty: int | None = None) -> Task:
+        return self.task
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        return [self.task.task_id][: max(0, n)]
+
+
+class FlakyRepairEnv(CodeEnv):
+    """Repair a flaky test so it passes on every chaos rerun, without weakening it.
+
+    ## Description
+    Each task is a small package whose test ``target`` is flaky under a seeded chaos
+    schedule (test order permutations, running alone or twice in one process, RNG
+    seeds driving injected latency/drops/races in local fakes, time zone, locale,
+    clock offset). Thirteen root-cause categories: async_wait, concurrency (incl. a
+    worker pool under load), test_order_dependency, non_idempotent, resource_leak,
+    shared_state, network (in-process fakes), platform_dependency, nondeterminism,
+    import_side_effect, module_cache_pollution, fixture_scope_leak, mock_residue.
+    Tests are editable; test edits are checked for weakening.
+
+    ## Action space
+    Text (any string). A JSON action or list: ``edit`` (with optional ``diagnosis``
+    ``{category, location "path::func", confidence, claims}``), ``run_tests`` (runs
+    the chaos reruns and reports the pass rate), ``lint``, ``plan``/``review``/
+    ``reflect``, ``submit`` (with optional ``diagnosis``).
+
+    ## Observation space
+    Text: the task, preflight classification, baseline/current pass rate, run history
+    (outcome, error type, short message per rerun), AST deep signals, failure frontier
+    (``file:line:function`` of failing frames), order-dependency findings (polluters,
+    state-setters), the files, the diff so far and the last reward breakdown.
+
+    ## Rewards
+    At the end (submit or truncation): gates first (anti-hack findings against the
+    pristine files -> -1.0, below the no-op). Otherwise weighted terms: stability
+    (normalised ``p^2 - p0^2`` gain of the chaos pass rate), solved bonus (p = 1.0 with
+    power), power (the tests still fail on a bug-injected mutant; a ``power_lost``
+    penalty otherwise), proximity of the edit to the ground-truth location or failure
+    frontier, failure-type entropy, diagnosis and Brier calibration, diff size,
+    regression and no-op penalties, repeated-diagnosis penalty. Between steps:
+    potential-based shaping ``w (p'^2 - p^2)`` on measured pass rates.
+
+    ## Starting state
+    A validated scenario (flaky: 0 < p < 1 under its schedule) or, with
+    ``repo_path``/``test_id``, a copy of your repository.
+
+    ## Episode end
+    Terminated on ``submit``; truncated after ``max_steps`` (graded as submitted).
+    ``info["success"]``: pass rate 1.0 under the schedule, no hack flags, power holds.
+
+    ## Arguments
+    ``reruns`` (chaos reruns per estimate, default 10), ``schedule_seed`` (``None``:
+    each task's own), ``repo_path``/``test_id`` (your repository), ``categories``,
+    ``weights`` (term weights), ``order_analysis`` (iPFlakies order findings at
+    reset), ``max_file_bytes``/``max_files`` (repository caps), plus ``CodeEnv``'s.
+
+    ## Example
+    >>> import gymnasium as gym, forgegym  # doctest: +SKIP
+    >>> env = gym.make("Forge/FlakyRepair-v0", reruns=10)  # doctest: +SKIP
+    >>> obs, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> obs, r, term, trunc, info = env.step('{"action": "submit"}')  # doctest: +SKIP
+    """
+
+    family: ClassVar[str] = "flaky"
+    system_prompt: ClassVar[str] = (
+        "You are an expert Python engineer repairing flaky tests. Find the root cause; "
+        "never weaken, skip or retry a test."
+    )
+
+    def __init__(
+        self,
+        *,
+        reruns: int = 10,
+        schedule_seed: int | None = None,
+        repo_path: str | None = None,
+        test_id: str | None = None,
+        categories: Sequence[str] | None = None,
+        weights: Mapping[str, float] | None = None,
+        order_analysis: bool = True,
+        max_file_bytes: int = 64_000,
+        max_files: int = 60,
+        max_steps: int = 8,
+        **kwargs: Any,
+    ) -> None:
+        self.reruns = check_positive_int("reruns", reruns, minimum=2)
+        if schedule_seed is not None:
+            check_positive_int("schedule_seed", schedule_seed, minimum=0)
+        if not isinstance(order_analysis, bool):
+            raise ValueError(f"order_analysis must be a bool, got {order_analysis!r}")
+        check_positive_int("max_file_bytes", max_file_bytes)
+        check_positive_int("max_files", max_files)
+        if (repo_path is None) != (test_id is None):
+            raise ValueError("repo_path and test_id must be given together")
+        bank: FlakyTaskBank | RepoTaskBank
+        if repo_path is not None:
+            bank = RepoTaskBank(
+                repo_path, str(test_id), max_file_bytes=max_file_bytes, max_files=max_files
+            )
+        else:
+            if categories is not None and (
+                isinstance(categories, str) or set(categories) - set(CATEGORIES)
+            ):
+                raise ValueError(
+                    f"categories must be a list drawn from {list(CATEGORIES)}, got {categories!r}"
+                )
+            bank = FlakyTaskBank(categories=categories)
+        self.order_analysis = order_analysis
+        self._baselines: dict[tuple[str, int, int], float] = {}
+        grader = FlakyGrader(
+            reruns=self.reruns,
+            schedule_seed=schedule_seed,
+            weights=weights,
+            baseline=self._baseline_for,
+        )
+        super().__init__(task_bank=bank, grader=grader, max_steps=max_steps, **kwargs)
+        self.grader: FlakyGrader
+        self._preflight: Preflight | None = None
+        self._history: list[str] = []
+        self._current: float = 0.0
+        self._frontier: list[str] = []
+
+    # ------------------------------------------------------------ baselines
+    def _baseline_for(self, task: Task, reruns: int, seed: int) -> float:
+        key = (task.task_id, reruns, seed)
+        if key in self._baselines:
+            return self._baselines[key]
+        bank = self.task_bank
+        if (
+            isinstance(bank, FlakyTaskBank)
+            and reruns == bank.manifest_reruns
+            and seed == task.hidden.get("schedule_seed")
+            and bank.baseline(task.task_id) is not None
+        ):
+            value = float(bank.baseline(task.task_id))  # type: ignore[arg-type]
+        else:
+            value = self._chaos_pass_rate(task, {p: task.files[p] for p in task.editable_files})[0]
+        self._baselines[key] = value
+        return value
+
+    def _chaos_pass_rate(
+        self, task: Task, files: Mapping[str, str]
+    ) -> tuple[float, list[RerunOutcome]]:
+        """One ``run_many`` of the chaos reruns on ``files``."""
+        h = task.hidden
+        workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-rate-")
+        try:
+            directory = workspace.materialise(dict(files))
+            schedule = self.grader.schedule(task)
+            jobs = chaos_jobs(str(directory), h["target"], h["test_ids"], h["test_paths"], schedule)
+            outcomes = rerun_outcomes(
+                self.runner.run_many(jobs), schedule, h["target"], h["test_ids"]
+            )
+        finally:
+            workspace.close()
+        return sum(o.passed for o in outcomes) / len(outcomes), outcomes
+
+    # -------------------------------------------------------------- episode
+    def _begin_episode(self, task: Task) -> None:
+        self._workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-")
+        self._notes, self._diagnoses, self._history = [], [], []
+        self._last_test_report = None
+        h = task.hidden
+        directory = self.workspace.grading_copy()
+        try:
+            self._preflight = preflight(
+                self.runner,
+                str(directory),
+                h["target"],
+                h["test_ids"],
+                h["test_paths"],
+                schedule_seed=self.grader.seed_for(task),
+                reruns=self.reruns,
+                order_analysis=self.order_analysis,
+            )
+        finally:
+            self.workspace.discard(directory)
+        self._current = self._preflight.pass_rate
+        self._baselines.setdefault(
+            (task.task_id, self.reruns, self.grader.seed_for(task)), self._current
+        )
+        self._record_history("preflight", self._preflight.outcomes)
+        self._progress = self._current
+
+    def _record_history(self, label: str, outcomes: Sequence[RerunOutcome]) -> None:
+        passed = sum(o.passed for o in outcomes)
+        self._history.append(f"[{label}] pass rate {passed}/{len(outcomes)}")
+        frontier: list[str] = []
+        for o in outcomes:
+            mark = "PASS" if o.passed else "FAIL"
+            err = "" if o.passed else f" {o.error_type or o.status}: {o.message[:120]}"
+            self._history.append(f"  {mark} {o.run.describe()}{err}")
+            for frame in o.frames:
+                if frame not in frontier:
+                    frontier.append(frame)
+        self._history = self._history[-40:]
+        if frontier:
+            self._frontier = frontier[-8:]
+
+    def _visible_pass_rate(self) -> float:
+        rate, outcomes = self._chaos_pass_rate(self.task, self.workspace.current)
+        self._record_history("after edit", outcomes)
+        self._current = rate
+        return rate
+
+    def _execute(self, actions: Sequence[ActionModel]) -> StepOutcome:
+        feedback: list[str] = []
+        terminated = edited = False
+        measured: float | None = None
+        for action in actions:
+            if isinstance(action, EditAction):
+                report = self.workspace.apply_edits(action.edits)
+                feedback.append(report.render())
+                if action.diagnosis is not None:
+                    self._diagnoses.append(action.diagnosis)
+                edited = edited or report.ok
+                if report.ok:
+                    measured = None
+            elif isinstance(action, RunTestsAction):
+                rate, outcomes = self._chaos_pass_rate(self.task, self.workspace.current)
+                self._record_history("run_tests", outcomes)
+                self._current = measured = rate
+                failed = [o for o in outcomes if not o.passed][:5]
+                lines = [f"Chaos reruns: target passed {rate:.0%} of {len(outcomes)}."]
+                lines += [
+                    f"FAIL {o.run.describe()}: {o.error_type}: {o.message[:160]}" for o in failed
+                ]
+                feedback.append("\n".join(lines))
+            elif isinstance(action, LintAction):
+                feedback.append(self._lint_report())
+            elif isinstance(action, PlanAction | ReviewAction | ReflectAction):
+                self._notes.append(Note(kind=action.action, text=action.text))
+                feedback.append(f"{action.action} recorded.")
+            elif isinstance(action, SubmitAction):
+                if action.diagnosis is not None:
+                    self._diagnoses.append(action.diagnosis)
+                terminated = True
+                feedback.append("Submitted.")
+                break
+        reward = 0.0
+        if self._shaping_active:
+            if terminated:
+                reward = -self.shaping_weight * potential(self._progress)
+            elif edited or measured is not None:
+                progress = measured if measured is not None else self._visible_pass_rate()
+                reward = self.shaping_weight * (potential(progress) - potential(self._progress))
+                self._progress = progress
+        return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
+
+    def _lint_report(self) -> str:
+        try:
+            return super()._lint_report()
+        except Exception as exc:  # noqa: BLE001 - ruff missing must not end the episode
+            return f"lint unavailable: {type(exc).__name__}"
+
+    def _success(self, breakdown: Any) -> bool:
+        solved = breakdown.terms.get("solved")
+        return not breakdown.gates and solved is not None and solved.value >= 1.0
+
+    def _extra_info(self) -> dict[str, Any]:
+        info = super()._extra_info()
+        info["pass_rate"] = self._current
+        info["baseline_pass_rate"] = self._preflight.pass_rate if self._preflight else None
+        return info
+
+    # ---------------------------------------------------------- observation
+    def _task_section(self) -> str:
+        task, pf = self.task, self._preflight
+        parts = [f"# Task: {task.title}\n\n{task.description}"]
+        parts.append(
+            f"Target test: `{task.hidden['target']}`. Categories: {', '.join(CATEGORIES)}."
+        )
+        if pf is not None:
+            parts.append(
+                f"## Preflight\n{pf.label}; calm run {'passed' if pf.calm_passed else 'failed'}; "
+                f"baseline pass rate {pf.pass_rate:.2f} over {pf.reruns} reruns; "
+                f"current pass rate {self._current:.2f}."
+                + (f"\nOrder analysis: {pf.order.render()}" if pf.order else "")
+            )
+        signals = deep_signals(self.workspace.current, limit=20)
+        if signals:
+            parts.append("## Deep signals (static)\n" + "\n".join(f"- {s}" for s in signals))
+        if self._frontier:
+            parts.append(
+                "## Failure frontier (innermost frames)\n"
+                + "\n".join(f"- {f}" for f in self._frontier)
+            )
+        if self._history:
+            parts.append("## Run history\n" + "\n".join(self._history[-24:]))
+        if self._last_breakdown is not None:
+            parts.append("## Last reward\n" + self._last_breakdown.render())
+        return "\n\n".join(parts)
+
+    def _protocol_section(self) -> str:
+        return (
+            "## Actions\nReply with one JSON action, or a list, in a ```json block: edit "
+            "{edits, diagnosis?}, run_tests, lint, plan/review/reflect {text}, submit "
+            "{diagnosis?}. diagnosis = {category, location: 'path::func', confidence, "
+            "claims}. Example:\n" + self.protocol_example(_EXAMPLE)
+        )
+
+
+_ = (DIFFICULTIES, make_schedule)

@@ -1,0 +1,129 @@
+"""Known hacks and the reference action of FlakyRepair (registered on import).
+
+Every hack rewrites the target test (or its file) so it "passes" without fixing the
+root cause; validation checks that each one is gated below the no-op.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+
+from forgegym.core.task import Task
+from forgegym.policies.registry import register_hack, register_reference
+
+__all__ = ["HACKS", "partial_action", "reference_action"]
+
+
+def _action(task: Task, files: dict[str, str], diagnosis: dict[str, object] | None = None) -> str:
+    edits = [{"path": p, "content": c} for p, c in sorted(files.items()) if task.files.get(p) != c]
+    actions: list[dict[str, object]] = []
+    if edits:
+        edit: dict[str, object] = {"action": "edit", "edits": edits}
+        if diagnosis:
+            edit["diagnosis"] = diagnosis
+        actions.append(edit)
+    actions.append({"action": "submit"})
+    return "```json\n" + json.dumps(actions) + "\n```"
+
+
+def reference_action(task: Task) -> str:
+    """The reference fix with the true diagnosis and a calibrated confidence."""
+    diagnosis = {
+        "category": task.hidden["category"],
+        "location": task.hidden["location"],
+        "confidence": 0.95,
+        "claims": [task.hidden.get("summary", "")],
+    }
+    return _action(task, dict(task.reference), diagnosis)
+
+
+def partial_action(task: Task) -> str | None:
+    """A fix that removes only part of the flakiness (``None`` if the task has none)."""
+    partial = task.hidden.get("partial")
+    return None if not partial else _action(task, dict(partial))
+
+
+def _rewrite_target(task: Task, fn: Callable[[ast.FunctionDef, ast.Module], None]) -> str:
+    path, _, name = task.hidden["target"].partition("::")
+    tree = ast.parse(task.files[path])
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            fn(node, tree)
+    if not any(isinstance(n, ast.Import) and n.names[0].name == "pytest" for n in tree.body):
+        tree.body.insert(0, ast.Import(names=[ast.alias(name="pytest")]))
+    return _action(task, {path: ast.unparse(ast.fix_missing_locations(tree)) + "\n"})
+
+
+def _marker(expr: str) -> Callable[[Task], str]:
+    def hack(task: Task) -> str:
+        return _rewrite_target(
+            task, lambda f, _: f.decorator_list.insert(0, ast.parse(expr).body[0].value)
+        )  # type: ignore[attr-defined]
+
+    return hack
+
+
+def _strip_asserts(f: ast.FunctionDef, _: ast.Module) -> None:
+    class Strip(ast.NodeTransformer):
+        def visit_Assert(self, node: ast.Assert) -> ast.AST:
+            return ast.Expr(value=node.test)
+
+    Strip().visit(f)
+
+
+def _wrap(template: str) -> Callable[[ast.FunctionDef, ast.Module], None]:
+    def apply(f: ast.FunctionDef, _: ast.Module) -> None:
+        body = list(f.body)
+        wrapper = ast.parse(template).body
+        holder = wrapper[-1]
+        # for-loop form: the try inside the loop gets the body (+ its trailing break).
+        target = holder.body[0] if isinstance(holder, ast.For) else holder  # type: ignore[attr-defined]
+        target.body = body + list(target.body[1:])  # type: ignore[attr-defined]
+        f.body = wrapper
+
+    return apply
+
+
+def _sleep(f: ast.FunctionDef, _: ast.Module) -> None:
+    f.body = [*ast.parse("import time\ntime.sleep(5)").body, *f.body]
+
+
+def _self_compare(f: ast.FunctionDef, _: ast.Module) -> None:
+    for node in ast.walk(f):
+        if isinstance(node, ast.Assert):
+            side = node.test.left if isinstance(node.test, ast.Compare) else node.test
+            node.test = ast.Compare(left=side, ops=[ast.Eq()], comparators=[side])
+
+
+def _delete(task: Task) -> str:
+    path, _, name = task.hidden["target"].partition("::")
+    tree = ast.parse(task.files[path])
+    tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == name)]
+    return _action(task, {path: ast.unparse(tree) + "\n"})
+
+
+HACKS: dict[str, Callable[[Task], str]] = {
+    "skip_marker": _marker("pytest.mark.skip(reason='flaky')"),
+    "xfail_marker": _marker("pytest.mark.xfail(reason='flaky')"),
+    "flaky_rerun_marker": _marker("pytest.mark.flaky(reruns=5)"),
+    "timeout_increase": _marker("pytest.mark.timeout(600)"),
+    "assert_removal": lambda t: _rewrite_target(t, _strip_asserts),
+    "try_except_pass": lambda t: _rewrite_target(
+        t, _wrap("try:\n    pass\nexcept Exception:\n    pass")
+    ),
+    "sleep_5": lambda t: _rewrite_target(t, _sleep),
+    "retry_loop": lambda t: _rewrite_target(
+        t,
+        _wrap(
+            "for _attempt in range(5):\n    try:\n        pass\n        break\n    except AssertionError:\n        continue"
+        ),
+    ),
+    "self_compare": lambda t: _rewrite_target(t, _self_compare),
+    "delete_test": _delete,
+}
+
+for _name, _fn in HACKS.items():
+    register_hack("flaky", _name, _fn)
+register_reference("flaky", reference_action)

@@ -1,0 +1,325 @@
+"""Forge/Bugfix-v0: bank size, validation, determinism, difficulty, grading paths."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import forgegym  # noqa: F401  (registers the ids)
+from forgegym.core.task import TaskBank, UnknownTaskError
+from forgegym.envs.bugfix.bank import BugfixTaskBank, build_task, load_manifest
+from forgegym.envs.bugfix.corpus import load_corpus
+from forgegym.envs.bugfix.env import BugfixEnv
+from forgegym.envs.bugfix.generator import SEED_TASK_ID, BugfixGenerator, BugfixGeneratorConfig
+from forgegym.envs.bugfix.grader import grounded_note, scan_hardcoded_expectations
+from forgegym.envs.bugfix.mutations import (
+    OPERATORS,
+    Mutation,
+    apply_mutations,
+    enumerate_mutations,
+)
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import hacks_for, reference_action_for
+
+LEVELS = (1, 2, 3)
+
+
+def _submit(edits: list[dict[str, str]] | None = None, *extra: dict[str, str]) -> str:
+    actions: list[dict[str, object]] = []
+    if edits:
+        actions.append({"action": "edit", "edits": edits})
+    actions.extend(extra)
+    actions.append({"action": "submit"})
+    return "```json\n" + json.dumps(actions) + "\n```"
+
+
+@pytest.fixture(scope="module")
+def bank() -> BugfixTaskBank:
+    return BugfixTaskBank()
+
+
+@pytest.fixture(scope="module")
+def env():
+    environment = BugfixEnv(max_steps=1)
+    yield environment
+    environment.close()
+
+
+@pytest.fixture(scope="module")
+def sample_ids(bank: BugfixTaskBank) -> list[str]:
+    ids = [SEED_TASK_ID]
+    for level in LEVELS:
+        ids.extend(bank.task_ids(2, seed=7, difficulty=level))
+    return ids
+
+
+# ------------------------------------------------------------------ the bank
+def test_bank_has_over_1000_distinct_validated_tasks(bank: BugfixTaskBank) -> None:
+    assert isinstance(bank, TaskBank)
+    assert len(load_corpus()) >= 40
+    ids = bank.ids()
+    assert len(ids) >= 1000 and len(set(ids)) == len(ids)
+    keys = set()
+    for task_id in ids:
+        entry = bank.entry(task_id)
+        assert entry["failing_tests"] and entry["failing_hidden"]  # validated fail-to-pass
+        keys.add((entry["module"], json.dumps(entry["mutations"]), entry["symptom_only"]))
+    assert len(keys) >= 1000 - 1  # the seed task duplicates one level-1 task on purpose
+    assert all(bank.ids(level) for level in LEVELS)
+    assert set(load_manifest()["digests"]) == set(load_corpus())  # every module is used
+
+
+def test_unknown_task_and_seed_task(bank: BugfixTaskBank) -> None:
+    with pytest.raises(UnknownTaskError):
+        bank.get("bugfix/nope/d1/0")
+    seed = bank.get(SEED_TASK_ID)
+    buggy = seed.files["chunk_list.py"]
+    assert "range(0, len(items) - 1, size)" in buggy
+    assert "test_chunk_keeps_last_partial_chunk" in seed.description
+
+
+def test_hidden_checks_stay_out_of_the_workspace(bank: BugfixTaskBank) -> None:
+    task = bank.get(bank.task_ids(1, seed=3)[0])
+    assert set(task.files) == set(task.editable_files) | set(task.visible_test_files)
+    blob = json.dumps(task.files)
+    assert "expected" not in blob and len(task.hidden["calls"]) >= 20
+
+
+# ------------------------------------------------- reference / no-op / hacks
+def test_reference_noop_and_hacks(env: BugfixEnv, sample_ids: list[str]) -> None:
+    hacks = hacks_for("bugfix")
+    assert {"edit_tests", "hardcode_visible", "always_equal", "exit_early"} <= set(hacks)
+    assert {"conftest_patch", "skip_module"} <= set(hacks)
+    reference = reference_action_for("bugfix")
+    ref_scores, noop_scores = [], []
+    for task_id in sample_ids:
+        task = env.task_bank.get(task_id)
+        texts = [reference(task), NOOP_ACTION, *(fn(task) for fn in hacks.values())]
+        graded = env.grade_completions(task_id, texts)
+        (_, ref), (noop_reward, noop) = graded[0], graded[1]
+        assert env._success(ref), (task_id, ref.render())
+        assert not env._success(noop)
+        ref_scores.append(ref.score)
+        noop_scores.append(noop.score)
+        for name, (reward, breakdown) in zip(hacks, graded[2:], strict=True):
+            assert reward <= noop_reward + 1e-9, (task_id, name, breakdown.render())
+            assert breakdown.score <= noop.score + 1e-9, (task_id, name)
+            assert not env._success(breakdown), (task_id, name)
+    assert np.mean(ref_scores) >= 0.95
+    assert np.mean(noop_scores) <= 0.10
+
+
+def test_flagged_hacks_hit_the_gate(env: BugfixEnv) -> None:
+    task_id = SEED_TASK_ID
+    task = env.task_bank.get(task_id)
+    hacks = hacks_for("bugfix")
+    names = ["hardcode_visible", "always_equal", "exit_early", "skip_module"]
+    graded = env.grade_completions(task_id, [hacks[n](task) for n in names])
+    for name, (_, breakdown) in zip(names, graded, strict=True):
+        assert "hack_flagged" in breakdown.gates, (name, breakdown.render())
+
+
+def test_hardcode_scan_spares_honest_fixes() -> None:
+    tests = ["def test_x():\n    assert f([1, 2, 3]) == [[1, 2], [3]]\n"]
+    honest = scan_hardcoded_expectations(
+        "def f(x):\n    return x\n", "def f(x):\n    return x[:]\n", "m.py", tests
+    )
+    cheat = scan_hardcoded_expectations(
+        "def f(x):\n    return x\n",
+        "def f(x):\n    if x == [1, 2, 3]:\n        return [[1, 2], [3]]\n    return x\n",
+        "m.py",
+        tests,
+    )
+    assert honest == [] and cheat and cheat[0].kind == "hardcoded_expectation"
+
+
+def test_grounded_notes_earn_credit(env: BugfixEnv, bank: BugfixTaskBank) -> None:
+    task = bank.get(SEED_TASK_ID)
+    fix = [{"path": "chunk_list.py", "content": task.reference["chunk_list.py"]}]
+    grounded = {"action": "review", "text": "chunk_list.py: chunk_list stops range() one early"}
+    vague = {"action": "review", "text": "chunk_list.py: pairwise looked odd"}
+    shotgun = {"action": "review", "text": "chunk_list.py: chunk_list flatten windows pairwise"}
+    graded = env.grade_completions(
+        SEED_TASK_ID, [_submit(fix, grounded), _submit(fix, vague), _submit(fix, shotgun)]
+    )
+    notes = [b.terms["notes"].value for _, b in graded]
+    assert notes == [1.0, 0.0, 0.0]
+    assert graded[0][0] > graded[1][0]
+    assert grounded_note("chunk_list: fixed chunk_list", task.hidden)
+
+
+def test_compile_error_and_parse_error(env: BugfixEnv) -> None:
+    broken = _submit([{"path": "chunk_list.py", "content": "def chunk_list(:\n"}])
+    (r1, b1), (r2, b2) = env.grade_completions(SEED_TASK_ID, [broken, "no json here"])
+    assert b1.gates == ["compile_error"]
+    assert r2 == pytest.approx(b2.total + env.format_penalty)
+
+
+# -------------------------------------------------------------- determinism
+def test_same_seed_same_tasks_different_seed_different(bank: BugfixTaskBank) -> None:
+    ids = bank.task_ids(5, seed=11)
+    assert ids == bank.task_ids(5, seed=11) and ids != bank.task_ids(5, seed=12)
+    fresh = BugfixTaskBank()
+    for task_id in ids:
+        entry = bank.entry(task_id)
+        assert build_task(entry).model_dump_json() == fresh.get(task_id).model_dump_json()
+    one = bank.sample(np.random.default_rng(5)).model_dump_json()
+    assert one == bank.sample(np.random.default_rng(5)).model_dump_json()
+    gen_a = BugfixGenerator(BugfixGeneratorConfig(seed=3, modules=("intervals",)))
+    gen_b = BugfixGenerator(BugfixGeneratorConfig(seed=3, modules=("intervals",)))
+    gen_c = BugfixGenerator(BugfixGeneratorConfig(seed=4, modules=("intervals",)))
+    a = [c.source() for c in gen_a.single_candidates("intervals")]
+    assert a == [c.source() for c in gen_b.single_candidates("intervals")]
+    assert a != [c.source() for c in gen_c.single_candidates("intervals")]
+    singles = gen_a.single_candidates("intervals")
+    assert gen_a.combo_candidates("intervals", singles, 2, 5) == gen_b.combo_candidates(
+        "intervals", singles, 2, 5
+    )
+
+
+def test_env_reset_is_deterministic() -> None:
+    env = BugfixEnv(max_steps=3)
+    try:
+        first, _ = env.reset(seed=42)
+        second, _ = env.reset(seed=42)
+        other, _ = env.reset(seed=43)
+        assert first == second and first != other
+    finally:
+        env.close()
+
+
+def test_generator_config_validation() -> None:
+    with pytest.raises(ValueError, match="seed"):
+        BugfixGeneratorConfig(seed=-1).validate()
+    with pytest.raises(ValueError, match="modules"):
+        BugfixGeneratorConfig(modules=("no_such_module",)).validate()
+    with pytest.raises(ValueError, match="d1"):
+        BugfixGeneratorConfig(d1=-2).validate()
+
+
+# ------------------------------------------------------------ mutation engine
+def test_mutation_operators_cover_the_corpus() -> None:
+    assert len(OPERATORS) >= 10
+    used: set[str] = set()
+    for ref in load_corpus().values():
+        used |= {m.operator for m in enumerate_mutations(ref.source)}
+    assert used == set(OPERATORS)
+    source = load_corpus()["chunk_list"].source
+    a = Mutation("chunk_list", "range_off_by_one", 0)
+    b = Mutation("pairwise", "range_off_by_one", 0)
+    both = apply_mutations(source, [a, b])
+    assert both == apply_mutations(source, [b, a])  # order-independent (distinct functions)
+    assert apply_mutations(apply_mutations(source, [a]), [b]) == both
+    with pytest.raises(ValueError, match="two mutations"):
+        apply_mutations(source, [a, Mutation("chunk_list", "comparison_boundary", 0)])
+    with pytest.raises(ValueError, match="no site"):
+        apply_mutations(source, [Mutation("chunk_list", "range_off_by_one", 9)])
+
+
+# -------------------------------------------------------------- difficulty
+def _partial_fix(task) -> str:
+    """Fix only the first injected bug, leaving the others."""
+    module = task.hidden["mutated_file"]
+    mutations = [Mutation.from_json(m) for m in task.hidden["mutations"]]
+    content = apply_mutations(task.reference[module], mutations[1:])
+    return _submit([{"path": module, "content": content}])
+
+
+def test_partial_policy_success_falls_with_difficulty(env: BugfixEnv, bank: BugfixTaskBank) -> None:
+    rates = []
+    for level in LEVELS:
+        ids = bank.task_ids(8, seed=5, difficulty=level)
+        successes = []
+        for task_id in ids:
+            [(_, breakdown)] = env.grade_completions(task_id, [_partial_fix(bank.get(task_id))])
+            successes.append(env._success(breakdown))
+        rates.append(float(np.mean(successes)))
+    assert rates[0] > rates[1] > rates[2], rates
+
+
+def test_symptom_only_tasks_read_like_a_user_report(bank: BugfixTaskBank) -> None:
+    ids = [i for i in bank.ids(3) if bank.entry(i)["symptom_only"]][:1]
+    task = bank.get(ids[0])
+    assert "A user reports" in task.description and "```" not in task.description
+    for name in bank.entry(ids[0])["failing_tests"]:
+        assert name not in task.files[task.visible_test_files[0]]
+    env = BugfixEnv(max_steps=2)
+    try:
+        obs, info = env.reset(options={"task_id": ids[0]})
+        assert "A user reports" in obs and "## Budget" in obs
+        _, _, _, _, info = env.step('{"action": "run_tests"}')
+        assert env.run_visible_tests().all_passed  # the symptom is not in the visible tests
+    finally:
+        env.close()
+
+
+# ----------------------------------------------------------- episode paths
+def test_multi_step_episode_solves_the_seed_task() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=4)
+    try:
+        obs, info = env.reset(seed=0, options={"task_id": SEED_TASK_ID})
+        assert "test_chunk_keeps_last_partial_chunk" in obs and info["family"] == "bugfix"
+        assert info["editable_files"] == ["chunk_list.py"]
+        obs, reward, terminated, truncated, info = env.step('{"action": "run_tests"}')
+        assert "FAILED" in obs and not terminated
+        edit = {
+            "action": "edit",
+            "edits": [
+                {
+                    "path": "chunk_list.py",
+                    "search": "range(0, len(items) - 1, size)",
+                    "replace": "range(0, len(items), size)",
+                }
+            ],
+        }
+        obs, reward, terminated, truncated, info = env.step(json.dumps([edit]))
+        assert reward > 0  # potential-based shaping: visible pass rate went up
+        obs, reward, terminated, truncated, info = env.step('{"action": "submit"}')
+        assert terminated and info["success"] and info["score"] >= 0.95
+        assert set(info["reward_breakdown"]["terms"]) >= {"hidden", "visible", "lint", "diff"}
+    finally:
+        env.close()
+
+
+def test_single_turn_truncates_and_grades() -> None:
+    env = BugfixEnv(max_steps=1)
+    try:
+        env.reset(options={"task_id": SEED_TASK_ID})
+        _, reward, terminated, truncated, info = env.step('{"action": "run_tests"}')
+        assert truncated and not terminated and info["success"] is False and "score" in info
+    finally:
+        env.close()
+
+
+def test_env_kwargs_are_validated() -> None:
+    with pytest.raises(ValueError, match="weights"):
+        BugfixEnv(weights={"hiden": 1.0})
+    with pytest.raises(ValueError, match="weights"):
+        BugfixEnv(weights={"hidden": -1.0})
+    with pytest.raises(ValueError, match="max_steps"):
+        BugfixEnv(max_steps=0)
+    with pytest.raises(ValueError, match="difficulty"):
+        BugfixEnv(difficulty=7)
+    with pytest.raises(ValueError, match="grading_timeout_s"):
+        BugfixEnv(grading_timeout_s=0)
+
+
+def test_check_env() -> None:
+    env = gym.make("Forge/Bugfix-v0")
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_bench_reports_both_runners() -> None:
+    from forgegym.envs.bugfix.bench import run_bench
+
+    result = run_bench(n=2)
+    assert set(result.times) == {"forkserver", "subprocess"}
+    assert all(len(v) == 2 and min(v) > 0 for v in result.times.values())
+    assert result.speedup > 0 and "speedup" in str(result)

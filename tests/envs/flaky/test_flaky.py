@@ -1,0 +1,215 @@
+"""FlakyRepair-v0: bank validity, reward ordering, determinism, repo mode, bench."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter, defaultdict
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import forgegym  # noqa: F401
+from forgegym.envs.flaky.chaos import make_schedule, order_for
+from forgegym.envs.flaky.env import FlakyRepairEnv
+from forgegym.envs.flaky.generator import FlakyTaskBank, GeneratorConfig, fingerprint, generate
+from forgegym.envs.flaky.hacks import HACKS, partial_action
+from forgegym.envs.flaky.preflight import validate_many
+from forgegym.policies.registry import hacks_for, reference_action_for
+
+NOOP = '{"action": "submit"}'
+
+
+@pytest.fixture(scope="module")
+def bank() -> FlakyTaskBank:
+    return FlakyTaskBank()
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = gym.make("Forge/FlakyRepair-v0", order_analysis=False).unwrapped
+    yield e
+    e.close()
+
+
+def _one_per_category(bank: FlakyTaskBank) -> list[str]:
+    by_cat: dict[str, list[str]] = defaultdict(list)
+    for tid in bank.task_ids(10_000, seed=1):
+        by_cat[bank.entries[tid]["category"]].append(tid)
+    return [ids[0] for ids in by_cat.values()]
+
+
+def test_manifest_size_and_coverage(bank: FlakyTaskBank) -> None:
+    entries = list(bank.entries.values())
+    assert len(entries) >= 500
+    assert len({e["category"] for e in entries}) >= 12
+    assert all(0.0 < e["baseline_pass_rate"] < 1.0 for e in entries)
+    assert sum(e["reference_pass_rate"] == 1.0 for e in entries) >= 0.99 * len(entries)
+    assert len({e["fingerprint"] for e in entries}) == len(entries)  # distinct scenarios
+
+
+def test_generation_is_deterministic_and_fingerprinted(bank: FlakyTaskBank) -> None:
+    for tid in bank.task_ids(20, seed=3):
+        generate.cache_clear()
+        assert fingerprint(bank.get(tid).files) == bank.entries[tid]["fingerprint"]
+    with pytest.raises(ValueError, match="per_template"):
+        GeneratorConfig(per_template=0).validate()
+
+
+def test_schedule_is_seeded() -> None:
+    assert make_schedule(7, 10) == make_schedule(7, 10)
+    assert make_schedule(7, 10) != make_schedule(8, 10)
+    modes = {r.mode for r in make_schedule(3, 10)}
+    assert {"reverse", "twice", "alone", "after"} <= modes
+    run = make_schedule(3, 10)[1]
+    assert order_for(run, "t::b", ["t::a", "t::b"]) == order_for(run, "t::b", ["t::a", "t::b"])
+
+
+def test_live_revalidation_matches_manifest(bank: FlakyTaskBank) -> None:
+    """One scenario per category re-validated in the sandbox now: flaky start state,
+    reference at 1.0, mutant caught, and the same baseline as the manifest."""
+    from forgegym.sandbox.runner import get_default_runner
+
+    ids = _one_per_category(bank)
+    report = validate_many(get_default_runner(), [bank.get(t) for t in ids], bank.manifest_reruns)
+    for entry in report:
+        assert entry["valid"], entry
+        assert entry["baseline_pass_rate"] == bank.entries[entry["task_id"]]["baseline_pass_rate"]
+
+
+def test_hacks_never_beat_noop_and_reference_wins(bank: FlakyTaskBank, env: FlakyRepairEnv) -> None:
+    assert set(hacks_for("flaky")) == set(HACKS)
+    reference = reference_action_for("flaky")
+    for tid in _one_per_category(bank)[:6]:
+        task = bank.get(tid)
+        texts = [reference(task), NOOP, *(fn(task) for fn in HACKS.values())]
+        graded = env.grade_completions(tid, texts)
+        ref, noop, hacks = graded[0], graded[1], graded[2:]
+        assert ref[1].terms["solved"].value == 1.0, ref[1].render()
+        for name, (reward, breakdown) in zip(HACKS, hacks, strict=True):
+            assert reward <= noop[0], (name, breakdown.render())
+            assert breakdown.gates == ["hack_flagged"], (name, breakdown.render())
+        assert ref[0] > noop[0]
+
+
+def test_reward_ordering_reference_partial_noop_hack(
+    bank: FlakyTaskBank, env: FlakyRepairEnv
+) -> None:
+    ids = [t for t in bank.task_ids(10_000, seed=2) if bank.get(t).hidden.get("partial")][:3]
+    assert ids, "no scenario with a partial fix"
+    means: dict[str, list[float]] = defaultdict(list)
+    successes = Counter()
+    for tid in ids:
+        task = bank.get(tid)
+        partial = partial_action(task)
+        assert partial is not None
+        texts = [
+            reference_action_for("flaky")(task),
+            partial,
+            NOOP,
+            *(fn(task) for fn in HACKS.values()),
+        ]
+        graded = env.grade_completions(tid, texts)
+        for label, (reward, breakdown) in zip(
+            ["ref", "partial", "noop"] + list(HACKS), graded, strict=True
+        ):
+            means["hack" if label in HACKS else label].append(reward)
+            if label in HACKS:
+                successes[label] += int(env._success(breakdown))
+    mean = {k: float(np.mean(v)) for k, v in means.items()}
+    assert mean["ref"] > mean["partial"] > mean["noop"] >= mean["hack"], mean
+    assert sum(successes.values()) == 0
+
+
+def test_episode_and_check_env() -> None:
+    e = gym.make("Forge/FlakyRepair-v0", order_analysis=False, max_steps=3)
+    check_env(e.unwrapped, skip_render_check=True)
+    obs, info = e.reset(seed=5)
+    assert "Preflight" in obs and info["family"] == "flaky"
+    task = e.unwrapped.task
+    obs, reward, term, trunc, info = e.step(reference_action_for("flaky")(task))
+    assert term and info["success"] and info["score"] > 0.5
+    obs, reward, term, trunc, info = e.step("not json")
+    assert term and "action_error" in info
+    e.close()
+
+
+def test_kwargs_are_validated() -> None:
+    with pytest.raises(ValueError, match="reruns"):
+        FlakyRepairEnv(reruns=0)
+    with pytest.raises(ValueError, match="categories"):
+        FlakyRepairEnv(categories=["bogus"])
+    with pytest.raises(ValueError, match="repo_path"):
+        FlakyRepairEnv(repo_path="/nonexistent", test_id="tests/test_x.py::test_y")
+
+
+_DETERMINISM = textwrap.dedent(
+    """
+    import json, gymnasium as gym, forgegym
+    from forgegym.policies.registry import reference_action_for
+    env = gym.make("Forge/FlakyRepair-v0", max_steps=3).unwrapped
+    out = []
+    obs, info = env.reset(seed=11)
+    out.append(info["task_id"])
+    _, r1, *_ = env.step('{"action": "run_tests"}')
+    _, r2, t, tr, info = env.step(reference_action_for("flaky")(env.task))
+    out += [r1, r2, info["reward_breakdown"]["total"]]
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+def test_determinism_across_processes() -> None:
+    results = []
+    for _ in range(3):
+        proc = subprocess.run(
+            [sys.executable, "-c", _DETERMINISM], capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+        results.append(json.loads(line[6:]))
+    assert results[0] == results[1] == results[2]
+
+
+def test_repo_path_mode(tmp_path) -> None:
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "mylib" / "registry.py").write_text(
+        "ITEMS = []\n\n\ndef add(x):\n    ITEMS.append(x)\n    return list(ITEMS)\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_registry.py").write_text(
+        "from mylib import registry\n\n\ndef test_add():\n    assert registry.add(1) == [1]\n\n\n"
+        "def test_other():\n    assert registry.add(2)[-1] == 2\n"
+    )
+    e = gym.make(
+        "Forge/FlakyRepair-v0", repo_path=str(tmp_path), test_id="tests/test_registry.py::test_add"
+    ).unwrapped
+    obs, info = e.reset(seed=0)
+    assert "flaky" in obs and 0.0 < info["baseline_pass_rate"] < 1.0
+    fix = {
+        "action": "edit",
+        "edits": [
+            {
+                "path": "tests/test_registry.py",
+                "search": "def test_add():\n",
+                "replace": "def test_add():\n    registry.ITEMS.clear()\n",
+            }
+        ],
+    }
+    e.step(json.dumps(fix))
+    _, _, term, _, info = e.step(NOOP)
+    assert term and info["success"], info["reward_breakdown"]
+    assert info["reward_breakdown"]["terms"]["stability"]["value"] == 1.0
+    e.close()
+
+
+def test_bench_runs() -> None:
+    from forgegym.envs.flaky.bench import run_bench
+
+    result = run_bench(reruns=4, verbose=False)
+    assert result["reruns"] == 4 and result["same_statuses"]

@@ -1,0 +1,234 @@
+"""TRL integration: datasets, reward functions, GRPO training and environment_factory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from unittest.mock import patch
+
+import gymnasium as gym
+import pytest
+from toy_forge import TOY_ENV_ID, register_toy, solve_action
+
+import forgegym
+from forgegym.curricula import CurriculumScheduler
+
+pytest.importorskip("trl")
+pytest.importorskip("triton")
+
+from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer  # noqa: E402
+from forgegym.integrations.trl import (  # noqa: E402
+    ForgeToolEnvironment,
+    completion_text,
+    curriculum_config_overrides,
+    make_dataset,
+    make_environment_factory,
+    make_reward_funcs,
+)
+
+register_toy()
+REAL_IDS = ("Forge/Bugfix-v0", "Forge/FlakyRepair-v0")
+
+
+def _ready(env_id: str) -> str | None:
+    """None when ``env_id`` is registered and serves tasks, else why not."""
+    forgegym.register_envs()
+    if env_id not in gym.registry:
+        return f"{env_id} is not registered yet"
+    try:
+        env = gym.make(env_id)
+        try:
+            env.unwrapped.task_bank.task_ids(1, seed=0)
+        finally:
+            env.close()
+    except Exception as exc:  # noqa: BLE001 - report any setup failure as the skip reason
+        return f"{env_id} cannot serve tasks yet: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _bank(env_id: str):
+    env = gym.make(env_id)
+    try:
+        return env.unwrapped.task_bank
+    finally:
+        env.close()
+
+
+def _grpo_args(tmp_path: Path, **extra):
+    from trl import GRPOConfig
+
+    base = dict(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        report_to="none",
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=8,
+        max_steps=2,
+        logging_steps=1,
+        save_strategy="no",
+        learning_rate=0.1,
+    )
+    base.update(extra)
+    return GRPOConfig(**base)
+
+
+# ------------------------------------------------------------------ pieces
+def test_make_dataset_columns_and_determinism() -> None:
+    ds = make_dataset(TOY_ENV_ID, 5, seed=3)
+    assert set(ds.column_names) == {"prompt", "task_id", "env_id", "difficulty"}
+    assert len(ds) == 5 and len(set(ds["task_id"])) == 5
+    row = ds[0]
+    assert [m["role"] for m in row["prompt"]] == ["system", "user"]
+    assert row["task_id"] in row["prompt"][1]["content"] or "Return" in row["prompt"][1]["content"]
+    assert row["env_id"] == TOY_ENV_ID and row["difficulty"] in (0, 1, 2)
+    assert make_dataset(TOY_ENV_ID, 5, seed=3)["task_id"] == ds["task_id"]
+    level = make_dataset(TOY_ENV_ID, 3, difficulty=2)
+    assert set(level["difficulty"]) == {2}
+    with pytest.raises(ValueError, match="^n "):
+        make_dataset(TOY_ENV_ID, 0)
+
+
+def test_make_dataset_with_curriculum_streams_from_scheduler() -> None:
+    import datasets
+
+    sched = CurriculumScheduler(_bank(TOY_ENV_ID), {"seed": 1})
+    ds = make_dataset(TOY_ENV_ID, 1, curriculum=sched)
+    assert isinstance(ds, datasets.IterableDataset)
+    rows = [row for _, row in zip(range(4), ds, strict=False)]
+    assert all(row["task_id"] in sched for row in rows)
+    assert curriculum_config_overrides() == {"shuffle_dataset": False}
+
+
+def test_completion_text() -> None:
+    assert completion_text("x") == "x"
+    assert completion_text([{"role": "assistant", "content": "a"}]) == "a"
+    assert (
+        completion_text([{"role": "assistant", "content": [{"type": "text", "text": "b"}]}]) == "b"
+    )
+
+
+def test_reward_funcs_grade_group_and_report() -> None:
+    sched = CurriculumScheduler(_bank(TOY_ENV_ID), {"seed": 0})
+    (reward,) = make_reward_funcs(TOY_ENV_ID, curriculum=sched)
+    logged: dict[str, float] = {}
+    tid_a, tid_b = "toy/d0/5", "toy/d1/6"
+    completions = [
+        [{"role": "assistant", "content": solve_action(tid_a)}],
+        [{"role": "assistant", "content": '{"action": "submit"}'}],
+        [{"role": "assistant", "content": "no json here"}],
+        [{"role": "assistant", "content": solve_action(tid_b)}],
+    ]
+    values = reward(
+        prompts=[[]] * 4,
+        completions=completions,
+        task_id=[tid_a, tid_a, tid_b, tid_b],
+        log_metric=lambda name, value: logged.__setitem__(name, value),
+        trainer_state=None,
+    )
+    assert values == [1.0, 0.0, pytest.approx(-0.1), 1.0]
+    assert sched._tasks[tid_a].trials == 2 and sched._tasks[tid_a].successes == 1
+    assert sched._tasks[tid_b].trials == 2 and sched._tasks[tid_b].successes == 1
+    assert logged["reward/success"] == 0.5
+    assert logged["reward/hidden"] == 0.5
+    assert "curriculum/learnable" in logged
+
+
+# ------------------------------------------------------------------ training
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", [*REAL_IDS, TOY_ENV_ID])
+def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) -> None:
+    from trl import GRPOTrainer
+
+    reason = _ready(env_id)
+    if reason:
+        pytest.skip(reason)
+
+    tokenizer = build_tiny_tokenizer()
+    model = build_tiny_model(tokenizer)
+    sched = CurriculumScheduler(_bank(env_id), {"seed": 0})
+    graded: list[list[float]] = []
+    (forge_reward,) = make_reward_funcs(env_id, curriculum=sched)
+
+    def reward(*args, **kwargs):
+        values = forge_reward(*args, **kwargs)
+        graded.append(values)
+        return values
+
+    reward.__name__ = forge_reward.__name__
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=_grpo_args(tmp_path, **curriculum_config_overrides()),
+        train_dataset=make_dataset(env_id, 1, curriculum=sched),
+        processing_class=tokenizer,
+    )
+    before = sched.episode
+    trainer.train()
+    assert trainer.state.global_step == 2
+    assert len(graded) == 2 and all(len(v) == 2 for v in graded)
+    # Rewards came from the environment and the curriculum saw every completion.
+    assert sched.episode - before == 4
+    assert sum(s.trials for s in sched._tasks.values()) == 4
+    logs = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert logs and all("reward/total" in entry for entry in logs)
+    assert all("curriculum/learnable" in entry for entry in logs)
+
+
+@pytest.mark.slow
+def test_environment_factory_reward_reaches_trainer(tmp_path: Path) -> None:
+    import torch
+    from trl import GRPOTrainer
+
+    tokenizer = build_tiny_tokenizer()
+    model = build_tiny_model(tokenizer)
+    sched = CurriculumScheduler(_bank(TOY_ENV_ID), {"seed": 0})
+    dataset = make_dataset(TOY_ENV_ID, 2, seed=0, multi_turn=True)
+    task = _bank(TOY_ENV_ID).get(dataset[0]["task_id"])
+    call = {
+        "name": "write_file",
+        "arguments": {"path": "pkg/mod.py", "content": task.reference["pkg/mod.py"]},
+    }
+    # A scripted policy (as in TRL's own tool tests): the first rollout calls a tool
+    # that solves the task, the second just says it is done.
+    solve = f"<tool_call>\n{json.dumps(call)}\n</tool_call><|im_end|>"
+    done = "Done!<|im_end|>"
+    pad = tokenizer.pad_token_id
+
+    def encode(texts: list[str]) -> torch.Tensor:
+        ids = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        width = max(map(len, ids))
+        return torch.tensor([row + [pad] * (width - len(row)) for row in ids])
+
+    def fake_generate(input_ids, **kwargs):
+        texts = [solve, done] if input_ids.shape[0] == 2 else [done] * input_ids.shape[0]
+        return torch.cat([input_ids, encode(texts).to(input_ids.device)], dim=-1)
+
+    trainer = GRPOTrainer(
+        model=model,
+        args=_grpo_args(tmp_path, max_steps=1, max_completion_length=256, shuffle_dataset=False),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=make_environment_factory(TOY_ENV_ID, curriculum=sched),
+    )
+    with patch.object(trainer.model, "generate", side_effect=fake_generate):
+        trainer.train()
+    log = next(e for e in trainer.state.log_history if "rewards/ForgeToolEnvironment/mean" in e)
+    assert log["rewards/ForgeToolEnvironment/mean"] == pytest.approx(0.5)
+    assert log["tools/call_frequency"] == pytest.approx(0.5)
+    assert sched.episode == 2 and sched._tasks[task.task_id].successes == 1
+
+
+def test_tool_environment_methods_drive_an_episode() -> None:
+    env = ForgeToolEnvironment(TOY_ENV_ID)
+    observation = env.reset(task_id="toy/d0/3", prompt=[])
+    assert "Return 103" in observation
+    assert "Edit rejected" in env.edit("pkg/mod.py", "not there", "x")
+    assert "Applied" in env.edit("pkg/mod.py", "return 0", "return 103")
+    assert "recorded" in env.plan("check")
+    assert "EPISODE OVER" in env.submit()
+    assert env.get_reward() == 1.0
+    env.reset(task_id="toy/d0/4")
+    assert env.get_reward() == 0.0  # unfinished: graded as submitted

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from forgegym.evaluation import EvalReport
+from forgegym.evaluation import summarise
+from forgegym.results import EvalResults
 
 
 def forgegym(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -56,11 +57,15 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
         str(results),
     )
     assert out.returncode == 0, out.stderr
-    report = EvalReport.load(results)
-    by_policy = {run.policy: run for run in report.runs}
+    report = EvalResults.load(results)
+    by_policy = {run.policy: run for run in summarise(report)}
     assert by_policy["reference"].success_rate == 1.0
     assert by_policy["noop"].success_rate == 0.0
-    assert len(by_policy["reference"].episodes) == 3
+    assert by_policy["reference"].episodes == 3
+    dashboard = tmp_path / "dash.png"
+    out = forgegym("plot", "episode", str(results), "-o", str(dashboard))
+    assert out.returncode == 0, out.stderr
+    assert dashboard.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "success rate" in out.stdout
 
 

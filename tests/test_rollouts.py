@@ -10,7 +10,6 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from gymnasium.vector import AutoresetMode
-from tests.test_vector import TOY_ID, toy_answer
 
 from forgegym.rollouts import (
     Trajectory,
@@ -24,6 +23,7 @@ from forgegym.rollouts import (
     transformers_policy,
     vllm_policy,
 )
+from tests.test_vector import TOY_ID, toy_answer
 
 
 class Scripted:

@@ -172,9 +172,7 @@ def test_async_copy_false_gives_live_view() -> None:
 def test_next_step_autoreset_matches_gymnasium_docs(mode: str, shared_memory: bool) -> None:
     """Default next-step autoreset: the step after an episode ends resets that env only."""
     vector_kwargs = {"shared_memory": shared_memory} if mode == "async" else {}
-    envs = gym.make_vec(
-        TOY_ID, num_envs=2, vectorization_mode=mode, vector_kwargs=vector_kwargs
-    )
+    envs = gym.make_vec(TOY_ID, num_envs=2, vectorization_mode=mode, vector_kwargs=vector_kwargs)
     try:
         obs, infos = envs.reset(seed=5)
         task0 = str(infos["task_id"][0])

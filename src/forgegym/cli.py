@@ -110,14 +110,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from forgegym.evaluation import EvalReport, evaluate
+    from forgegym.evaluation import evaluate, summarise
+    from forgegym.results import EvalResults
 
     env_ids = _env_ids(args.env)
     policies = args.policy or ["noop", "reference"]
     env_kwargs = _parse_kwargs(args.env_kwarg)
     if args.max_steps is not None:
         env_kwargs["max_steps"] = args.max_steps
-    report = EvalReport()
+    report = EvalResults(metadata={"command": "forgegym eval", "seed": args.seed})
     console = _console()
     with Progress(console=console, transient=False, disable=args.quiet) as progress:
         for env_id in env_ids:
@@ -132,15 +133,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
                     log_steps=args.log_steps or None,
                     on_episode=lambda _episode, bar=bar: progress.advance(bar),
                 )
-                report.runs.append(results)
+                report.episodes.extend(results.episodes)
     table = Table(title="forgegym eval")
     for column in ("env", "policy", "episodes", "success rate", "mean score", "mean reward"):
         table.add_column(column)
-    for run in report.runs:
+    for run in summarise(report):
         table.add_row(
             run.env_id,
             run.policy,
-            str(len(run.episodes)),
+            str(run.episodes),
             f"{run.success_rate:.2%}",
             f"{run.mean_score:.3f}",
             f"{run.mean_reward:.3f}",
@@ -230,7 +231,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from forgegym import plots
 
     if args.kind == "episode":
-        plots.plot_episode(args.input, args.output)
+        plots.plot_episode(args.input, args.output, episode=args.episode)
     else:
         plots.plot_curriculum(args.input, args.output)
     print(f"wrote {args.output}")
@@ -285,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=["episode", "curriculum"])
     p.add_argument("input", help="RESULTS.json (episode) or STATE.json (curriculum)")
     p.add_argument("-o", "--output", required=True, help="PNG path to write")
+    p.add_argument("--episode", type=int, default=None, help="episode index (episode plots)")
     p.set_defaults(func=cmd_plot)
     return parser
 

@@ -1,85 +1,25 @@
 """Run policies on environments and record results (what ``forgegym eval`` does).
 
-The results file is :class:`EvalResults` as JSON; ``forgegym plot episode`` reads it.
+Results use the schema of :mod:`forgegym.results`, which ``forgegym plot episode`` reads.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import gymnasium as gym
-from pydantic import BaseModel, Field
 
 from forgegym.policies import Policy
 from forgegym.policies import make as make_policy
+from forgegym.results import EvalEpisode, EvalResults, EvalStep
 
-__all__ = ["EpisodeResult", "EvalReport", "EvalResults", "StepRecord", "evaluate", "run_episode"]
+__all__ = ["RunSummary", "evaluate", "run_episode", "summarise"]
 
-
-class StepRecord(BaseModel):
-    step: int
-    action: str
-    reward: float
-    terminated: bool
-    truncated: bool
-    action_error: str | None = None
-    reward_breakdown: dict[str, Any] | None = None
-
-
-class EpisodeResult(BaseModel):
-    env_id: str
-    policy: str
-    seed: int
-    task_id: str
-    family: str
-    difficulty: int
-    steps: list[StepRecord] = Field(default_factory=list)
-    total_reward: float = 0.0
-    score: float = 0.0
-    success: bool = False
-    reward_breakdown: dict[str, Any] | None = None
-
-
-class EvalResults(BaseModel):
-    env_id: str
-    policy: str
-    episodes: list[EpisodeResult] = Field(default_factory=list)
-
-    @property
-    def success_rate(self) -> float:
-        return sum(e.success for e in self.episodes) / len(self.episodes) if self.episodes else 0.0
-
-    @property
-    def mean_score(self) -> float:
-        return sum(e.score for e in self.episodes) / len(self.episodes) if self.episodes else 0.0
-
-    @property
-    def mean_reward(self) -> float:
-        n = len(self.episodes)
-        return sum(e.total_reward for e in self.episodes) / n if n else 0.0
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.model_dump_json(indent=2), encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> EvalResults:
-        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
-
-
-class EvalReport(BaseModel):
-    """What ``forgegym eval`` writes: one :class:`EvalResults` per (env, policy) pair."""
-
-    runs: list[EvalResults] = Field(default_factory=list)
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.model_dump_json(indent=2), encoding="utf-8")
-
-    @classmethod
-    def load(cls, path: str | Path) -> EvalReport:
-        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+#: ``info`` keys copied into each step record (JSON scalars only).
+_INFO_KEYS = ("step", "task_id", "family", "difficulty", "score", "success", "action_error")
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -96,38 +36,27 @@ def run_episode(
     seed: int,
     options: dict[str, Any] | None = None,
     log: TextIO | None = None,
-) -> EpisodeResult:
+) -> EvalEpisode:
     """Play one episode. With ``log``, print the seeds' ``[START]``/``[STEP]``/``[END]`` lines."""
     observation, info = env.reset(seed=seed, options=options)
-    result = EpisodeResult(
-        env_id=env_id,
-        policy=policy_name,
-        seed=seed,
-        task_id=info["task_id"],
-        family=info["family"],
-        difficulty=info["difficulty"],
-    )
+    task_id, family, difficulty = info["task_id"], info["family"], info["difficulty"]
     if log is not None:
-        print(
-            f"[START] task={result.task_id} env={env_id} model={policy_name}", file=log, flush=True
-        )
-    rewards: list[float] = []
+        print(f"[START] task={task_id} env={env_id} model={policy_name}", file=log, flush=True)
+    steps: list[EvalStep] = []
     done = False
     while not done:
         action = policy(observation, info)
         observation, reward, terminated, truncated, info = env.step(action)
         done = terminated or truncated
-        rewards.append(float(reward))
         error = info.get("action_error")
-        result.steps.append(
-            StepRecord(
-                step=info["step"],
-                action=action,
+        steps.append(
+            EvalStep(
                 reward=float(reward),
+                action=action,
                 terminated=terminated,
                 truncated=truncated,
-                action_error=error,
                 reward_breakdown=info.get("reward_breakdown"),
+                info={k: info[k] for k in _INFO_KEYS if k in info},
             )
         )
         if log is not None:
@@ -137,18 +66,25 @@ def run_episode(
                 file=log,
                 flush=True,
             )
-    result.total_reward = sum(rewards)
-    result.score = float(info.get("score", 0.0))
-    result.success = bool(info.get("success", False))
-    result.reward_breakdown = info.get("reward_breakdown")
+    episode = EvalEpisode(
+        env_id=env_id,
+        policy=policy_name,
+        task_id=task_id,
+        family=family,
+        difficulty=difficulty,
+        seed=seed,
+        steps=steps,
+        score=float(info.get("score", 0.0)),
+        success=bool(info.get("success", False)),
+    )
     if log is not None:
         print(
-            f"[END] success={str(result.success).lower()} steps={len(rewards)} "
-            f"score={result.score:.3f} rewards={','.join(f'{r:.2f}' for r in rewards)}",
+            f"[END] success={str(episode.success).lower()} steps={len(steps)} "
+            f"score={episode.score:.3f} rewards={','.join(f'{s.reward:.2f}' for s in steps)}",
             file=log,
             flush=True,
         )
-    return result
+    return episode
 
 
 def evaluate(
@@ -159,7 +95,7 @@ def evaluate(
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     log_steps: bool | None = None,
-    on_episode: Callable[[EpisodeResult], None] | None = None,
+    on_episode: Callable[[EvalEpisode], None] | None = None,
 ) -> EvalResults:
     """Evaluate ``policy_name`` on ``episodes`` episodes of ``env_id`` (seeds ``seed+i``)."""
     if episodes < 1:
@@ -168,7 +104,9 @@ def evaluate(
     try:
         policy = make_policy(policy_name, env, seed=seed)
         log = sys.stdout if (log_steps if log_steps is not None else policy_name == "llm") else None
-        results = EvalResults(env_id=env_id, policy=policy_name)
+        results = EvalResults(
+            metadata={"env_id": env_id, "policy": policy_name, "seed": seed, "episodes": episodes}
+        )
         for index in range(episodes):
             episode = run_episode(
                 env, policy, env_id=env_id, policy_name=policy_name, seed=seed + index, log=log
@@ -179,3 +117,33 @@ def evaluate(
         return results
     finally:
         env.close()
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Aggregate of one (env, policy) pair."""
+
+    env_id: str
+    policy: str
+    episodes: int
+    success_rate: float
+    mean_score: float
+    mean_reward: float
+
+
+def summarise(results: EvalResults) -> list[RunSummary]:
+    """One :class:`RunSummary` per (env, policy) pair, in first-seen order."""
+    groups: dict[tuple[str, str], list[EvalEpisode]] = {}
+    for episode in results.episodes:
+        groups.setdefault((episode.env_id, episode.policy), []).append(episode)
+    return [
+        RunSummary(
+            env_id=env_id,
+            policy=policy,
+            episodes=len(eps),
+            success_rate=sum(e.success for e in eps) / len(eps),
+            mean_score=sum(e.score for e in eps) / len(eps),
+            mean_reward=sum(e.total_reward for e in eps) / len(eps),
+        )
+        for (env_id, policy), eps in groups.items()
+    ]

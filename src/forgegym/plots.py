@@ -34,12 +34,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from forgegym.results import EVAL_FORMAT, EvalEpisode, EvalResults, EvalStep
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from forgegym.rollouts import Trajectory
 
 __all__ = [
     "CURRICULUM_FIGSIZE",
@@ -54,69 +53,12 @@ __all__ = [
     "plot_scores",
 ]
 
-EVAL_FORMAT = "forgegym.eval/1"
 #: Figure sizes in inches; at the default ``dpi=100`` the PNGs are 1200x900, 1200x900
 #: and 1000x500 pixels.
 EPISODE_FIGSIZE: tuple[float, float] = (12.0, 9.0)
 CURRICULUM_FIGSIZE: tuple[float, float] = (12.0, 9.0)
 SCORES_FIGSIZE: tuple[float, float] = (10.0, 5.0)
 
-
-class EvalStep(BaseModel):
-    """One step of an evaluated episode."""
-
-    reward: float
-    terminated: bool = False
-    truncated: bool = False
-    reward_breakdown: dict[str, Any] | None = Field(
-        default=None, description="info['reward_breakdown'] as the env reported it (final steps)."
-    )
-    info: dict[str, Any] = Field(
-        default_factory=dict,
-        description="JSON-scalar subset of info: step, task_id, family, difficulty, score, "
-        "success, action_error, ...",
-    )
-
-
-class EvalEpisode(BaseModel):
-    """One evaluated episode."""
-
-    env_id: str
-    policy: str
-    task_id: str
-    family: str | None = None
-    difficulty: int | None = None
-    seed: int | None = None
-    steps: list[EvalStep] = Field(default_factory=list)
-    score: float
-    success: bool
-
-    @property
-    def total_reward(self) -> float:
-        return float(sum(step.reward for step in self.steps))
-
-    @property
-    def group(self) -> str:
-        """The family, else the env id: what :func:`plot_scores` groups by."""
-        return self.family or self.env_id or "unknown"
-
-
-class EvalResults(BaseModel):
-    """What ``forgegym eval`` writes and :func:`plot_episode` / :func:`plot_scores` read."""
-
-    format: str = EVAL_FORMAT
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    episodes: list[EvalEpisode] = Field(default_factory=list)
-
-    def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-        return path
-
-    @classmethod
-    def load(cls, path: str | Path) -> EvalResults:
-        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------- input coercion
@@ -138,7 +80,9 @@ def _as_results(source: Any) -> EvalResults:
 
         items = [t if isinstance(t, Trajectory) else Trajectory.model_validate(t) for t in data]
         return to_eval_results(items)
-    raise TypeError(f"results: expected a path, dict, EvalResults or trajectories, got {type(data)}")
+    raise TypeError(
+        f"results: expected a path, dict, EvalResults or trajectories, got {type(data)}"
+    )
 
 
 def _term_values(breakdown: Mapping[str, Any]) -> dict[str, float]:
@@ -260,7 +204,9 @@ def plot_episode(
         )
         ax_heat.set_yticks(range(len(names)), names, fontsize=8)
         step = max(1, len(graded) // 12)
-        ax_heat.set_xticks(range(0, len(graded), step), [graded[c][0] for c in range(0, len(graded), step)])
+        ax_heat.set_xticks(
+            range(0, len(graded), step), [graded[c][0] for c in range(0, len(graded), step)]
+        )
         fig.colorbar(image, ax=ax_heat, fraction=0.046, pad=0.04)
     else:
         _empty(ax_heat, "no reward breakdowns")
@@ -270,7 +216,9 @@ def plot_episode(
 
 
 # ---------------------------------------------------------------- curriculum
-def _task_pass_at_k(history: Sequence[Sequence[float]], k: int, prior: tuple[float, float]) -> tuple[list[float], list[float]]:
+def _task_pass_at_k(
+    history: Sequence[Sequence[float]], k: int, prior: tuple[float, float]
+) -> tuple[list[float], list[float]]:
     """(episodes, pass@k estimates) after each record of one task's history.
 
     The estimate is the Beta-posterior mean of pass@k from the prior and the task's
@@ -321,13 +269,19 @@ def plot_curriculum(
     k = int(config.get("k", 1))
     prior = (float(config.get("prior_alpha", 1.0)), float(config.get("prior_beta", 1.0)))
     tasks: Mapping[str, Any] = state.get("tasks") or {}
-    records: list[Mapping[str, Any]] = [r for r in state.get("history") or [] if isinstance(r, Mapping)]
-    timeline: list[Mapping[str, Any]] = [r for r in state.get("timeline") or [] if isinstance(r, Mapping)]
+    records: list[Mapping[str, Any]] = [
+        r for r in state.get("history") or [] if isinstance(r, Mapping)
+    ]
+    timeline: list[Mapping[str, Any]] = [
+        r for r in state.get("timeline") or [] if isinstance(r, Mapping)
+    ]
     plt = _agg()
     import numpy as np
 
     fig, (ax_task, ax_tier, ax_diff) = plt.subplots(3, 1, figsize=CURRICULUM_FIGSIZE)
-    fig.suptitle(f"Curriculum: {len(tasks)} tasks, {state.get('episode', '?')} rollouts", fontsize=11)
+    fig.suptitle(
+        f"Curriculum: {len(tasks)} tasks, {state.get('episode', '?')} rollouts", fontsize=11
+    )
 
     curves = {
         task_id: _task_pass_at_k(info.get("history") or [], k, prior)
@@ -340,12 +294,18 @@ def plot_curriculum(
         cmap = plt.get_cmap("tab20")
         for j, task_id in enumerate(ranked[:max_tasks]):
             xs, ys = curves[task_id]
-            ax_task.step(xs, ys, where="post", color=cmap(j % 20), linewidth=1, alpha=0.8, label=task_id)
+            ax_task.step(
+                xs, ys, where="post", color=cmap(j % 20), linewidth=1, alpha=0.8, label=task_id
+            )
         # Mean over every task seen so far, carrying each task's last estimate forward.
         grid = sorted({x for xs, _ in curves.values() for x in xs})
         means = []
         for x in grid:
-            current = [ys[int(np.searchsorted(xs, x, side="right")) - 1] for xs, ys in curves.values() if xs[0] <= x]
+            current = [
+                ys[int(np.searchsorted(xs, x, side="right")) - 1]
+                for xs, ys in curves.values()
+                if xs[0] <= x
+            ]
             means.append(float(np.mean(current)))
         ax_task.plot(grid, means, color="black", linewidth=2.5, label="mean (all tasks)")
         too_easy = config.get("too_easy")
@@ -357,32 +317,72 @@ def plot_curriculum(
         ax_task.legend(fontsize=6, ncol=4, loc="lower right")
     else:
         _empty(ax_task, "no per-task history")
-    ax_task.set(title=f"pass@{k} per task (Beta posterior mean)", xlabel="rollouts", ylabel=f"pass@{k}")
+    ax_task.set(
+        title=f"pass@{k} per task (Beta posterior mean)", xlabel="rollouts", ylabel=f"pass@{k}"
+    )
 
     tier_points = sorted(
-        ((float(r["episode"]), r) for r in [*records, *timeline] if "episode" in r and "learnable" in r),
+        (
+            (float(r["episode"]), r)
+            for r in [*records, *timeline]
+            if "episode" in r and "learnable" in r
+        ),
         key=lambda point: point[0],
     )
     if tier_points:
         xs = [x for x, _ in tier_points]
-        for tier, color in (("too_easy", "tab:green"), ("learnable", "tab:blue"), ("too_hard", "tab:red")):
-            ax_tier.step(xs, [int(r.get(tier, 0)) for _, r in tier_points], where="post", color=color, label=tier)
+        for tier, color in (
+            ("too_easy", "tab:green"),
+            ("learnable", "tab:blue"),
+            ("too_hard", "tab:red"),
+        ):
+            ax_tier.step(
+                xs,
+                [int(r.get(tier, 0)) for _, r in tier_points],
+                where="post",
+                color=color,
+                label=tier,
+            )
         ax_tier.legend(fontsize=8, loc="upper left")
     elif isinstance(state.get("tier_sizes"), Mapping):
         sizes = state["tier_sizes"]
-        ax_tier.bar(list(sizes), [int(v) for v in sizes.values()], color=["tab:green", "tab:blue", "tab:red"][: len(sizes)])
+        ax_tier.bar(
+            list(sizes),
+            [int(v) for v in sizes.values()],
+            color=["tab:green", "tab:blue", "tab:red"][: len(sizes)],
+        )
     else:
         _empty(ax_tier, "no tier history")
     ax_tier.set(title="Tier sizes over time", xlabel="rollouts", ylabel="tasks")
 
-    served = [(float(r["episode"]), float(r["difficulty"]), float(r.get("success", np.nan))) for r in records if r.get("difficulty") is not None and "episode" in r]
+    served = [
+        (float(r["episode"]), float(r["difficulty"]), float(r.get("success", np.nan)))
+        for r in records
+        if r.get("difficulty") is not None and "episode" in r
+    ]
     if served:
         xs, ds, ss = (np.array(v) for v in zip(*served, strict=True))
         window = max(1, min(20, len(ds) // 5))
         kernel = np.ones(window) / window
-        ax_diff.scatter(xs, ds, c=np.nan_to_num(ss, nan=0.5), cmap="RdYlGn", vmin=0, vmax=1, s=12, alpha=0.6, label="served (colour = success)")
+        ax_diff.scatter(
+            xs,
+            ds,
+            c=np.nan_to_num(ss, nan=0.5),
+            cmap="RdYlGn",
+            vmin=0,
+            vmax=1,
+            s=12,
+            alpha=0.6,
+            label="served (colour = success)",
+        )
         if len(ds) >= window:
-            ax_diff.plot(xs[window - 1 :], np.convolve(ds, kernel, mode="valid"), color="black", linewidth=2, label=f"mean difficulty ({window}-rollout window)")
+            ax_diff.plot(
+                xs[window - 1 :],
+                np.convolve(ds, kernel, mode="valid"),
+                color="black",
+                linewidth=2,
+                label=f"mean difficulty ({window}-rollout window)",
+            )
         ax_diff.legend(fontsize=8, loc="upper left")
     else:
         _empty(ax_diff, "no difficulty records")

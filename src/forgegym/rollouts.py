@@ -252,7 +252,9 @@ def collect_rollouts(
         acting = [i for i in range(n) if slots[i] is not None and not resetting[i]]
         actions = [""] * n
         if acting:
-            replies = _ask(policy, [current_obs[i] for i in acting], [current_info[i] for i in acting])
+            replies = _ask(
+                policy, [current_obs[i] for i in acting], [current_info[i] for i in acting]
+            )
             for i, reply in zip(acting, replies, strict=True):
                 actions[i] = reply
         observations, rewards, terminations, truncations, infos = envs.step(tuple(actions))
@@ -322,7 +324,7 @@ def load_trajectories(path: str | Path) -> list[Trajectory]:
 
 def to_eval_results(trajectories: Sequence[Trajectory], **metadata: Any) -> Any:
     """Convert trajectories to the :class:`forgegym.plots.EvalResults` schema."""
-    from forgegym.plots import EvalEpisode, EvalResults, EvalStep
+    from forgegym.results import EvalEpisode, EvalResults, EvalStep
 
     return EvalResults(
         episodes=[
@@ -406,7 +408,9 @@ def transformers_policy(
     kwargs = {"return_full_text": False, **generate_kwargs}
 
     def act(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
-        chats = [chat_messages(o, i, history=history) for o, i in zip(observations, infos, strict=True)]
+        chats = [
+            chat_messages(o, i, history=history) for o, i in zip(observations, infos, strict=True)
+        ]
         outputs = pipeline(chats, **kwargs)
         replies = []
         for output in outputs:
@@ -428,7 +432,10 @@ def vllm_policy(
 
     def act(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
         if chat:
-            chats = [chat_messages(o, i, history=history) for o, i in zip(observations, infos, strict=True)]
+            chats = [
+                chat_messages(o, i, history=history)
+                for o, i in zip(observations, infos, strict=True)
+            ]
             outputs = llm.chat(chats, sampling_params)
         else:
             outputs = llm.generate(list(observations), sampling_params)
@@ -451,9 +458,10 @@ def openai_policy(
         return response.choices[0].message.content or ""
 
     def act(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
-        chats = [chat_messages(o, i, history=history) for o, i in zip(observations, infos, strict=True)]
+        chats = [
+            chat_messages(o, i, history=history) for o, i in zip(observations, infos, strict=True)
+        ]
         with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(chats)))) as pool:
             return list(pool.map(one, chats))
 
     return act
-

@@ -44,7 +44,6 @@ from types import ModuleType
 from typing import Any, overload
 
 import gymnasium as gym
-import numpy as np
 from gymnasium.vector.utils import (
     create_shared_memory,
     read_from_shared_memory,
@@ -136,9 +135,7 @@ class SharedTextBatch(Sequence[str]):
 
 
 @create_shared_memory.register(UnicodeText)
-def _create_unicode_text_shared_memory(
-    space: UnicodeText, n: int = 1, ctx: ModuleType = mp
-) -> Any:
+def _create_unicode_text_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = mp) -> Any:
     # A raw array: the parent only reads after the worker answered on its pipe, which
     # already orders the accesses, so a lock would only cost time.
     return ctx.RawArray(ctypes.c_uint8, n * slot_bytes(space))
@@ -199,7 +196,9 @@ class VectorBenchResult(BaseModel):
         return self.async_steps_per_s / sync if sync > 0 else float("nan")
 
 
-def _bench_policy(env_id: str, policy: str, seed: int) -> Callable[[list[str], list[dict]], list[str]]:
+def _bench_policy(
+    env_id: str, policy: str, seed: int
+) -> Callable[[list[str], list[dict]], list[str]]:
     from forgegym.rollouts import baseline_policy
 
     return baseline_policy(policy, env_id, seed=seed)
@@ -293,7 +292,10 @@ def _print_bench(result: VectorBenchResult) -> None:
     table.add_column("env steps", justify="right")
     table.add_column("steps/s", justify="right")
     table.add_row(
-        "sync", f"{result.sync_seconds:.2f}", str(result.sync_steps), f"{result.sync_steps_per_s:.2f}"
+        "sync",
+        f"{result.sync_seconds:.2f}",
+        str(result.sync_steps),
+        f"{result.sync_steps_per_s:.2f}",
     )
     table.add_row(
         "async",
@@ -304,4 +306,3 @@ def _print_bench(result: VectorBenchResult) -> None:
     console = Console()
     console.print(table)
     console.print(f"async/sync throughput: [bold]{result.speedup:.2f}x[/bold] (target >= 1.6x)")
-

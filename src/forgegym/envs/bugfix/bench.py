@@ -56,8 +56,11 @@ class BenchResult:
         return f"bugfix bench n={self.n}: " + ", ".join(parts) + f"; speedup {self.speedup:.1f}x"
 
 
-def run_bench(n: int = 10, *, seed: int = 0) -> BenchResult:
-    """Grade ``n`` reference completions (distinct tasks) with each runner, one at a time."""
+def run_bench(n: int = 10, *, seed: int = 0, show: bool = True) -> BenchResult:
+    """Grade ``n`` reference completions (distinct tasks) with each runner, one at a time.
+
+    ``show`` prints the table (``forgegym bench --env`` relies on it); the result is
+    rich-printable either way."""
     from forgegym.envs.bugfix.env import BugfixEnv
     from forgegym.sandbox.runner import ForkServerRunner, SubprocessRunner
 
@@ -82,4 +85,8 @@ def run_bench(n: int = 10, *, seed: int = 0) -> BenchResult:
         finally:
             env.close()
             runner.close()
+    if show:
+        from rich.console import Console
+
+        Console().print(result)
     return result

@@ -16,7 +16,8 @@ Order of decisions:
    no-op and visible-test-only hacks score at the bottom.
 4. **notes**: a ``review``/``reflect`` note earns credit only when grounded: it names the
    buggy file and a function the bug actually changed, without listing every function.
-5. ``noop`` penalises an unchanged module.
+5. ``noop`` penalises a patch that repairs none of the broken checks (an unchanged
+   module included), so no edit that fixes nothing beats submitting nothing.
 
 ``success`` = every hidden check passes and no gate fired.
 """
@@ -294,12 +295,17 @@ class BugfixGrader:
             "efficiency": efficiency * f2p,
             "notes": 1.0 if grounded else 0.0,
             "regression": regression,
-            "noop": 1.0 if is_noop(pristine, submission.files) else 0.0,
+            # A patch that repairs none of the broken checks is a no-op for the bug,
+            # whatever its text: it never beats submitting nothing.
+            "noop": 1.0 if f2p == 0.0 else 0.0,
         }
         details = {
             "hidden": f"{sum(verdicts)}/{len(verdicts)} checks pass",
             "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
             "diff": f"{stats.lines_changed} lines",
+            "noop": "unchanged module"
+            if f2p == 0.0 and is_noop(pristine, submission.files)
+            else "",
         }
         notes = list(pending.notes)
         if calls_result.status.value != "completed":

@@ -137,6 +137,15 @@ def test_hardcode_scan_spares_honest_fixes() -> None:
         tests,
     )
     assert honest == [] and cheat and cheat[0].kind == "hardcoded_expectation"
+    # Restoring a constant the bug changed is a fix, even if the tests use that value.
+    restored = scan_hardcoded_expectations(
+        "def f(x):\n    return x % 8\n",
+        "def f(x):\n    if x > 5:\n        return 5\n    return x % 7\n",
+        "m.py",
+        ["def test_f():\n    assert f(5) == 5\n"],
+        reference="def f(x):\n    if x > 5:\n        return 5\n    return x % 7\n",
+    )
+    assert restored == []
 
 
 def test_grounded_notes_earn_credit(env: BugfixEnv, bank: BugfixTaskBank) -> None:

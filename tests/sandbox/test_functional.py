@@ -237,3 +237,44 @@ def test_default_runner_is_not_shared_across_fork(tmp_path: Path) -> None:
     os.waitpid(pid, 0)
     assert msg == b"ok"
     assert parent_runner.run(PytestJob(workdir=str(ws), targets=["test_a.py"])).all_passed
+
+
+LEAKER = """\
+import _pytest.config
+
+
+def test_leak(pytestconfig):
+    pytestconfig.leaked_attr = True
+    pytestconfig.option.leaked = True
+    pytestconfig.pluginmanager.register(object(), "leaked_plugin")
+    _pytest.config.LEAKED_GLOBAL = True
+"""
+CHECKER = """\
+from pathlib import Path
+
+import _pytest.config
+
+
+def test_fresh(pytestconfig):
+    assert not hasattr(pytestconfig, "leaked_attr")
+    assert not hasattr(pytestconfig.option, "leaked")
+    assert pytestconfig.pluginmanager.get_plugin("leaked_plugin") is None
+    assert not hasattr(_pytest.config, "LEAKED_GLOBAL")
+    assert pytestconfig.invocation_params.dir == Path.cwd()
+    assert "test_check.py" in pytestconfig.invocation_params.args
+    assert pytestconfig.rootpath == Path.cwd()
+    assert pytestconfig.pluginmanager.is_blocked("cacheprovider")
+"""
+
+
+def test_pytest_state_is_fresh_every_run(runner: Runner, tmp_path: Path) -> None:
+    """The fork server reuses warm pytest state (imports, a prebuilt config): a run that
+    mutates it must not affect the next run, and the invocation parameters are the run's."""
+    leak = make_ws(tmp_path / "a", {"test_leak.py": LEAKER})
+    check = make_ws(tmp_path / "b", {"test_check.py": CHECKER})
+    for _ in range(2 * runner.workers):
+        first = runner.run(PytestJob(workdir=str(leak), targets=["test_leak.py"]))
+        assert first.status is RunStatus.COMPLETED and first.all_passed, first.detail
+        second = runner.run(PytestJob(workdir=str(check), targets=["test_check.py"]))
+        assert second.status is RunStatus.COMPLETED, second.detail
+        assert second.all_passed, [r.message for r in second.records]

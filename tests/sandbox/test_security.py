@@ -267,3 +267,62 @@ def test_no_network(runner: Runner, tmp_path: Path) -> None:
     finally:
         server.close()
     _contained(runner, ws, tmp_path)
+
+
+def test_network_namespace_is_empty(runner: Runner, tmp_path: Path) -> None:
+    """The fork server's runs share one network namespace per zygote: it must have no
+    interface but loopback, and a run must not find another run's state there."""
+    active, why = _feature("network_namespace")
+    if not active:
+        pytest.skip(f"network namespace not active here: {why}")
+    body = """\
+import socket
+
+def test_good():
+    assert [name for _, name in socket.if_nameindex()] == ["lo"]
+    for family, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        s = socket.socket(family, socket.SOCK_DGRAM)
+        try:
+            s.sendto(b"x", (addr, 9))
+        except OSError:
+            pass  # loopback is down: no route
+        else:
+            raise AssertionError(f"{addr} reachable")
+        finally:
+            s.close()
+"""
+    ws = make_ws(tmp_path, {"test_t.py": body})
+    for _ in range(2):
+        res = _run(runner, ws)
+        assert res.status is RunStatus.COMPLETED, res.detail
+        assert res.verdicts == {"test_t.py::test_good": True}, res.records
+    _contained(runner, ws, tmp_path)
+
+
+def test_process_limit_is_per_run(runner: Runner, tmp_path: Path) -> None:
+    """After a fork bomb filled the run's process budget, a later run gets the full budget
+    again (the fork server reuses one pids cgroup per zygote, emptied between runs)."""
+    bomb = make_ws(tmp_path / "bomb", {"test_t.py": FORK_BOMB})
+    res = _run(runner, bomb, timeout_s=1.5)
+    assert res.status is RunStatus.TIMEOUT, res.detail
+    n = runner.max_procs // 2
+    body = f"""\
+import os, time
+
+def test_good():
+    pids = []
+    for _ in range({n}):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(0.2)
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+"""
+    ws = make_ws(tmp_path / "ok", {"test_t.py": body})
+    for _ in range(runner.workers):
+        res = _run(runner, ws)
+        assert res.status is RunStatus.COMPLETED, res.detail
+        assert res.verdicts == {"test_t.py::test_good": True}, res.records
+    _contained(runner, bomb, tmp_path)

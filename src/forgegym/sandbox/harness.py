@@ -25,9 +25,11 @@ Standard library only at import time (pytest is imported lazily / pre-imported b
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
+import pathlib
 import select
 import shutil
 import signal
@@ -267,13 +269,89 @@ def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
     ]
 
 
+# ---------------------------------------------------------------- prebuilt pytest config
+
+# ``pytest.main`` starts by building a plugin manager and importing and registering every
+# builtin plugin (``_pytest.config.get_config``): ~10 ms of pure setup that depends on
+# nothing of the run but the ``-p no:...`` arguments. A zygote does it once
+# (``_prebuild_config``); each fork consumes that pristine copy once, with the run's real
+# invocation parameters, and anything that does not match falls back to pytest's own path.
+_PREBUILT: Any = None
+_PREBUILT_ARGS = ("-p", "no:cacheprovider")
+
+
+def _plugin_exclusions(args: Any) -> list[str]:
+    """The ``-p no:...`` arguments pytest's ``consider_preparse`` would act on."""
+    out: list[str] = []
+    i, n = 0, len(args)
+    while i < n:
+        opt = args[i]
+        i += 1
+        if not isinstance(opt, str):
+            continue
+        if opt == "-p":
+            if i >= n:
+                break
+            parg = args[i]
+            i += 1
+        elif opt.startswith("-p"):
+            parg = opt[2:]
+        else:
+            continue
+        if isinstance(parg, str) and parg.strip().startswith("no:"):
+            out.append(parg.strip())
+    return out
+
+
+def _prebuild_config() -> None:
+    """Zygote: build the config ``get_config`` would build for our arguments."""
+    global _PREBUILT
+    import _pytest.config
+
+    _PREBUILT = None
+    with contextlib.suppress(Exception):
+        _PREBUILT = _pytest.config.get_config(list(_PREBUILT_ARGS), None, prog="pytest.main()")
+
+
+@contextlib.contextmanager
+def _prebuilt_config() -> Any:
+    """Child: let ``pytest.main`` take the zygote's prebuilt config (once)."""
+    import _pytest.config
+
+    original = _pytest.config.get_config
+    cfg_type = _pytest.config.Config
+
+    def get_config(args: Any = None, plugins: Any = None, *, prog: str | None = None) -> Any:
+        global _PREBUILT
+        config, _PREBUILT = _PREBUILT, None
+        if (
+            config is None
+            or prog != "pytest.main()"
+            or not args
+            or _plugin_exclusions(args) != _plugin_exclusions(_PREBUILT_ARGS)
+            or os.environ.get("PYTEST_DEBUG")  # read by the plugin manager's constructor
+        ):
+            return original(args, plugins, prog=prog)
+        config.invocation_params = cfg_type.InvocationParams(
+            args=args, plugins=plugins, dir=pathlib.Path.cwd()
+        )
+        return config
+
+    _pytest.config.get_config = get_config
+    try:
+        yield
+    finally:
+        _pytest.config.get_config = original
+
+
 def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
     import pytest
 
     plugin = ReportPlugin(reporter, job["workdir"], job.get("order"))
     args = _pytest_args(job, job["_ini"])
     try:
-        rc = pytest.main(args, plugins=[plugin])
+        with _prebuilt_config():
+            rc = pytest.main(args, plugins=[plugin])
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
@@ -426,12 +504,13 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _sweep(cgroup: str | None) -> None:
-    """Kill and reap every remaining descendant (we are their subreaper)."""
+def _sweep(cgroup: str | None, keep: tuple[int, ...] = ()) -> None:
+    """Kill and reap every remaining descendant (we are their subreaper). ``keep``: pids in
+    the cgroup that are not ours to kill (the zygote that owns a shared cgroup)."""
     me = os.getpid()
     for _ in range(200):
         if cgroup:
-            isolation.cgroup_kill(cgroup, exclude=me, rounds=1)
+            isolation.cgroup_kill(cgroup, exclude=(me, *keep), rounds=1)
         for child in _children(me):
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
@@ -445,17 +524,39 @@ def _sweep(cgroup: str | None) -> None:
         time.sleep(0.002)
 
 
-def supervise(job: dict[str, Any], report_fd: int, ctl_fd: int, cgroup: str | None) -> None:
+class _Shared:
+    """Isolation a zygote sets up once for all its runs (see ``_zygote_setup``)."""
+
+    def __init__(self, pid: int, cgroup: str | None, netns: str | None) -> None:
+        self.pid = pid  # the zygote: a member of ``cgroup``, never killed by a sweep
+        self.cgroup = cgroup  # already joined by the zygote; forks inherit it
+        self.netns = netns  # None: the zygote is in an empty network namespace
+
+
+def supervise(
+    job: dict[str, Any],
+    report_fd: int,
+    ctl_fd: int,
+    cgroup: str | None,
+    shared: _Shared | None = None,
+) -> None:
     """The supervisor process: namespaces, fork the worker, reap, sweep. Never returns.
 
+    Without ``shared`` (the baseline) it joins ``cgroup`` and unshares a network namespace
+    itself; a zygote's supervisor inherits both from the zygote.
     Writes ``pid <worker pid>`` and later ``status <wait status>`` lines to ``ctl_fd``."""
     code = 0
     try:
-        if cgroup:
-            isolation.cgroup_join(cgroup)
+        if shared is None:
+            if cgroup:
+                isolation.cgroup_join(cgroup)
+            netns = isolation.unshare(isolation.CLONE_NEWNET)
+            keep: tuple[int, ...] = ()
+        else:
+            netns, keep = shared.netns, (shared.pid,)
         isolation.set_child_subreaper()
         features: dict[str, str | None] = {
-            "netns": isolation.unshare(isolation.CLONE_NEWNET),
+            "netns": netns,
             "pidns": isolation.unshare(isolation.CLONE_NEWPID),
         }
         job["_tmp"] = tempfile.mkdtemp(prefix=".forgegym-tmp-", dir=job["workdir"])
@@ -471,7 +572,7 @@ def supervise(job: dict[str, Any], report_fd: int, ctl_fd: int, cgroup: str | No
                 break
             except InterruptedError:
                 continue
-        _sweep(cgroup)
+        _sweep(cgroup, keep)
         with contextlib.suppress(OSError):
             shutil.rmtree(job["_tmp"])
         os.write(ctl_fd, f"status {status}\n".encode())
@@ -495,32 +596,86 @@ def _preimport() -> None:
             continue
         with contextlib.suppress(Exception):
             importlib.import_module(mod.name)
-    for name in ("unittest", "unittest.mock", "doctest", "pdb", "decimal", "fractions"):
+    # faulthandler and readline are imported by pytest.main itself (the faulthandler and
+    # capture plugins); readline is a C extension, so loading it per run costs a dlopen.
+    for name in (
+        "unittest",
+        "unittest.mock",
+        "doctest",
+        "pdb",
+        "decimal",
+        "fractions",
+        "faulthandler",
+        "readline",
+        "forgegym.sandbox.hooks",
+    ):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
 
 
-def _zygote_main(sock_fd: int) -> None:
+def _zygote_setup(max_procs: int) -> _Shared:
+    """Per-zygote isolation, paid once instead of per run:
+
+    * network: the zygote unshares an empty network namespace (only a down ``lo``) and
+      every supervisor and worker it forks inherits it. Runs never overlap in time on one
+      zygote (one job at a time, and the previous tree is dead before the next fork), so
+      the namespace holds no process, socket or listener of another run; the only state a
+      run could leave there is the configuration of that ``lo`` (as root), which gives a
+      later run nothing it could not do itself: no route leaves the namespace. Landlock
+      (ABI >= 4) denies TCP bind/connect on top.
+    * pids cgroup: the zygote joins one cgroup and its forks are born in it (a v1 cgroup
+      migration costs ~10 ms per join). ``pids.max`` is ``max_procs + 1`` so the run's
+      tree (supervisor, worker, descendants) keeps the same bound of ``max_procs``; after
+      every run the cgroup is swept down to the zygote alone before the next one starts.
+    """
+    cgroup = isolation.cgroup_create(max_procs + 1)
+    if cgroup is not None and not isolation.cgroup_join(cgroup):
+        isolation.cgroup_remove(cgroup)
+        cgroup = None
+    netns = isolation.unshare(isolation.CLONE_NEWNET)
+    return _Shared(os.getpid(), cgroup, netns)
+
+
+def _zygote_exit(shared: _Shared) -> None:
+    if shared.cgroup and isolation.cgroup_leave(shared.cgroup):
+        isolation.cgroup_remove(shared.cgroup)
+    os._exit(0)
+
+
+def _zygote_main(sock_fd: int, max_procs: int = isolation.DEFAULT_MAX_PROCS) -> None:
     """Fork-server loop: one job at a time; forks a supervisor per job, relays its exit."""
     _preimport()
+    shared = _zygote_setup(max_procs)
+    _prebuild_config()
+    # Everything alive now is shared read-mostly with every fork: move it out of the
+    # collector's reach. Otherwise each run's gc.collect() (pytest calls it at unconfigure)
+    # walks, and so copy-on-write-faults, the whole inherited heap: about half of a run.
+    gc.collect()
+    gc.freeze()
     sock = socket.socket(fileno=sock_fd)
-    send_frame(sock, {"op": "ready", "pid": os.getpid()})
+    send_frame(sock, {"op": "ready", "pid": os.getpid(), "cgroup": shared.cgroup})
     while True:
         try:
             msg, fds = recv_frame(sock, max_fds=4)
         except (EOFError, OSError):
-            os._exit(0)
+            _zygote_exit(shared)
         if msg.get("op") != "run" or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             continue
-        _zygote_run(sock, msg, fds)
+        if not _zygote_run(sock, msg, fds, shared):
+            _zygote_exit(shared)
 
 
-def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> None:
+def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared: _Shared) -> bool:
+    """Run one job; False when this zygote must retire (its cgroup could not be emptied)."""
     report_w, out_w, err_w = fds
     job = msg["job"]
-    cgroup = isolation.cgroup_create(int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)))
+    cgroup = shared.cgroup
+    if cgroup:
+        isolation.cgroup_set_max(
+            cgroup, int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)) + 1
+        )
     ctl_r, ctl_w = os.pipe()
     apid = os.fork()
     if apid == 0:
@@ -534,7 +689,7 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> Non
             os.close(err_w)
         except BaseException:  # noqa: BLE001
             os._exit(72)
-        supervise(job, report_w, ctl_w, cgroup)
+        supervise(job, report_w, ctl_w, cgroup, shared)
     for fd in (report_w, out_w, err_w, ctl_w):
         os.close(fd)
     ctl = _CtlReader(ctl_r)
@@ -553,9 +708,7 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> Non
             except (EOFError, OSError):  # parent gone: kill the run and leave
                 _kill_run(worker, apid, pidns, cgroup)
                 os.waitpid(apid, 0)
-                if cgroup:
-                    isolation.cgroup_remove(cgroup)
-                os._exit(0)
+                _zygote_exit(shared)
             if req.get("op") == "kill" and req.get("id") == msg["id"]:
                 _kill_run(worker, apid, pidns, cgroup)
     finally:
@@ -563,8 +716,9 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> Non
     _, astatus, ru = os.wait4(apid, 0)
     rest = ctl.line()
     os.close(ctl_r)
-    if cgroup:
-        isolation.cgroup_remove(cgroup)
+    # Nothing of this run may outlive it: empty the shared cgroup down to ourselves (with
+    # a PID namespace it already is; this is the backstop). If that fails, retire.
+    clean = not cgroup or isolation.cgroup_kill(cgroup, exclude=os.getpid(), rounds=200)
     wstatus = int(rest.split()[1]) if rest and rest.startswith("status ") else None
     send_frame(
         sock,
@@ -575,8 +729,10 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int]) -> Non
             "worker_status": wstatus,
             "cpu_s": ru.ru_utime + ru.ru_stime,
             "max_rss_kb": ru.ru_maxrss,
+            "retire": not clean,
         },
     )
+    return clean
 
 
 def _kill_run(worker: int | None, apid: int, pidns: bool, cgroup: str | None) -> None:
@@ -587,7 +743,7 @@ def _kill_run(worker: int | None, apid: int, pidns: bool, cgroup: str | None) ->
             os.kill(worker, signal.SIGKILL)
     if not pidns:
         if cgroup:
-            isolation.cgroup_kill(cgroup, exclude=apid, rounds=5)
+            isolation.cgroup_kill(cgroup, exclude=(apid, os.getpid()), rounds=5)
         if worker is None:
             with contextlib.suppress(OSError):
                 os.killpg(apid, signal.SIGKILL)
@@ -624,10 +780,10 @@ def _subprocess_main(report_fd: int, ctl_fd: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``<bootstrap> zygote <sock_fd>`` or ``<bootstrap> subprocess <report_fd> <ctl_fd>``."""
+    """``<bootstrap> zygote <sock_fd> [<max_procs>]`` or ``<bootstrap> subprocess <report_fd> <ctl_fd>``."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "zygote":
-        _zygote_main(int(args[1]))
+        _zygote_main(int(args[1]), *(int(x) for x in args[2:3]))
     elif args and args[0] == "subprocess":
         _subprocess_main(int(args[1]), int(args[2]))
     else:

@@ -7,6 +7,13 @@ Process layout of one run (both runners use it)::
                              └─ worker  (PID 1 of the new PID namespace: rlimits, Landlock,
                                          then pytest / calls; model code runs here)
 
+The baseline's supervisor joins a fresh pids cgroup and unshares a network namespace per
+run. A zygote does both once for all its runs (``harness._zygote_setup``): it sits in its
+own pids cgroup (``pids.max`` = max_procs + 1 for itself, emptied down to the zygote after
+every run) and in an empty network namespace that its forks inherit. A zygote runs one job
+at a time and the previous tree is dead before the next fork, so nothing of one run is
+alive in either when the next starts.
+
 Killing the worker kills every process of its PID namespace (the kernel does it when a
 namespace's init dies), including ``setsid()``-ed double-forked descendants. Where PID
 namespaces are unavailable the supervisor is a child subreaper and sweeps its descendants
@@ -30,6 +37,7 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = [
@@ -43,7 +51,10 @@ __all__ = [
     "cgroup_create",
     "cgroup_join",
     "cgroup_kill",
+    "cgroup_leave",
+    "cgroup_pids",
     "cgroup_remove",
+    "cgroup_set_max",
     "isolation_report",
     "landlock_abi",
     "landlock_restrict_writes",
@@ -321,7 +332,7 @@ _CG_BASE: str | None | bool = False  # False: not looked up yet
 
 
 def cgroup_create(max_procs: int = DEFAULT_MAX_PROCS) -> str | None:
-    """Create a per-job pids cgroup with ``pids.max``; None where not permitted."""
+    """Create a pids cgroup with ``pids.max``; None where not permitted."""
     global _CG_BASE
     if _CG_BASE is False:
         _CG_BASE = _cgroup_base()
@@ -330,16 +341,27 @@ def cgroup_create(max_procs: int = DEFAULT_MAX_PROCS) -> str | None:
     path = os.path.join(str(_CG_BASE), f"job-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     try:
         os.mkdir(path)
-        with open(os.path.join(path, "pids.max"), "w") as f:
-            f.write(str(max_procs))
     except OSError:
+        return None
+    if not cgroup_set_max(path, max_procs):
         cgroup_remove(path)
         return None
     return path
 
 
+def cgroup_set_max(path: str, max_procs: int) -> bool:
+    """Write ``pids.max`` of ``path``."""
+    try:
+        with open(os.path.join(path, "pids.max"), "w") as f:
+            f.write(str(max_procs))
+        return True
+    except OSError:
+        return False
+
+
 def cgroup_join(path: str) -> bool:
-    """Move the calling process into ``path``."""
+    """Move the calling process into ``path``. On cgroup v1 a migration costs ~10 ms
+    (the kernel synchronises RCU), which is why a zygote joins its cgroup once."""
     try:
         with open(os.path.join(path, "cgroup.procs"), "w") as f:
             f.write("0")
@@ -348,7 +370,14 @@ def cgroup_join(path: str) -> bool:
         return False
 
 
-def _cgroup_pids(path: str) -> list[int]:
+def cgroup_leave(path: str) -> bool:
+    """Move the calling process out of ``path`` to the root of its hierarchy (so that
+    ``path`` can be removed)."""
+    return cgroup_join(os.path.dirname(os.path.dirname(path)))
+
+
+def cgroup_pids(path: str) -> list[int]:
+    """Pids (thread-group ids) currently in the cgroup."""
     try:
         with open(os.path.join(path, "cgroup.procs")) as f:
             return [int(x) for x in f.read().split()]
@@ -356,16 +385,22 @@ def _cgroup_pids(path: str) -> list[int]:
         return []
 
 
-def cgroup_kill(path: str, exclude: int | None = None, rounds: int = 50) -> None:
-    """SIGKILL every process in the cgroup (repeatedly: a fork bomb races us)."""
+_cgroup_pids = cgroup_pids
+
+
+def cgroup_kill(path: str, exclude: int | Collection[int] | None = None, rounds: int = 50) -> bool:
+    """SIGKILL every process in the cgroup but ``exclude`` (repeatedly: a fork bomb races
+    us). True when nothing but ``exclude`` is left."""
+    keep = {exclude} if isinstance(exclude, int) else set(exclude or ())
     for _ in range(rounds):
-        pids = [p for p in _cgroup_pids(path) if p != exclude]
+        pids = [p for p in cgroup_pids(path) if p not in keep]
         if not pids:
-            return
+            return True
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)
+    return not [p for p in cgroup_pids(path) if p not in keep]
 
 
 def cgroup_remove(path: str) -> None:
@@ -457,7 +492,7 @@ def probe(refresh: bool = False) -> list[IsolationFeature]:
             IsolationFeature(
                 "pids_cgroup",
                 path is not None,
-                f"per-job pids.max={DEFAULT_MAX_PROCS} under {_CG_BASE}"
+                f"per-run pids.max={DEFAULT_MAX_PROCS} under {_CG_BASE}"
                 if path is not None
                 else "no writable pids cgroup (process count bounded by RLIMIT_NPROC only)",
             )

@@ -613,13 +613,16 @@ def _feed(stream: Any, data: bytes) -> None:
 class _Zygote:
     """One warm interpreter (pytest + harness imported) that forks a child per job."""
 
-    def __init__(self, hash_seed: int | None, cwd: str) -> None:
+    def __init__(
+        self, hash_seed: int | None, cwd: str, max_procs: int = isolation.DEFAULT_MAX_PROCS
+    ) -> None:
         self.hash_seed = hash_seed
+        self.cgroup: str | None = None
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         argv, env = _interpreter(hash_seed)
         try:
             self.proc = subprocess.Popen(
-                [*argv, "zygote", str(child.fileno())],
+                [*argv, "zygote", str(child.fileno()), str(max_procs)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 pass_fds=(child.fileno(),),
@@ -638,6 +641,9 @@ class _Zygote:
             self.close()
             raise RuntimeError(f"zygote failed to start: {exc}") from exc
         self.sock.settimeout(None)
+        cgroup = hello.get("cgroup")
+        if isinstance(cgroup, str) and cgroup.startswith("/sys/fs/cgroup/"):
+            self.cgroup = cgroup
         if hello.get("op") != "ready":
             self.close()
             raise RuntimeError(f"zygote said {hello!r}")
@@ -653,6 +659,10 @@ class _Zygote:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.cgroup:
+            # The zygote removes its cgroup on a clean exit; after a crash this kills
+            # whatever of its last run is left and removes it.
+            isolation.cgroup_remove(self.cgroup)
 
 
 class _ZygoteControl(_Control):
@@ -683,6 +693,8 @@ class _ZygoteControl(_Control):
             self.max_rss_kb = int(msg.get("max_rss_kb") or 0)
             if self.worker_status is None:
                 self.detail = "supervisor ended without worker status"
+            if msg.get("retire"):
+                self.broken = True  # its cgroup could not be emptied: replace the zygote
             self.finished = True
 
     def _kill_worker(self) -> None:
@@ -751,7 +763,7 @@ class ForkServerRunner(Runner):
         if n <= 0:
             return
         with ThreadPoolExecutor(max_workers=n) as pool:
-            futures = [pool.submit(_Zygote, hash_seed, self._dir) for _ in range(n)]
+            futures = [pool.submit(_Zygote, hash_seed, self._dir, self.max_procs) for _ in range(n)]
         for fut in futures:
             try:
                 z = fut.result()
@@ -780,7 +792,7 @@ class ForkServerRunner(Runner):
         if victim is not None:
             victim.close()
         try:
-            return _Zygote(hash_seed, self._dir)
+            return _Zygote(hash_seed, self._dir, self.max_procs)
         except Exception:  # noqa: BLE001 - fall back to the baseline for this job
             with self._cond:
                 self._total -= 1

@@ -99,7 +99,13 @@ def test_hacks_never_beat_noop_and_reference_wins(bank: FlakyTaskBank, env: Flak
 def test_reward_ordering_reference_partial_noop_hack(
     bank: FlakyTaskBank, env: FlakyRepairEnv
 ) -> None:
-    ids = [t for t in bank.task_ids(10_000, seed=2) if bank.get(t).hidden.get("partial")][:3]
+    # A true partial fix: the manifest shows it raises p without reaching 1.0.
+    ids = [
+        t
+        for t in bank.task_ids(10_000, seed=2)
+        if bank.entries[t].get("partial_pass_rate") is not None
+        and bank.entries[t]["baseline_pass_rate"] < bank.entries[t]["partial_pass_rate"] < 1.0
+    ][:3]
     assert ids, "no scenario with a partial fix"
     means: dict[str, list[float]] = defaultdict(list)
     successes = Counter()

@@ -66,7 +66,7 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
     out = forgegym("plot", "episode", str(results), "-o", str(dashboard))
     assert out.returncode == 0, out.stderr
     assert dashboard.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "success rate" in out.stdout
+    assert "forgegym eval" in out.stdout and "reference" in out.stdout
 
 
 def test_eval_log_steps_prints_start_step_end_lines(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
         str(results),
     )
     assert out.returncode == 0, out.stderr
+    assert "forgegym eval" in out.stdout and "reference" in out.stdout
     report = EvalResults.load(results)
     by_policy = {run.policy: run for run in summarise(report)}
     assert by_policy["reference"].success_rate == 1.0
@@ -66,7 +67,6 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
     out = forgegym("plot", "episode", str(results), "-o", str(dashboard))
     assert out.returncode == 0, out.stderr
     assert dashboard.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "forgegym eval" in out.stdout and "reference" in out.stdout
 
 
 def test_eval_log_steps_prints_start_step_end_lines(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Vector environments return the real text observations in both modes.
 
-Covers every registered ``Forge/*`` id plus a small fixture env (``ForgeTest/Toy-v0``)
+Covers every registered ``Forge/*`` id plus a small fixture env (``ForgeTest/VectorToy-v0``)
 that exists so these tests run before any family lands, and whose prompts contain
 code, Unicode and lone surrogates that Gymnasium's own ``Text`` buffer would mangle.
 """
@@ -24,7 +24,7 @@ from forgegym.core.task import Task, UnknownTaskError
 from forgegym.rewards import RewardBreakdown, compose
 from forgegym.vector import SharedTextBatch, run_vector_bench
 
-TOY_ID = "ForgeTest/Toy-v0"
+TOY_ID = "ForgeTest/VectorToy-v0"
 
 
 class ToyBank:

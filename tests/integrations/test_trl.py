@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 from toy_forge import TOY_ENV_ID, register_toy, solve_action
 
-import forgegym
+import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.curricula import CurriculumScheduler
 
 pytest.importorskip("trl")
@@ -28,22 +28,6 @@ from forgegym.integrations.trl import (  # noqa: E402
 
 register_toy()
 REAL_IDS = ("Forge/Bugfix-v0", "Forge/FlakyRepair-v0")
-
-
-def _ready(env_id: str) -> str | None:
-    """None when ``env_id`` is registered and serves tasks, else why not."""
-    forgegym.register_envs()
-    if env_id not in gym.registry:
-        return f"{env_id} is not registered yet"
-    try:
-        env = gym.make(env_id)
-        try:
-            env.unwrapped.task_bank.task_ids(1, seed=0)
-        finally:
-            env.close()
-    except Exception as exc:  # noqa: BLE001 - report any setup failure as the skip reason
-        return f"{env_id} cannot serve tasks yet: {type(exc).__name__}: {exc}"
-    return None
 
 
 def _bank(env_id: str):
@@ -142,10 +126,6 @@ def test_reward_funcs_grade_group_and_report() -> None:
 def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) -> None:
     from trl import GRPOTrainer
 
-    reason = _ready(env_id)
-    if reason:
-        pytest.skip(reason)
-
     tokenizer = build_tiny_tokenizer()
     model = build_tiny_model(tokenizer)
     sched = CurriculumScheduler(_bank(env_id), {"seed": 0})
@@ -178,19 +158,25 @@ def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_environment_factory_reward_reaches_trainer(tmp_path: Path) -> None:
+def _solving_tool_call(env_id: str, task_id: str) -> dict:
+    """A ``write_file`` call that installs the task's reference solution."""
+    task = _bank(env_id).get(task_id)
+    (path, content), *_ = sorted(task.reference.items())
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", [TOY_ENV_ID, "Forge/Bugfix-v0"])
+def test_environment_factory_reward_reaches_trainer(env_id: str, tmp_path: Path) -> None:
     import torch
     from trl import GRPOTrainer
 
     tokenizer = build_tiny_tokenizer()
     model = build_tiny_model(tokenizer)
-    sched = CurriculumScheduler(_bank(TOY_ENV_ID), {"seed": 0})
-    dataset = make_dataset(TOY_ENV_ID, 2, seed=0, multi_turn=True)
-    task = _bank(TOY_ENV_ID).get(dataset[0]["task_id"])
-    call = {
-        "name": "write_file",
-        "arguments": {"path": "pkg/mod.py", "content": task.reference["pkg/mod.py"]},
-    }
+    sched = CurriculumScheduler(_bank(env_id), {"seed": 0})
+    dataset = make_dataset(env_id, 2, seed=0, multi_turn=True)
+    task_id = dataset[0]["task_id"]
+    call = _solving_tool_call(env_id, task_id)
     # A scripted policy (as in TRL's own tool tests): the first rollout calls a tool
     # that solves the task, the second just says it is done.
     solve = f"<tool_call>\n{json.dumps(call)}\n</tool_call><|im_end|>"
@@ -206,19 +192,29 @@ def test_environment_factory_reward_reaches_trainer(tmp_path: Path) -> None:
         texts = [solve, done] if input_ids.shape[0] == 2 else [done] * input_ids.shape[0]
         return torch.cat([input_ids, encode(texts).to(input_ids.device)], dim=-1)
 
+    # What the environment itself says the two scripted episodes are worth.
+    solved_env, idle_env = ForgeToolEnvironment(env_id), ForgeToolEnvironment(env_id)
+    solved_env.reset(task_id=task_id)
+    solved_env.write_file(**call["arguments"])
+    idle_env.reset(task_id=task_id)
+    expected = (solved_env.get_reward() + idle_env.get_reward()) / 2
+    assert solved_env.get_reward() > 0.5 > idle_env.get_reward()
+
     trainer = GRPOTrainer(
         model=model,
-        args=_grpo_args(tmp_path, max_steps=1, max_completion_length=256, shuffle_dataset=False),
+        args=_grpo_args(
+            tmp_path, max_steps=1, max_completion_length=len(solve) + 64, shuffle_dataset=False
+        ),
         train_dataset=dataset,
         processing_class=tokenizer,
-        environment_factory=make_environment_factory(TOY_ENV_ID, curriculum=sched),
+        environment_factory=make_environment_factory(env_id, curriculum=sched),
     )
     with patch.object(trainer.model, "generate", side_effect=fake_generate):
         trainer.train()
     log = next(e for e in trainer.state.log_history if "rewards/ForgeToolEnvironment/mean" in e)
-    assert log["rewards/ForgeToolEnvironment/mean"] == pytest.approx(0.5)
+    assert log["rewards/ForgeToolEnvironment/mean"] == pytest.approx(expected, abs=1e-4)
     assert log["tools/call_frequency"] == pytest.approx(0.5)
-    assert sched.episode == 2 and sched._tasks[task.task_id].successes == 1
+    assert sched.episode == 2 and sched._tasks[task_id].successes == 1
 
 
 def test_tool_environment_methods_drive_an_episode() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from forgegym.core.grading import Submission
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.rewards import brier_reward, compose, merge_weights, regression
-from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
 
@@ -31,6 +31,7 @@ __all__ = [
     "diagnosis_matches",
     "rerun_outcomes",
     "scan_chaos_tamper",
+    "scan_wait_inflation",
 ]
 
 HOOK = "forgegym.envs.flaky.chaos:apply_chaos"
@@ -271,12 +272,153 @@ def scan_chaos_tamper(pristine: Mapping[str, str], patched: Mapping[str, str]) -
     return findings
 
 
+# ------------------------------------------------------------------ wait inflation
+#: Fixed-amount waits: any new call, a larger argument or a new enclosing loop is a
+#: finding (waiting more scheduler turns / seconds / polls is the classic non-fix).
+_FIXED_WAITS = {"settle", "io_delay", "maybe_delay", "sleep", "poll"}
+#: Synchronising waits: untimed, they are proper synchronisation (``await asyncio.wait
+#: ([task])``, ``thread.join()``); only a numeric timeout that is new or raised counts.
+_TIMED_WAITS = {"wait": 0, "wait_for": 1, "join": 0}
+_AMOUNT_KEYWORDS = {"ticks", "max_ticks", "probability", "secs", "seconds", "delay", "timeout"}
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _const(node: ast.AST | None) -> float | None:
+    """Value of a numeric constant expression (``5``, ``2 * 10``, ``-1``, ``0.5``)."""
+    if node is None:
+        return None
+    allowed = (ast.Expression, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
+    if not all(isinstance(n, allowed) for n in ast.walk(node)):
+        return None
+    if not all(
+        isinstance(n.value, int | float) and not isinstance(n.value, bool)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant)
+    ):
+        return None
+    try:
+        value = eval(compile(ast.Expression(body=node), "<wait>", "eval"), {"__builtins__": {}})
+    except (ArithmeticError, ValueError, TypeError, OverflowError):
+        return None
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _wait_calls(source: str) -> list[tuple[str, str, tuple[str, ...], dict[str, ast.AST], int]]:
+    """Every waiting call: (scope, callee, enclosing loop headers, {slot: arg}, line)."""
+    index = ModuleIndex.parse(source)
+    if index is None:
+        return []
+    found = []
+    for node in ast.walk(index.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = index.dotted(node) or ""
+        callee = name.rsplit(".", 1)[-1] if name else ""
+        slots: dict[str, ast.AST] = {str(i): a for i, a in enumerate(node.args)}
+        slots.update({k.arg: k.value for k in node.keywords if k.arg})
+        if callee in _TIMED_WAITS:
+            pos = str(_TIMED_WAITS[callee])
+            timeout = {s: a for s, a in slots.items() if s in (pos, "timeout")}
+            if not any(_const(a) is not None for a in timeout.values()):
+                continue  # untimed: synchronisation, not a wait (also "sep".join(...))
+            slots = timeout
+        elif callee in _FIXED_WAITS:
+            # settle(ticks=20) is settle(20): the amount is the first parameter.
+            for kw in _AMOUNT_KEYWORDS & set(slots):
+                slots.setdefault("0", slots.pop(kw))
+        else:
+            continue
+        loops: list[str] = []
+        for parent in index.ancestors(node):
+            if isinstance(parent, _SCOPES):
+                break
+            if isinstance(parent, ast.For | ast.AsyncFor):
+                loops.append(f"for {ast.unparse(parent.iter)}")
+            elif isinstance(parent, ast.While):
+                loops.append(f"while {ast.unparse(parent.test)}")
+            elif isinstance(parent, _COMPS):
+                loops.append(" ".join(ast.unparse(g) for g in parent.generators))
+        found.append((index.scope(node), callee, tuple(loops), slots, node.lineno))
+    return found
+
+
+def scan_wait_inflation(
+    pristine: Mapping[str, str], patched: Mapping[str, str], test_paths: Sequence[str]
+) -> list[HackFinding]:
+    """``wait_inflated``: a test waits longer than the pristine test did, per function.
+
+    Fixed waits (``fakes.settle``/``io_delay``/``maybe_delay``, ``asyncio.sleep``/
+    ``time.sleep`` including ``sleep(0)``, ``*.poll``): a new call, a call moved into
+    a (new or longer) loop or comprehension, or a numeric argument (positional or
+    keyword) larger than the pristine maximum of that slot, or no longer a constant.
+    Timed waits (``*.wait``/``*.wait_for``/``*.join`` with a numeric timeout): a new
+    timed call or a raised timeout. Removing or shortening waits is never a finding.
+    """
+    findings: list[HackFinding] = []
+    for path in sorted(set(test_paths)):
+        new = patched.get(path)
+        old = pristine.get(path)
+        if new is None or old is None or new == old or not path.endswith(".py"):
+            continue
+        before, after = _wait_calls(old), _wait_calls(new)
+        remaining = Counter((s, c, loops) for s, c, loops, _, _ in before)
+        # Per (function, callee, slot): the pristine maximum (None: not all constant).
+        maxima: dict[tuple[str, str, str], float | None] = {}
+        for scope, callee, _, slots, _ in before:
+            for slot, arg in slots.items():
+                value, key = _const(arg), (scope, callee, slot)
+                if key in maxima and (maxima[key] is None or value is None):
+                    maxima[key] = None
+                else:
+                    maxima[key] = (
+                        max(value, maxima.get(key) or value) if value is not None else None
+                    )
+        for scope, callee, loops, slots, line in after:
+            where = f"{scope or '<module>'}: {callee}"
+            key = (scope, callee, loops)
+            if remaining[key] > 0:
+                remaining[key] -= 1
+            else:
+                extra = f" inside `{loops[0]}`" if loops else ""
+                findings.append(
+                    HackFinding(
+                        kind="wait_inflated",
+                        path=path,
+                        line=line,
+                        detail=f"{where}(...) wait added{extra}",
+                    )
+                )
+                continue
+            for slot, arg in slots.items():
+                slot_key = (scope, callee, slot)
+                if slot_key not in maxima:
+                    continue
+                value, limit = _const(arg), maxima[slot_key]
+                if limit is not None and (value is None or value > limit):
+                    shown = ast.unparse(arg)[:40]
+                    findings.append(
+                        HackFinding(
+                            kind="wait_inflated",
+                            path=path,
+                            line=line,
+                            detail=f"{where}({slot}=) raised from {limit:g} to {shown}",
+                        )
+                    )
+    return findings
+
+
 def hack_findings(
     task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]
 ) -> list[HackFinding]:
     """Every anti-hack finding of a submission against the pristine files."""
     before = {p: task_files[p] for p in files if p in task_files}
-    return [*scan_patch(before, dict(files), test_paths), *scan_chaos_tamper(before, files)]
+    return [
+        *scan_patch(before, dict(files), test_paths),
+        *scan_chaos_tamper(before, files),
+        *scan_wait_inflation(before, files, test_paths),
+    ]
 
 
 class FlakyGrader:

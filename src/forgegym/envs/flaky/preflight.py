@@ -18,7 +18,13 @@ from typing import Any
 
 from forgegym.core.task import Task
 from forgegym.envs.flaky.chaos import make_schedule
-from forgegym.envs.flaky.grader import chaos_jobs, order_job, rerun_outcomes, target_passed
+from forgegym.envs.flaky.grader import (
+    chaos_jobs,
+    hack_findings,
+    order_job,
+    rerun_outcomes,
+    target_passed,
+)
 from forgegym.sandbox.jobs import PytestResult, Result, RunStatus
 from forgegym.sandbox.workspace import Workspace
 
@@ -126,7 +132,8 @@ def preflight(
 def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[str, Any]]:
     """Validate scenarios in one batch: start state flaky with a passing calm run and
     passing other tests, reference p = 1.0 with every test passing calm, the mutant
-    caught by the reference tests, and the partial fix's pass rate."""
+    caught by the reference tests; where the task has a partial fix, its pass rate is
+    strictly between the baseline and 1.0 and no anti-hack scan flags it."""
     plans: list[tuple[Task, list[tuple[str, int, int]]]] = []
     jobs: list[Any] = []
     spaces: list[Workspace] = []
@@ -186,6 +193,16 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
             and entry["reference_calm_all"]
             and entry["mutant_caught"]
         )
+        if h.get("partial"):
+            # A partial fix is legitimate and strictly in between: not flagged, better
+            # than the start state, still flaky.
+            findings = hack_findings(task.files, {**task.files, **h["partial"]}, h["test_paths"])
+            entry["partial_flagged"] = bool(findings)
+            entry["valid"] = bool(
+                entry["valid"]
+                and not findings
+                and entry["baseline_pass_rate"] < entry["partial_pass_rate"] < 1.0
+            )
         report.append(entry)
     return report
 

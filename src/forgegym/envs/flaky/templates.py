@@ -4,11 +4,15 @@ Each template is a function ``(v: Variant) -> Draft``: it renders a small packag
 (source under test, shared local fakes), a test file whose ``target`` test is flaky
 under the chaos schedule, the reference fix (full fixed contents), a mutant of the
 fixed source (the power check: the repaired test must fail on it) and, where it
-exists naturally, a *partial* fix that removes only part of the flakiness.
+for some templates a *partial* fix. A partial fix is legitimate: it removes one of two
+independent root causes (one of two polluters, caches, shared attributes or clock
+uses), so the pass rate under the chaos schedule rises but stays below 1.0, and it
+adds nothing an anti-hack scan flags (waiting longer is a hack, never a partial fix).
 """
 
 from __future__ import annotations
 
+import calendar
 import random
 import textwrap
 from collections.abc import Callable
@@ -178,13 +182,11 @@ def async_unawaited(v: Variant) -> Draft:
     flaky_call = f'asyncio.ensure_future({v.mod}.collect_{v.noun}("{v.key}", sink))\n'
     flaky = whole.replace("BODY\n", flaky_call + f"        await fakes.settle({polls})\n")
     fixed = whole.replace("BODY\n", f'await {v.mod}.collect_{v.noun}("{v.key}", sink)\n')
-    partial = whole.replace("BODY\n", flaky_call + f"        await fakes.settle({polls + 2})\n")
     return Draft(
         source=src,
         source_fixed=src,
         test=flaky,
         test_fixed=fixed,
-        partial_test=partial,
         target=f"test_collect_{v.noun}",
         fault_file="test",
         fault_func=f"test_collect_{v.noun}",
@@ -411,9 +413,10 @@ def concurrency_worker_pool(v: Variant) -> Draft:
 def order_polluter(v: Variant) -> Draft:
     cents = v.num(101, 9999)
     cur, other = v.rng.sample(("EUR", "USD", "GBP", "JPY", "CHF"), 2)
+    sep = v.rng.choice(("", "_", "/"))
     src = _t(
         """
-        _SETTINGS = {"currency": "$cur"}
+        _SETTINGS = {"currency": "$cur", "sep": " "}
 
 
         def configure(**settings):
@@ -424,22 +427,28 @@ def order_polluter(v: Variant) -> Draft:
             return _SETTINGS["currency"]
 
 
+        def current_sep():
+            return _SETTINGS["sep"]
+
+
         def format_price(cents):
-            return f"{cents / 100:.2f} {_SETTINGS['currency']}"
+            return f"{cents / 100:.2f}{_SETTINGS['sep']}{_SETTINGS['currency']}"
         """,
         v,
         cur=cur,
     ) + _distract_src(v)
-    polluter_old = _t(
+    currency_old = _t(
         """
         def test_configure_currency():
             $mod.configure(currency="$other")
             assert $mod.format_price(100) == "1.00 $other"
+
+
         """,
         v,
         other=other,
     )
-    polluter_new = _t(
+    currency_new = _t(
         """
         def test_configure_currency():
             previous = $mod.current_currency()
@@ -448,9 +457,33 @@ def order_polluter(v: Variant) -> Draft:
                 assert $mod.format_price(100) == "1.00 $other"
             finally:
                 $mod.configure(currency=previous)
+
+
         """,
         v,
         other=other,
+    )
+    sep_old = _t(
+        """
+        def test_configure_separator():
+            $mod.configure(sep="$sep")
+            assert $mod.format_price(250).startswith("2.50$sep")
+        """,
+        v,
+        sep=sep,
+    )
+    sep_new = _t(
+        """
+        def test_configure_separator():
+            previous = $mod.current_sep()
+            $mod.configure(sep="$sep")
+            try:
+                assert $mod.format_price(250).startswith("2.50$sep")
+            finally:
+                $mod.configure(sep=previous)
+        """,
+        v,
+        sep=sep,
     )
     head = _t(
         """
@@ -471,13 +504,14 @@ def order_polluter(v: Variant) -> Draft:
     return Draft(
         source=src,
         source_fixed=src,
-        test=head + polluter_old + dt,
-        test_fixed=head + polluter_new + dt,
+        test=head + currency_old + sep_old + dt,
+        test_fixed=head + currency_new + sep_new + dt,
+        partial_test=head + currency_new + sep_old + dt,
         target="test_format_price",
         fault_file="test",
         fault_func="test_configure_currency",
         mutant=("cents / 100:.2f", "cents / 10:.2f"),
-        summary="another test changes a module-level setting and never restores it",
+        summary="two other tests change module-level settings and never restore them",
     )
 
 
@@ -781,22 +815,35 @@ def shared_mutable_default(v: Variant) -> Draft:
 
 def shared_class_attr(v: Variant) -> Draft:
     price = v.num(2, 30)
+    off = v.num(1, 3)
     noun = v.noun.capitalize()
     src = _t(
         """
         class ${Noun}Cart:
             items = []
+            discounts = []
 
             def add(self, name, price):
                 self.items.append((name, price))
 
+            def discount(self, amount):
+                self.discounts.append(amount)
+
             def total(self):
-                return sum(price for _, price in self.items)
+                return sum(price for _, price in self.items) - sum(self.discounts)
         """,
         v,
         Noun=noun,
     ) + _distract_src(v)
-    fixed = _swap(src, "    items = []\n", "    def __init__(self):\n        self.items = []\n")
+    attrs = "    items = []\n    discounts = []\n"
+    fixed = _swap(
+        src,
+        attrs,
+        "    def __init__(self):\n        self.items = []\n        self.discounts = []\n",
+    )
+    partial = _swap(
+        src, attrs, "    discounts = []\n\n    def __init__(self):\n        self.items = []\n"
+    )
     test = _t(
         """
         from $pkg import $mod
@@ -813,16 +860,25 @@ def shared_class_attr(v: Variant) -> Draft:
             cart.add("a", 1)
             cart.add("b", 2)
             assert cart.total() >= 3
+
+
+        def test_cart_discount():
+            cart = $mod.${Noun}Cart()
+            cart.add("c", 10)
+            cart.discount($off)
+            assert cart.total() < sum(p for _, p in cart.items)
         """,
         v,
         Noun=noun,
         price=price,
+        off=off,
     ) + _distract_tests(v)
     return Draft(
         source=src,
         source_fixed=fixed,
         test=test,
         test_fixed=test,
+        partial_source=partial,
         target="test_cart_total",
         fault_file="src",
         fault_func=f"{noun}Cart",
@@ -830,7 +886,7 @@ def shared_class_attr(v: Variant) -> Draft:
             "sum(price for _, price in self.items)",
             "sum(price for _, price in self.items) + 1",
         ),
-        summary="items is a class attribute shared by every cart",
+        summary="items and discounts are class attributes shared by every cart",
     )
 
 
@@ -937,10 +993,17 @@ def network_broker(v: Variant) -> Draft:
 
 # ----------------------------------------------------------- platform_dependency
 def platform_tz(v: Variant) -> Draft:
-    # A UTC timestamp near a day boundary: local-time conversion moves the date.
-    day = v.num(1, 27)
+    # UTC timestamps near a day and a month boundary, on opposite sides of midnight:
+    # local-time conversion moves the day in some time zones, the month in others.
+    day = v.num(2, 27)
     hour = v.rng.choice((1, 2, 22, 23))
     ts = 1704067200 + (day - 1) * 86400 + hour * 3600  # 2024-01-<day> <hour>:00 UTC
+    month = v.num(3, 12)
+    first = calendar.timegm((2024, month, 1, 0, 0, 0))
+    # Day late in UTC (east zones move it forward) -> month ts just after midnight UTC
+    # (west zones move it back), and vice versa.
+    month_ts = first + 1800 if hour >= 22 else first - 1800
+    month_txt = f"2024-{month:02d}" if hour >= 22 else f"2024-{month - 1:02d}"
     src = _t(
         '''
         from datetime import datetime, timezone
@@ -949,10 +1012,19 @@ def platform_tz(v: Variant) -> Draft:
         def day_key(ts):
             """The UTC day a ${noun} timestamp belongs to."""
             return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
+
+
+        def month_key(ts):
+            """The UTC month a ${noun} timestamp is billed in."""
+            return datetime.fromtimestamp(ts).strftime("%Y-%m")
         ''',
         v,
     ) + _distract_src(v)
-    fixed = _swap(src, "datetime.fromtimestamp(ts)", "datetime.fromtimestamp(ts, tz=timezone.utc)")
+    day_old = 'datetime.fromtimestamp(ts).strftime("%Y-%m-%d")'
+    month_old = 'datetime.fromtimestamp(ts).strftime("%Y-%m")'
+    utc = "datetime.fromtimestamp(ts, tz=timezone.utc)"
+    partial = _swap(src, day_old, utc + '.strftime("%Y-%m-%d")')
+    fixed = _swap(partial, month_old, utc + '.strftime("%Y-%m")')
     test = _t(
         """
         from $pkg import $mod
@@ -960,21 +1032,25 @@ def platform_tz(v: Variant) -> Draft:
 
         def test_day_key():
             assert $mod.day_key($ts) == "2024-01-$dd"
+            assert $mod.month_key($month_ts) == "$month_txt"
         """,
         v,
         ts=ts,
         dd=f"{day:02d}",
+        month_ts=month_ts,
+        month_txt=month_txt,
     ) + _distract_tests(v)
     return Draft(
         source=src,
         source_fixed=fixed,
         test=test,
         test_fixed=test,
+        partial_source=partial,
         target="test_day_key",
         fault_file="src",
         fault_func="day_key",
         mutant=('"%Y-%m-%d"', '"%Y-%d-%m"'),
-        summary="day_key() converts with the process time zone instead of UTC",
+        summary="day_key() and month_key() convert with the process time zone instead of UTC",
     )
 
 
@@ -1208,33 +1284,53 @@ def import_salt(v: Variant) -> Draft:
 # -------------------------------------------------------- module_cache_pollution
 def cache_lru(v: Variant) -> Draft:
     rate, other = v.rng.sample((5, 7, 10, 12, 15, 20), 2)
+    fee, other_fee = v.rng.sample((1, 2, 3, 4), 2)
     amount = v.num(10, 90) * 10
     src = _t(
         """
         import functools
 
-        _CONFIG = {"rate": $rate}
+        _CONFIG = {"rate": $rate, "fee": $fee}
 
 
         def set_rate(rate):
             _CONFIG["rate"] = rate
 
 
+        def set_fee(fee):
+            _CONFIG["fee"] = fee
+
+
         def get_rate():
             return _CONFIG["rate"]
+
+
+        def get_fee():
+            return _CONFIG["fee"]
 
 
         @functools.lru_cache(maxsize=None)
         def tax_for(amount):
             return amount * _CONFIG["rate"] // 100
+
+
+        @functools.lru_cache(maxsize=None)
+        def fee_for(amount):
+            return amount * _CONFIG["fee"] // 100
         """,
         v,
         rate=rate,
+        fee=fee,
     ) + _distract_src(v)
-    fixed = _swap(
+    partial = _swap(
         src,
         '    _CONFIG["rate"] = rate\n',
         '    _CONFIG["rate"] = rate\n    tax_for.cache_clear()\n',
+    )
+    fixed = _swap(
+        partial,
+        '    _CONFIG["fee"] = fee\n',
+        '    _CONFIG["fee"] = fee\n    fee_for.cache_clear()\n',
     )
     test = _t(
         """
@@ -1243,6 +1339,7 @@ def cache_lru(v: Variant) -> Draft:
 
         def test_tax_default_rate():
             assert $mod.tax_for($amount) == $tax
+            assert $mod.fee_for($amount) == $fee_amt
 
 
         def test_tax_custom_rate():
@@ -1253,24 +1350,39 @@ def cache_lru(v: Variant) -> Draft:
                 assert totals[1] == $tax2
             finally:
                 $mod.set_rate(previous)
+
+
+        def test_fee_custom():
+            previous = $mod.get_fee()
+            $mod.set_fee($other_fee)
+            try:
+                fees = [$mod.fee_for(a) for a in ($amount, $amount3)]
+                assert fees[1] == $fee3
+            finally:
+                $mod.set_fee(previous)
         """,
         v,
         amount=amount,
         tax=amount * rate // 100,
+        fee_amt=amount * fee // 100,
         other=other,
         amount2=amount + 10,
         tax2=(amount + 10) * other // 100,
+        other_fee=other_fee,
+        amount3=amount + 20,
+        fee3=(amount + 20) * other_fee // 100,
     ) + _distract_tests(v)
     return Draft(
         source=src,
         source_fixed=fixed,
         test=test,
         test_fixed=test,
+        partial_source=partial,
         target="test_tax_default_rate",
         fault_file="src",
         fault_func="set_rate",
         mutant=('amount * _CONFIG["rate"] // 100', 'amount * _CONFIG["rate"] // 10'),
-        summary="an lru_cache keeps results computed under another configuration",
+        summary="lru_caches keep results computed under another configuration",
     )
 
 

@@ -13,7 +13,9 @@ from forgegym.evaluation import summarise
 from forgegym.results import EvalResults
 
 
-def forgegym(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def forgegym(
+    *args: str, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "forgegym.cli", *args],
         capture_output=True,

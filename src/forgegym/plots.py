@@ -60,7 +60,6 @@ CURRICULUM_FIGSIZE: tuple[float, float] = (12.0, 9.0)
 SCORES_FIGSIZE: tuple[float, float] = (10.0, 5.0)
 
 
-
 # ---------------------------------------------------------------- input coercion
 def _read_json(source: Any) -> Any:
     if isinstance(source, (str, Path)):

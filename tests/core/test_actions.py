@@ -76,7 +76,10 @@ def test_adversarial_nesting_is_bounded() -> None:
 
 
 def test_edit_needs_exactly_one_form() -> None:
-    both = {"action": "edit", "edits": [{"path": "a", "content": "x", "search": "a", "replace": "b"}]}
+    both = {
+        "action": "edit",
+        "edits": [{"path": "a", "content": "x", "search": "a", "replace": "b"}],
+    }
     assert "not both" in (ACTIONS.parse(json.dumps(both)).error or "")
 
 
@@ -100,8 +103,12 @@ def test_parse_never_raises(text: str) -> None:
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-        lambda children: st.lists(children, max_size=4)
-        | st.dictionaries(st.sampled_from(["action", "edits", "path", "text"]), children, max_size=4),
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(["action", "edits", "path", "text"]), children, max_size=4
+            )
+        ),
         max_leaves=20,
     )
 )

@@ -22,7 +22,15 @@ def test_check_env_passes() -> None:
 def test_info_contract_and_success() -> None:
     env = ToyEnv(max_steps=3)
     observation, info = env.reset(seed=1)
-    for key in ("task_id", "family", "difficulty", "step", "max_steps", "messages", "action_schema"):
+    for key in (
+        "task_id",
+        "family",
+        "difficulty",
+        "step",
+        "max_steps",
+        "messages",
+        "action_schema",
+    ):
         assert key in info
     number = info["task_id"].split("/")[1]
     assert number in observation
@@ -47,7 +55,9 @@ def test_truncation_grades_like_submit() -> None:
     env = ToyEnv(max_steps=1)
     _, info = env.reset(seed=5)
     number = info["task_id"].split("/")[1]
-    _, reward, terminated, truncated, info = env.step(json.dumps({"action": "plan", "text": number}))
+    _, reward, terminated, truncated, info = env.step(
+        json.dumps({"action": "plan", "text": number})
+    )
     assert truncated and not terminated
     assert info["success"] is True and reward == 1.0
 

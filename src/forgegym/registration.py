@@ -40,7 +40,7 @@ def register_envs() -> None:
     ``gymnasium.make_vec(id, vectorization_mode="async")`` (default
     ``shared_memory=True``) returns the real observations (see :mod:`forgegym.vector`).
     Doing it here means every process that can build one of our envs has them: the
-    package import and Gymnasium's ``gymnasium.envs`` plugin hook both call this.
+    package import (``gym.make("forgegym:Forge/...")`` included) calls this.
     """
     import forgegym.vector  # noqa: F401  (registers the handlers on import)
 
@@ -52,7 +52,4 @@ def register_envs() -> None:
             entry_point=spec.entry_point,
             kwargs=dict(spec.kwargs),
             max_episode_steps=spec.max_episode_steps,
-            # Our episodes end on their own; Gymnasium's checker-wrapper would
-            # re-validate every text observation we already guarantee.
-            disable_env_checker=True,
         )

@@ -193,18 +193,10 @@ class CodeEnv(ForgeEnv):
                 edited = edited or report.ok
                 measured = None if report.ok else measured
             elif isinstance(action, RunTestsAction):
-                unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
-                if unknown:
-                    feedback.append(
-                        f"run_tests: unknown test ids {unknown}; visible tests: "
-                        f"{list(self.task.visible_test_ids)}"
-                    )
-                    continue
-                result = self.run_visible_tests(action.tests)
-                self._last_test_report = render_test_result(result)
-                feedback.append(self._last_test_report)
-                if not action.tests:
-                    measured = result.pass_rate
+                test_report, rate = self._run_tests_action(action)
+                feedback.append(test_report)
+                if rate is not None:
+                    measured = rate
             elif isinstance(action, LintAction):
                 feedback.append(self._lint_report())
             elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
@@ -218,18 +210,42 @@ class CodeEnv(ForgeEnv):
                 break
             else:  # pragma: no cover - the action set and this dispatch must agree
                 feedback.append(f"{action.action}: not available in this environment")
-        reward = 0.0
-        if self._shaping_active:
-            from forgegym.rewards import potential
-
-            if terminated:
-                # Φ(terminal) = 0 keeps the shaping sum a per-task constant (Ng et al. 1999).
-                reward = -self.shaping_weight * potential(self._progress)
-            elif edited or measured is not None:
-                progress = measured if measured is not None else self._visible_pass_rate()
-                reward = self.shaping_weight * (potential(progress) - potential(self._progress))
-                self._progress = progress
+        reward = self._shaping_reward(terminated=terminated, edited=edited, measured=measured)
         return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
+
+    def _run_tests_action(self, action: RunTestsAction) -> tuple[str, float | None]:
+        """Handle ``run_tests``: the report shown to the agent, and the progress measured
+        (``None`` when the run says nothing about the whole task, e.g. a subset).
+        Families with another notion of progress (FlakyRepair's chaos reruns) override it."""
+        unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
+        if unknown:
+            return (
+                f"run_tests: unknown test ids {unknown}; visible tests: "
+                f"{list(self.task.visible_test_ids)}",
+                None,
+            )
+        result = self.run_visible_tests(action.tests)
+        self._last_test_report = render_test_result(result)
+        return self._last_test_report, None if action.tests else result.pass_rate
+
+    def _shaping_reward(self, *, terminated: bool, edited: bool, measured: float | None) -> float:
+        """Potential-based shaping on progress p with Φ(p) = p² (Ng et al. 1999).
+
+        Φ(terminal) = 0, so over an episode the shaping sums to -Φ(p₀), a per-task
+        constant: it speeds learning without changing which policy is optimal.
+        """
+        if not self._shaping_active:
+            return 0.0
+        from forgegym.rewards import potential
+
+        if terminated:
+            return -self.shaping_weight * potential(self._progress)
+        if not edited and measured is None:
+            return 0.0
+        progress = measured if measured is not None else self._visible_pass_rate()
+        reward = self.shaping_weight * (potential(progress) - potential(self._progress))
+        self._progress = progress
+        return reward
 
     def _lint_report(self) -> str:
         from forgegym.rewards.lint import LintError, lint_files

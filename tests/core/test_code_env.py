@@ -1,0 +1,80 @@
+"""CodeEnv behaviour shared by the code families, shown on Forge/Bugfix-v0."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+import forgegym  # noqa: F401  (registers the Forge/* ids)
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import default_reference_action
+from forgegym.rewards import potential
+
+TASK_ID = "bugfix/chunk_list/seed"
+
+
+def reference_edit(env: gym.Env) -> str:
+    task = env.unwrapped.task_bank.get(TASK_ID)
+    edits = [{"path": p, "content": c} for p, c in task.reference.items()]
+    return json.dumps({"action": "edit", "edits": edits})
+
+
+def test_shaping_telescopes_to_a_per_task_constant() -> None:
+    weight = 0.5
+    env = gym.make("Forge/Bugfix-v0", max_steps=4, shaping_weight=weight)
+    try:
+        env.reset(options={"task_id": TASK_ID})
+        p0 = env.unwrapped.run_visible_tests().pass_rate
+        assert p0 < 1.0
+        _, edit_reward, *_ = env.step(reference_edit(env))
+        assert edit_reward == pytest.approx(weight * (potential(1.0) - potential(p0)))
+        _, submit_reward, terminated, _, info = env.step('{"action": "submit"}')
+        assert terminated
+        total = info["reward_breakdown"]["total"]
+        # Φ(terminal) = 0: the episode's shaping sums to -w·Φ(p0) whatever the path.
+        assert edit_reward + submit_reward == pytest.approx(total - weight * potential(p0))
+    finally:
+        env.close()
+
+
+def test_batch_grading_equals_single_turn_steps() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=1)
+    try:
+        task = env.unwrapped.task_bank.get(TASK_ID)
+        completions = [default_reference_action(task), NOOP_ACTION, "not an action"]
+        batch = env.unwrapped.grade_completions(TASK_ID, completions)
+        for completion, (reward, breakdown) in zip(completions, batch, strict=True):
+            env.reset(options={"task_id": TASK_ID})
+            _, step_reward, _, _, info = env.step(completion)
+            assert step_reward == pytest.approx(reward)
+            assert info["score"] == pytest.approx(breakdown.score)
+        assert batch[0][0] > batch[1][0] > batch[2][0]
+    finally:
+        env.close()
+
+
+def test_run_tests_reports_failures_and_unknown_ids() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=5)
+    try:
+        env.reset(options={"task_id": TASK_ID})
+        observation, *_ = env.step('{"action": "run_tests"}')
+        assert "FAILED" in observation and "passed" in observation
+        observation, *_ = env.step('{"action": "run_tests", "tests": ["nope::nope"]}')
+        assert "unknown test ids" in observation
+    finally:
+        env.close()
+
+
+def test_editing_a_read_only_test_is_rejected_and_reported() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=5)
+    try:
+        _, info = env.reset(options={"task_id": TASK_ID})
+        test_file = info["visible_test_files"][0]
+        action = {"action": "edit", "edits": [{"path": test_file, "content": "def test(): pass\n"}]}
+        observation, *_ = env.step(json.dumps(action))
+        assert "not editable" in observation
+        assert env.unwrapped.workspace.changed_files() == []
+    finally:
+        env.close()

@@ -17,6 +17,7 @@ import forgegym  # noqa: F401
 from forgegym.envs.flaky.chaos import make_schedule, order_for
 from forgegym.envs.flaky.env import FlakyRepairEnv
 from forgegym.envs.flaky.generator import FlakyTaskBank, GeneratorConfig, fingerprint, generate
+from forgegym.envs.flaky.grader import hack_findings, scan_wait_inflation
 from forgegym.envs.flaky.hacks import HACKS, partial_action
 from forgegym.envs.flaky.preflight import validate_many
 from forgegym.policies.registry import hacks_for, reference_action_for
@@ -96,17 +97,38 @@ def test_hacks_never_beat_noop_and_reference_wins(bank: FlakyTaskBank, env: Flak
         assert ref[0] > noop[0]
 
 
+def _with_partial(bank: FlakyTaskBank) -> list[str]:
+    """One scenario with a (validated) partial fix per category that has partials."""
+    by_cat: dict[str, str] = {}
+    for tid in bank.task_ids(10_000, seed=2):
+        entry = bank.entries[tid]
+        if entry.get("partial_pass_rate") is not None:
+            by_cat.setdefault(entry["category"], tid)
+    return list(by_cat.values())
+
+
+def test_partials_are_legitimate_and_in_between(bank: FlakyTaskBank) -> None:
+    """Partial fixes remove one of two root causes: statically clean, strictly between
+    the start state and 1.0 (validation drops scenarios where they are not)."""
+    with_partial = [e for e in bank.entries.values() if e.get("partial_pass_rate") is not None]
+    assert len({e["template"] for e in with_partial}) >= 4
+    assert len({e["category"] for e in with_partial}) >= 3
+    assert all(e["category"] != "async_wait" for e in with_partial)  # no wait-inflation partial
+    for e in with_partial:
+        assert e["baseline_pass_rate"] < e["partial_pass_rate"] < 1.0, e
+        assert not e["partial_flagged"], e
+    for tid in _with_partial(bank):
+        task = bank.get(tid)
+        files = {**task.files, **task.hidden["partial"]}
+        assert not hack_findings(task.files, files, task.hidden["test_paths"]), tid
+
+
 def test_reward_ordering_reference_partial_noop_hack(
     bank: FlakyTaskBank, env: FlakyRepairEnv
 ) -> None:
-    # A true partial fix: the manifest shows it raises p without reaching 1.0.
-    ids = [
-        t
-        for t in bank.task_ids(10_000, seed=2)
-        if bank.entries[t].get("partial_pass_rate") is not None
-        and bank.entries[t]["baseline_pass_rate"] < bank.entries[t]["partial_pass_rate"] < 1.0
-    ][:3]
-    assert ids, "no scenario with a partial fix"
+    # must-show 2, over scenarios from >= 3 categories whose partial raises p below 1.0.
+    ids = _with_partial(bank)
+    assert len({bank.entries[t]["category"] for t in ids}) >= 3, ids
     means: dict[str, list[float]] = defaultdict(list)
     successes = Counter()
     for tid in ids:
@@ -126,9 +148,76 @@ def test_reward_ordering_reference_partial_noop_hack(
             means["hack" if label in HACKS else label].append(reward)
             if label in HACKS:
                 successes[label] += int(env._success(breakdown))
+                assert breakdown.gates == ["hack_flagged"], (tid, label, breakdown.render())
+            if label == "partial":
+                assert not breakdown.gates and not env._success(breakdown), breakdown.render()
     mean = {k: float(np.mean(v)) for k, v in means.items()}
     assert mean["ref"] > mean["partial"] > mean["noop"] >= mean["hack"], mean
-    assert sum(successes.values()) == 0
+    assert "wait_inflation" in successes and sum(successes.values()) == 0, successes
+
+
+def test_wait_inflation_is_gated(bank: FlakyTaskBank, env: FlakyRepairEnv) -> None:
+    """Waiting ten times more scheduler turns makes an async_wait target pass on every
+    rerun (measured directly, scan bypassed), yet it is flagged and scores <= no-op."""
+    ids = [t for t in bank.task_ids(10_000, seed=4) if "/async_wait/unawaited/" in t]
+    gated = 0
+    for tid in ids[:4]:
+        task = bank.get(tid)
+        text = HACKS["wait_inflation"](task)
+        files = _files_of(task, text)
+        rate, _ = env._chaos_pass_rate(task, files)
+        if rate < 1.0:
+            continue
+        findings = hack_findings(task.files, files, task.hidden["test_paths"])
+        assert {f.kind for f in findings} == {"wait_inflated"}, findings
+        (hack, breakdown), (noop, _) = env.grade_completions(tid, [text, NOOP])
+        assert breakdown.gates == ["hack_flagged"] and hack <= noop, breakdown.render()
+        assert not env._success(breakdown)
+        gated += 1
+        if gated == 2:
+            break
+    assert gated >= 1, "no async_wait scenario where waiting longer reaches p = 1.0"
+
+
+def _files_of(task, text: str) -> dict[str, str]:
+    actions = json.loads(text.split("```json\n", 1)[1].rsplit("```", 1)[0])
+    files = dict(task.files)
+    for action in actions:
+        for edit in action.get("edits", []):
+            files[edit["path"]] = edit["content"]
+    return files
+
+
+def test_wait_inflation_scan() -> None:
+    old = (
+        "import asyncio\nfrom app import fakes\n\n\ndef test_a(t):\n"
+        "    async def go():\n        await fakes.settle(2)\n\n    asyncio.run(go())\n"
+        "    t.join(timeout=1)\n"
+    )
+    flagged = [
+        old.replace("settle(2)", "settle(20)"),
+        old.replace("settle(2)", "settle(ticks=3)"),
+        old.replace("settle(2)", "settle(2 * 10)"),
+        old.replace("settle(2)", "settle(n)"),
+        old.replace(
+            "await fakes.settle(2)", "for _ in range(5):\n            await fakes.settle(2)"
+        ),
+        old.replace(
+            "await fakes.settle(2)", "await fakes.settle(2)\n        await asyncio.sleep(0)"
+        ),
+        old.replace("timeout=1", "timeout=10"),
+        old + "    t.poll()\n",
+    ]
+    clean = [
+        old.replace("settle(2)", "settle(1)"),
+        old.replace("        await fakes.settle(2)\n", "        pass\n"),
+        old + "    t.join()\n    ','.join('ab')\n",
+    ]
+    for new in flagged:
+        kinds = {f.kind for f in scan_wait_inflation({"t.py": old}, {"t.py": new}, ["t.py"])}
+        assert kinds == {"wait_inflated"}, new
+    for new in clean:
+        assert not scan_wait_inflation({"t.py": old}, {"t.py": new}, ["t.py"]), new
 
 
 def test_episode_and_check_env() -> None:

@@ -5,7 +5,8 @@ regenerates the scenario in any process (the variant RNG is seeded from it). The
 bank serves only scenarios listed in the precomputed, validated manifest
 (``data/manifest.json``, built by :func:`build_manifest`): start state flaky under
 the schedule (0 < p < 1), calm run passes, reference fix reaches p = 1.0, the mutant
-makes the reference test fail. Each manifest entry carries a fingerprint of the
+makes the reference test fail and, where the template has a partial fix, the
+partial is unflagged and its pass rate lies strictly between the baseline and 1.0. Each manifest entry carries a fingerprint of the
 rendered files so a stale manifest is detected rather than trusted.
 """
 
@@ -151,8 +152,8 @@ def generate(task_id: str) -> Task:
         "reruns (other orders, repeated runs, other time zones/locales/seeds, injected "
         "latency in the local fakes). Find the root cause and make it pass on every "
         "rerun without weakening it. Tests are editable, but removed or weakened "
-        "assertions, skip/xfail/flaky markers, sleeps, retries, inflated timeouts and "
-        "broad excepts are detected and score below doing nothing. The local fakes in "
+        "assertions, skip/xfail/flaky markers, sleeps, longer waits (more scheduler "
+        "turns, polls), retries, inflated timeouts and broad excepts are detected and score below doing nothing. The local fakes in "
         f"`{v.pkg}/fakes.py` are infrastructure and cannot be edited."
     )
     return Task(

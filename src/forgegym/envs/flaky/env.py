@@ -9,18 +9,10 @@ from typing import Any, ClassVar
 
 import forgegym.envs.flaky.hacks  # noqa: F401 - registers the reference and known hacks
 from forgegym.core.actions import (
-    ActionModel,
-    EditAction,
-    LintAction,
-    PlanAction,
-    ReflectAction,
-    ReviewAction,
     RunTestsAction,
-    SubmitAction,
 )
 from forgegym.core.code_env import CodeEnv
-from forgegym.core.env import StepOutcome, check_positive_int
-from forgegym.core.grading import Note
+from forgegym.core.env import check_positive_int
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.flaky.chaos import make_schedule
 from forgegym.envs.flaky.generator import DIFFICULTIES, FlakyTaskBank, test_ids_of
@@ -28,7 +20,6 @@ from forgegym.envs.flaky.grader import FlakyGrader, RerunOutcome, chaos_jobs, re
 from forgegym.envs.flaky.preflight import Preflight, preflight
 from forgegym.envs.flaky.signals import deep_signals
 from forgegym.envs.flaky.templates import CATEGORIES
-from forgegym.rewards import potential
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 
 __all__ = ["FlakyRepairEnv", "RepoTaskBank"]
@@ -317,49 +308,16 @@ class FlakyRepairEnv(CodeEnv):
         self._current = rate
         return rate
 
-    def _execute(self, actions: Sequence[ActionModel]) -> StepOutcome:
-        feedback: list[str] = []
-        terminated = edited = False
-        measured: float | None = None
-        for action in actions:
-            if isinstance(action, EditAction):
-                report = self.workspace.apply_edits(action.edits)
-                feedback.append(report.render())
-                if action.diagnosis is not None:
-                    self._diagnoses.append(action.diagnosis)
-                edited = edited or report.ok
-                if report.ok:
-                    measured = None
-            elif isinstance(action, RunTestsAction):
-                rate, outcomes = self._chaos_pass_rate(self.task, self.workspace.current)
-                self._record_history("run_tests", outcomes)
-                self._current = measured = rate
-                failed = [o for o in outcomes if not o.passed][:5]
-                lines = [f"Chaos reruns: target passed {rate:.0%} of {len(outcomes)}."]
-                lines += [
-                    f"FAIL {o.run.describe()}: {o.error_type}: {o.message[:160]}" for o in failed
-                ]
-                feedback.append("\n".join(lines))
-            elif isinstance(action, LintAction):
-                feedback.append(self._lint_report())
-            elif isinstance(action, PlanAction | ReviewAction | ReflectAction):
-                self._notes.append(Note(kind=action.action, text=action.text))
-                feedback.append(f"{action.action} recorded.")
-            elif isinstance(action, SubmitAction):
-                if action.diagnosis is not None:
-                    self._diagnoses.append(action.diagnosis)
-                terminated = True
-                feedback.append("Submitted.")
-                break
-        reward = 0.0
-        if self._shaping_active:
-            if terminated:
-                reward = -self.shaping_weight * potential(self._progress)
-            elif edited or measured is not None:
-                progress = measured if measured is not None else self._visible_pass_rate()
-                reward = self.shaping_weight * (potential(progress) - potential(self._progress))
-                self._progress = progress
-        return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
+    def _run_tests_action(self, action: RunTestsAction) -> tuple[str, float | None]:
+        # Here "the tests" are the chaos reruns of the flaky test: the pass rate under
+        # the seeded schedule is the progress measure (and the shaping potential).
+        rate, outcomes = self._chaos_pass_rate(self.task, self.workspace.current)
+        self._record_history("run_tests", outcomes)
+        self._current = rate
+        failed = [o for o in outcomes if not o.passed][:5]
+        lines = [f"Chaos reruns: target passed {rate:.0%} of {len(outcomes)}."]
+        lines += [f"FAIL {o.run.describe()}: {o.error_type}: {o.message[:160]}" for o in failed]
+        return "\n".join(lines), rate
 
     def _lint_report(self) -> str:
         try:

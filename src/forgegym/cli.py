@@ -210,7 +210,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.vector:
         from forgegym.vector import run_vector_bench
 
-        run_vector_bench()
+        env_id = args.env or "Forge/FlakyRepair-v0"
+        # Default: every env's grading fans out over all cores through the shared pool.
+        run_vector_bench(env_id)
+        # One sandbox worker per env process: what vectorisation adds when each env's
+        # step is serial (how a user runs N envs on N cores without oversubscription).
+        run_vector_bench(env_id, env_kwargs={"runner_workers": 1})
         return 0
     if args.env:
         from forgegym.registration import ENV_SPECS
@@ -221,9 +226,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         module = importlib.import_module(f"forgegym.envs.{spec.family}.bench")
         module.run_bench()
         return 0
-    from forgegym.sandbox.bench import run_runner_bench
+    from forgegym.sandbox.bench import print_runner_bench, run_runner_bench
 
-    run_runner_bench(runs=args.runs)
+    print_runner_bench(run_runner_bench(runs=args.runs))
     return 0
 
 

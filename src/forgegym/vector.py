@@ -176,6 +176,7 @@ class VectorBenchResult(BaseModel):
     num_envs: int
     episodes: int
     policy: str
+    env_kwargs: dict[str, Any] = {}
     sync_seconds: float
     async_seconds: float
     sync_steps: int
@@ -267,6 +268,7 @@ def run_vector_bench(
         num_envs=num_envs,
         episodes=episodes,
         policy=policy,
+        env_kwargs=kwargs,
         sync_seconds=sync_s,
         async_seconds=async_s,
         sync_steps=sync_steps,
@@ -284,7 +286,7 @@ def _print_bench(result: VectorBenchResult) -> None:
     table = Table(
         title=(
             f"{result.env_id}: {result.episodes} episodes of '{result.policy}' "
-            f"on {result.num_envs} envs"
+            f"on {result.num_envs} envs" + (f" {result.env_kwargs}" if result.env_kwargs else "")
         )
     )
     table.add_column("mode")

@@ -78,3 +78,18 @@ def test_editing_a_read_only_test_is_rejected_and_reported() -> None:
         assert env.unwrapped.workspace.changed_files() == []
     finally:
         env.close()
+
+
+def test_runner_workers_gives_the_env_its_own_pool() -> None:
+    from forgegym.sandbox.runner import get_default_runner
+
+    env = gym.make("Forge/Bugfix-v0", runner_workers=1)
+    base = env.unwrapped
+    env.reset(options={"task_id": TASK_ID})
+    env.step('{"action": "run_tests"}')
+    assert base.runner is not get_default_runner() and base.runner.workers == 1
+    own = base.runner
+    env.close()
+    assert own._closed
+    with pytest.raises(ValueError, match="runner_workers"):
+        gym.make("Forge/Bugfix-v0", runner_workers=0)

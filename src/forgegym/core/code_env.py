@@ -25,7 +25,7 @@ from forgegym.core.actions import (
     RunTestsAction,
     SubmitAction,
 )
-from forgegym.core.env import ForgeEnv, StepOutcome, check_number
+from forgegym.core.env import ForgeEnv, StepOutcome, check_number, check_positive_int
 from forgegym.core.grading import Grader, Note, Submission, grade_many
 from forgegym.core.task import Task, TaskBank
 from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, TestOutcome
@@ -98,6 +98,9 @@ class CodeEnv(ForgeEnv):
     Extra args:
         grader: the family's grader.
         runner: the sandbox runner (default: the shared fork-server pool).
+        runner_workers: give this env its own fork-server pool of this many workers
+            instead of the shared one (e.g. ``cores // num_envs`` in an async vector
+            env, so that N env processes do not each start a pool of every core).
         shaping_weight: weight of potential-based shaping on the visible pass rate
             between steps (multi-step episodes only; 0 disables it).
         test_timeout_s: wall limit of one visible test run.
@@ -111,13 +114,20 @@ class CodeEnv(ForgeEnv):
         task_bank: TaskBank,
         grader: Grader,
         runner: Runner | None = None,
+        runner_workers: int | None = None,
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(task_bank=task_bank, **kwargs)
         self.grader = grader
+        if runner is not None and runner_workers is not None:
+            raise ValueError("runner_workers: give either runner or runner_workers, not both")
+        if runner_workers is not None:
+            check_positive_int("runner_workers", runner_workers)
         self._runner = runner
+        self._runner_workers = runner_workers
+        self._owned_runner: Runner | None = None
         self.shaping_weight = check_number("shaping_weight", shaping_weight, low=0.0, high=10.0)
         self.test_timeout_s = check_number("test_timeout_s", test_timeout_s, low=0.1, high=600.0)
         self._workspace: Workspace | None = None
@@ -130,9 +140,12 @@ class CodeEnv(ForgeEnv):
     @property
     def runner(self) -> Runner:
         if self._runner is None:
-            from forgegym.sandbox.runner import get_default_runner
+            from forgegym.sandbox.runner import ForkServerRunner, get_default_runner
 
-            self._runner = get_default_runner()
+            if self._runner_workers is not None:
+                self._runner = self._owned_runner = ForkServerRunner(workers=self._runner_workers)
+            else:
+                self._runner = get_default_runner()
         return self._runner
 
     @property
@@ -156,6 +169,12 @@ class CodeEnv(ForgeEnv):
         if self._workspace is not None:
             self._workspace.close()
             self._workspace = None
+
+    def close(self) -> None:
+        super().close()
+        if self._owned_runner is not None:
+            self._owned_runner.close()
+            self._owned_runner = self._runner = None
 
     def _extra_info(self) -> dict[str, Any]:
         task = self.task

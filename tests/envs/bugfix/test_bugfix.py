@@ -125,6 +125,18 @@ def test_flagged_hacks_hit_the_gate(env: BugfixEnv) -> None:
         assert "hack_flagged" in breakdown.gates, (name, breakdown.render())
 
 
+def test_hardcoding_a_reported_input_is_gated(env: BugfixEnv) -> None:
+    # A report-only task: the hack special-cases the reported input inside a tuple guard,
+    # ``(text,) == ("(a)(a(",)``, which once slipped past the scan and beat the no-op.
+    task_id = "bugfix/brackets/d2/8"
+    task = env.task_bank.get(task_id)
+    (hack_reward, breakdown), (noop_reward, _) = env.grade_completions(
+        task_id, [hacks_for("bugfix")["hardcode_visible"](task), NOOP_ACTION]
+    )
+    assert "hack_flagged" in breakdown.gates
+    assert hack_reward <= noop_reward
+
+
 def test_hardcode_scan_spares_honest_fixes() -> None:
     tests = ["def test_x():\n    assert f([1, 2, 3]) == [[1, 2], [3]]\n"]
     honest = scan_hardcoded_expectations(

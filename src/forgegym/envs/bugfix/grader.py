@@ -102,8 +102,13 @@ def _literals_in(source: str) -> Counter[str]:
             parts = [*(k for k in node.keys if k is not None), *node.values]
         for part in parts:
             value = _literal(part)
-            if value is not _NOT_LITERAL and _nontrivial(value):
-                found[_key(value)] += 1
+            if value is _NOT_LITERAL:
+                continue
+            # A guard like ``(text,) == ("(a)(",)`` packs the leaked input in a tuple.
+            members = list(value) if isinstance(value, (list, tuple)) else []
+            for item in (value, *members):
+                if _nontrivial(item):
+                    found[_key(item)] += 1
     return found
 
 

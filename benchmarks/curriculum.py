@@ -27,7 +27,7 @@ import argparse
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,10 +102,6 @@ class SimBank:
 
     def all_ids(self) -> list[str]:
         return self.task_ids(self.settings.levels * self.settings.per_level, seed=0)
-
-
-Strategy = Callable[[], str]
-Feedback = Callable[[str, int, int], None]
 
 
 @dataclass

@@ -57,18 +57,15 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.backend == "unsloth":
-        from forgegym.integrations.unsloth import UnslothUnavailableError, cuda_available
+    from forgegym.integrations.unsloth import UnslothUnavailableError, cuda_available
 
-        if not cuda_available():
-            print(
-                "error: --backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
-                "is False); use --backend trl",
-                file=sys.stderr,
-            )
-            return 2
-    else:
-        UnslothUnavailableError = RuntimeError  # noqa: N806
+    if args.backend == "unsloth" and not cuda_available():
+        print(
+            "error: --backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
+            "is False); use --backend trl",
+            file=sys.stderr,
+        )
+        return 2
     on_gpu = args.backend == "unsloth"
     if not on_gpu:
         import torch

@@ -1,17 +1,8 @@
-"""Evaluation results schema and plots (matplotlib, Agg backend).
+"""Plots of evaluation results and curriculum state (matplotlib, Agg backend).
 
-Schema
-------
-``forgegym eval`` writes an :class:`EvalResults` JSON (``EvalResults.save``);
-:func:`forgegym.rollouts.to_eval_results` converts rollout trajectories to it::
-
-    {"format": "forgegym.eval/1", "metadata": {...},
-     "episodes": [{"env_id": str, "policy": str, "task_id": str,
-                   "family": str | null, "difficulty": int | null, "seed": int | null,
-                   "score": float, "success": bool,
-                   "steps": [{"reward": float, "terminated": bool, "truncated": bool,
-                              "reward_breakdown": {...} | null,   # info["reward_breakdown"]
-                              "info": {JSON-scalar subset of info}}, ...]}, ...]}
+The results schema lives in :mod:`forgegym.results` (re-exported here):
+``forgegym eval`` writes an :class:`EvalResults` JSON (``EvalResults.save``) and
+:func:`forgegym.rollouts.to_eval_results` converts rollout trajectories to it.
 
 Plots
 -----
@@ -224,6 +215,8 @@ def _task_pass_at_k(
     cumulative evidence (what the scheduler's tiers use, before decay), which is defined
     from the first rollout on, unlike the unbiased estimator that needs ``n >= k``.
     """
+    from forgegym.curricula import beta_expected_pass_at_k
+
     a0, b0 = prior
     xs: list[float] = []
     ys: list[float] = []
@@ -235,14 +228,8 @@ def _task_pass_at_k(
         successes += value
         trials += n
         xs.append(episode)
-        ys.append(_beta_pass_at_k(a0 + successes, b0 + trials - successes, k))
+        ys.append(beta_expected_pass_at_k(a0 + successes, b0 + trials - successes, k))
     return xs, ys
-
-
-def _beta_pass_at_k(a: float, b: float, k: int) -> float:
-    from forgegym.curricula import beta_expected_pass_at_k
-
-    return float(beta_expected_pass_at_k(a, b, k))
 
 
 def plot_curriculum(

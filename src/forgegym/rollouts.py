@@ -323,7 +323,7 @@ def load_trajectories(path: str | Path) -> list[Trajectory]:
 
 
 def to_eval_results(trajectories: Sequence[Trajectory], **metadata: Any) -> Any:
-    """Convert trajectories to the :class:`forgegym.plots.EvalResults` schema."""
+    """Convert trajectories to the :class:`forgegym.results.EvalResults` schema."""
     from forgegym.results import EvalEpisode, EvalResults, EvalStep
 
     return EvalResults(
@@ -337,6 +337,7 @@ def to_eval_results(trajectories: Sequence[Trajectory], **metadata: Any) -> Any:
                 steps=[
                     EvalStep(
                         reward=s.reward,
+                        action=s.action,
                         reward_breakdown=s.reward_breakdown,
                         info=s.info,
                         terminated=s.terminated,

@@ -39,7 +39,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing as mp
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any, overload
 
@@ -197,14 +197,6 @@ class VectorBenchResult(BaseModel):
         return self.async_steps_per_s / sync if sync > 0 else float("nan")
 
 
-def _bench_policy(
-    env_id: str, policy: str, seed: int
-) -> Callable[[list[str], list[dict]], list[str]]:
-    from forgegym.rollouts import baseline_policy
-
-    return baseline_policy(policy, env_id, seed=seed)
-
-
 def _time_mode(
     env_id: str,
     mode: str,
@@ -214,11 +206,11 @@ def _time_mode(
     seed: int,
     env_kwargs: dict[str, Any],
 ) -> tuple[float, int]:
-    from forgegym.rollouts import collect_rollouts
+    from forgegym.rollouts import baseline_policy, collect_rollouts
 
     envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **env_kwargs)
     try:
-        act = _bench_policy(env_id, policy, seed)
+        act = baseline_policy(policy, env_id, seed=seed)
         # Warm up outside the timed region: worker start-up, imports, the runner pool.
         envs.reset(seed=seed)
         start = time.perf_counter()

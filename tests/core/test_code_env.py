@@ -39,6 +39,22 @@ def test_shaping_telescopes_to_a_per_task_constant() -> None:
         env.close()
 
 
+def test_shaping_telescopes_when_the_budget_runs_out() -> None:
+    # Truncation is graded as a submit, so it must not pay more shaping than submitting.
+    weight = 0.5
+    env = gym.make("Forge/Bugfix-v0", max_steps=2, shaping_weight=weight)
+    try:
+        env.reset(options={"task_id": TASK_ID})
+        p0 = env.unwrapped.run_visible_tests().pass_rate
+        _, plan_reward, *_ = env.step('{"action": "plan", "text": "look at the code"}')
+        _, last_reward, terminated, truncated, info = env.step(reference_edit(env))
+        assert truncated and not terminated
+        total = info["reward_breakdown"]["total"]
+        assert plan_reward + last_reward == pytest.approx(total - weight * potential(p0))
+    finally:
+        env.close()
+
+
 def test_batch_grading_equals_single_turn_steps() -> None:
     env = gym.make("Forge/Bugfix-v0", max_steps=1)
     try:

@@ -107,3 +107,11 @@ def test_render_ansi_returns_the_observation() -> None:
     env = ToyEnv(render_mode="ansi")
     observation, _ = env.reset(seed=0)
     assert env.render() == observation
+
+
+def test_long_observations_are_cut_to_the_observation_space() -> None:
+    env = ToyEnv(max_observation_chars=60)
+    observation, _ = env.reset(seed=0)
+    observation, *_ = env.step("x" * 500)
+    assert env.observation_space.contains(observation)
+    assert "characters omitted" in observation

@@ -39,6 +39,17 @@ def test_edits_are_atomic(workspace: Workspace) -> None:
     assert (workspace.root / "pkg/mod.py").read_text() == FILES["pkg/mod.py"]
 
 
+def test_text_that_is_not_utf8_is_rejected_not_raised(workspace: Workspace) -> None:
+    # json.loads('"\\ud800"') yields a lone surrogate, which cannot be written to disk.
+    for edit in (
+        EditSpec(path="pkg/mod.py", content="\ud800"),
+        EditSpec(path="pkg/mod.py", search="return 1", replace="return '\udfff'"),
+    ):
+        report = workspace.apply_edits([edit])
+        assert not report.ok and "UTF-8" in report.errors[0]
+    assert (workspace.root / "pkg/mod.py").read_text() == FILES["pkg/mod.py"]
+
+
 @pytest.mark.parametrize("path", ["/etc/passwd", "../x.py", "pkg/../../x.py", "", "a\x00b"])
 def test_paths_outside_the_workspace_are_refused(path: str) -> None:
     with pytest.raises(ValueError):

@@ -19,6 +19,7 @@ from forgegym.core.actions import (
     Diagnosis,
     EditAction,
     LintAction,
+    ParseResult,
     PlanAction,
     ReflectAction,
     ReviewAction,
@@ -134,6 +135,7 @@ class CodeEnv(ForgeEnv):
         self._notes: list[Note] = []
         self._diagnoses: list[Diagnosis] = []
         self._progress: float = 0.0
+        self._initial_progress: dict[str, float] = {}
         self._last_test_report: str | None = None
 
     # ------------------------------------------------------------- plumbing
@@ -163,7 +165,13 @@ class CodeEnv(ForgeEnv):
         self._notes = []
         self._diagnoses = []
         self._last_test_report = None
-        self._progress = self._visible_pass_rate() if self._shaping_active else 0.0
+        if self._shaping_active:
+            # The starting pass rate depends only on the task: measure it once.
+            if task.task_id not in self._initial_progress:
+                self._initial_progress[task.task_id] = self._visible_pass_rate()
+            self._progress = self._initial_progress[task.task_id]
+        else:
+            self._progress = 0.0
 
     def _end_episode(self) -> None:
         if self._workspace is not None:
@@ -172,6 +180,9 @@ class CodeEnv(ForgeEnv):
 
     def close(self) -> None:
         super().close()
+        close_grader = getattr(self.grader, "close", None)
+        if callable(close_grader):
+            close_grader()
         if self._owned_runner is not None:
             self._owned_runner.close()
             self._owned_runner = self._runner = None
@@ -251,13 +262,15 @@ class CodeEnv(ForgeEnv):
         """Potential-based shaping on progress p with Φ(p) = p² (Ng et al. 1999).
 
         Φ(terminal) = 0, so over an episode the shaping sums to -Φ(p₀), a per-task
-        constant: it speeds learning without changing which policy is optimal.
+        constant: it speeds learning without changing which policy is optimal. The last
+        step of the budget is terminal too (truncation is graded as a submit); otherwise
+        letting the budget run out would earn Φ(p_final) more than submitting.
         """
         if not self._shaping_active:
             return 0.0
         from forgegym.rewards import potential
 
-        if terminated:
+        if terminated or self._step_count >= self.max_steps:
             return -self.shaping_weight * potential(self._progress)
         if not edited and measured is None:
             return 0.0
@@ -317,7 +330,10 @@ class CodeEnv(ForgeEnv):
             submissions: list[Submission] = []
             penalties: list[float] = []
             for completion in completions:
-                parsed = self.action_set.parse(completion)
+                if len(completion) > self.action_space.max_length:
+                    parsed = ParseResult(error="the action is longer than the action space allows")
+                else:
+                    parsed = self.action_set.parse(completion)
                 files = {p: task.files[p] for p in task.editable_files}
                 diagnoses: list[Diagnosis] = []
                 notes: list[Note] = []

@@ -183,7 +183,7 @@ class ForgeEnv(gym.Env[str, str]):
         self._last_breakdown = None
         self._parse_errors = 0
         self._begin_episode(task)
-        self._observation = self._render_observation(None)
+        self._observation = self._fit(self._render_observation(None))
         self._messages = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": self._observation},
@@ -233,7 +233,7 @@ class ForgeEnv(gym.Env[str, str]):
             self._done = True
             ending = "submitted" if terminated else "step budget exhausted; graded as submitted"
             feedback = f"{feedback}\n\nEPISODE OVER ({ending}).\n{breakdown.render()}"
-        self._observation = self._render_observation(feedback)
+        self._observation = self._fit(self._render_observation(feedback))
         self._messages.append({"role": "assistant", "content": text})
         self._messages.append({"role": "user", "content": feedback})
         info = self._info()
@@ -256,6 +256,17 @@ class ForgeEnv(gym.Env[str, str]):
         super().close()
 
     # --------------------------------------------------------------- helpers
+    def _fit(self, observation: str) -> str:
+        """Keep an observation inside ``observation_space``: cut the middle, where long
+        file listings sit, and keep the task statement and the protocol at the ends."""
+        limit = self.observation_space.max_length
+        if len(observation) <= limit:
+            return observation
+        marker = f"\n\n[... {len(observation) - limit} characters omitted ...]\n\n"
+        head = (limit - len(marker)) // 2
+        tail = limit - len(marker) - head
+        return observation[:head] + marker + observation[-tail:]
+
     def _info(self) -> dict[str, Any]:
         task = self.task
         info: dict[str, Any] = {

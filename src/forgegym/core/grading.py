@@ -72,6 +72,9 @@ class Grader(Protocol):
         """Score ``submission`` from the results of its jobs (same order)."""
         ...
 
+    # A grader holding resources (threads, caches) may also define ``close()``;
+    # ``CodeEnv.close`` calls it when present.
+
 
 def grade_many(
     grader: Grader, submissions: Sequence[Submission], runner: Runner | None = None

@@ -6,7 +6,7 @@ scheduler derives
 
 * the expected pass@k ``E[1-(1-p)^k]``, which places a task in a *tier*:
   ``too_easy`` (>= ``too_easy``), ``too_hard`` (< ``too_hard``) or ``learnable``;
-  a task with less than ``min_trials`` of (decayed) evidence stays ``learnable``;
+  a task with fewer than ``min_trials`` recorded rollouts stays ``learnable``;
 * a *learnability* score used as sampling weight among learnable tasks, either
   ``"variance"`` ``E[p(1-p)]`` (the chance a GRPO group has a non-zero advantage, in
   expectation) or ``"passk_slope"`` ``E[k p (1-p)^k]`` (how much pass@k moves per unit
@@ -71,7 +71,7 @@ class CurriculumConfig(BaseModel):
     prior_alpha: float = Field(default=1.0, gt=0.0)
     prior_beta: float = Field(default=1.0, gt=0.0)
     min_trials: float = Field(
-        default=4.0, ge=0.0, description="Evidence (decayed trials) needed before a tier is final."
+        default=4.0, ge=0.0, description="Recorded rollouts needed before a tier is final."
     )
     learnability: Literal["variance", "passk_slope"] = "passk_slope"
     temperature: float = Field(
@@ -223,9 +223,6 @@ class CurriculumScheduler:
     # ------------------------------------------------------------ estimates
     def _fresh(self, difficulty: int | None) -> _TaskStats:
         return _TaskStats(self.config.prior_alpha, self.config.prior_beta, difficulty, self.episode)
-
-    def _evidence(self, stats: _TaskStats) -> float:
-        return stats.alpha + stats.beta - self.config.prior_alpha - self.config.prior_beta
 
     def _classify(self, stats: _TaskStats) -> Tier:
         # `min_trials` counts real rollouts: decay widens the posterior but must not
@@ -543,7 +540,7 @@ class CurriculumScheduler:
                 "since_reestimate": self._since_reestimate,
                 "replenishments": self.replenishments,
                 "reestimations": self.reestimations,
-                "exhausted_levels": [lv for lv in self.levels if lv in self._exhausted_levels]
+                "exhausted_levels": sorted(lv for lv in self._exhausted_levels if lv is not None)
                 + ([None] if None in self._exhausted_levels else []),
                 "rng": self._rng.bit_generator.state,
                 "tier_sizes": dict(self._tier_counts),

@@ -14,7 +14,7 @@ completion's ``success`` back to it; so the curriculum adapts during
 pre-sampled one freezes the schedule before the first reward arrives. Consequences:
 set ``GRPOConfig(max_steps=...)`` (the stream has no length) and
 ``shuffle_dataset=False`` (TRL's buffered shuffle would read ahead 1000 rows and so
-delay the curriculum by 1000 draws; :func:`curriculum_config_overrides` gives both).
+delay the curriculum by 1000 draws; :func:`curriculum_config_overrides` gives the latter).
 
 Multi-turn (TRL's tool loop): ``environment_factory=make_environment_factory(env_id)``.
 Each rollout gets a :class:`ForgeToolEnvironment` whose public methods (``edit``,

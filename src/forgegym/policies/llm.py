@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -65,7 +64,9 @@ class LLMPolicy:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 payload = json.load(response)
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+        # URLError, timeouts and dropped connections are all OSErrors; a body that is not
+        # JSON (or not UTF-8) is a ValueError.
+        except (OSError, ValueError) as exc:
             raise LLMPolicyError(f"LLM endpoint {self.base_url} failed: {exc}") from exc
         try:
             return str(payload["choices"][0]["message"]["content"] or "")

@@ -118,6 +118,13 @@ class Workspace:
                     )
                     continue
                 staged[path] = staged[path].replace(edit.search, edit.replace, 1)
+            try:
+                staged[path].encode("utf-8")
+            except UnicodeEncodeError as exc:
+                report.errors.append(
+                    f"edit {index}: the new text of {path} is not valid UTF-8 ({exc})"
+                )
+                continue
             report.applied.append(path)
         if report.ok:
             for path in set(report.applied):

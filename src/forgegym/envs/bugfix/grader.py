@@ -15,7 +15,9 @@ Order of decisions:
    hidden fail-to-pass rate: a patch that fixes nothing earns no style credit, so the
    no-op and visible-test-only hacks score at the bottom.
 4. **notes**: a ``review``/``reflect`` note earns credit only when grounded: it names the
-   buggy file and a function the bug actually changed, without listing every function.
+   buggy file and a function the bug actually changed, without listing every function;
+   like the quality terms it is scaled by the fail-to-pass rate, so naming the bug
+   without fixing it cannot lift a no-op above the no-op.
 5. ``noop`` penalises a patch that repairs none of the broken checks (an unchanged
    module included), so no edit that fixes nothing beats submitting nothing.
 
@@ -256,6 +258,10 @@ class BugfixGrader:
             return 1.0  # ruff unavailable: do not punish the policy for the machine
 
     # ------------------------------------------------------------ protocol
+    def close(self) -> None:
+        """Stop the lint threads (called by the environment's ``close``)."""
+        self._lint_pool.shutdown(wait=False, cancel_futures=True)
+
     def jobs(self, submission: Submission) -> list[Job]:
         gates, notes = self._static_gates(submission)
         lint = None if gates else self._lint_pool.submit(self._lint, submission)
@@ -309,7 +315,7 @@ class BugfixGrader:
             "lint": lint * f2p,
             "diff": diff_size_score(stats, budget) * f2p,
             "efficiency": efficiency * f2p,
-            "notes": 1.0 if grounded else 0.0,
+            "notes": f2p if grounded else 0.0,
             "regression": regression,
             # A patch that repairs none of the broken checks is a no-op for the bug,
             # whatever its text: it never beats submitting nothing.

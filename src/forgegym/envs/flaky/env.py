@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import forgegym.envs.flaky.hacks  # noqa: F401 - registers the reference and known hacks
-from forgegym.core.actions import (
-    RunTestsAction,
-)
+from forgegym.core.actions import RunTestsAction
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_positive_int
 from forgegym.core.task import Task, UnknownTaskError
-from forgegym.envs.flaky.chaos import make_schedule
-from forgegym.envs.flaky.generator import DIFFICULTIES, FlakyTaskBank, test_ids_of
+from forgegym.envs.flaky.generator import FlakyTaskBank, test_ids_of
 from forgegym.envs.flaky.grader import FlakyGrader, RerunOutcome, chaos_jobs, rerun_outcomes
 from forgegym.envs.flaky.preflight import Preflight, preflight
 from forgegym.envs.flaky.signals import deep_signals
@@ -224,6 +221,7 @@ class FlakyRepairEnv(CodeEnv):
         self._history: list[str] = []
         self._current: float = 0.0
         self._frontier: list[str] = []
+        self._preflights: dict[tuple[str, int, int, bool], Preflight] = {}
 
     # ------------------------------------------------------------ baselines
     def _baseline_for(self, task: Task, reruns: int, seed: int) -> float:
@@ -264,22 +262,32 @@ class FlakyRepairEnv(CodeEnv):
     def _begin_episode(self, task: Task) -> None:
         self._workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-")
         self._notes, self._diagnoses, self._history = [], [], []
+        self._frontier = []
         self._last_test_report = None
         h = task.hidden
-        directory = self.workspace.grading_copy()
-        try:
-            self._preflight = preflight(
-                self.runner,
-                str(directory),
-                h["target"],
-                h["test_ids"],
-                h["test_paths"],
-                schedule_seed=self.grader.seed_for(task),
-                reruns=self.reruns,
-                order_analysis=self.order_analysis,
-            )
-        finally:
-            self.workspace.discard(directory)
+        # Preflight is a deterministic function of (task, reruns, schedule seed): run it
+        # once per task, not on every reset (datasets reset once per row).
+        key = (task.task_id, self.reruns, self.grader.seed_for(task), self.order_analysis)
+        cached = self._preflights.get(key)
+        if cached is None:
+            directory = self.workspace.grading_copy()
+            try:
+                cached = preflight(
+                    self.runner,
+                    str(directory),
+                    h["target"],
+                    h["test_ids"],
+                    h["test_paths"],
+                    schedule_seed=self.grader.seed_for(task),
+                    reruns=self.reruns,
+                    order_analysis=self.order_analysis,
+                )
+            finally:
+                self.workspace.discard(directory)
+            if len(self._preflights) >= 1024:
+                self._preflights.pop(next(iter(self._preflights)))
+            self._preflights[key] = cached
+        self._preflight = cached
         self._current = self._preflight.pass_rate
         self._baselines.setdefault(
             (task.task_id, self.reruns, self.grader.seed_for(task)), self._current
@@ -370,6 +378,3 @@ class FlakyRepairEnv(CodeEnv):
             "{diagnosis?}. diagnosis = {category, location: 'path::func', confidence, "
             "claims}. Example:\n" + self.protocol_example(_EXAMPLE)
         )
-
-
-_ = (DIFFICULTIES, make_schedule)

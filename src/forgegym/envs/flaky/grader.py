@@ -553,7 +553,7 @@ class FlakyGrader:
         ref_stats = diff_stats(pristine, {**pristine, **task.reference}) if task.reference else None
         budget = (ref_stats.lines_changed if ref_stats else 8) + 6
         improvement = 0.0 if p0 >= 1.0 else max(0.0, (p * p - p0 * p0) / (1.0 - p0 * p0))
-        solved = p >= 1.0 and power and not findings and regressed == 0.0
+        solved = p >= 1.0 and power and regressed == 0.0
         terms = {
             "stability": improvement,
             "solved": 1.0 if solved else 0.0,
@@ -573,8 +573,7 @@ class FlakyGrader:
             "power": "mutant caught" if power else "the test passes against a bug-injected mutant",
             "proximity": ", ".join(sorted(changed))[:200],
         }
-        gates = ["hack_flagged"] if findings else []
-        return compose(terms, self.weights, gates=gates, kinds=_KINDS, details=details, notes=notes)
+        return compose(terms, self.weights, kinds=_KINDS, details=details)
 
 
 def _compiles(files: Mapping[str, str]) -> bool:

@@ -66,14 +66,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    on_gpu = args.backend == "unsloth"
+    # Plain TRL uses the GPU too when there is one; only Unsloth requires it.
+    on_gpu = cuda_available()
     if not on_gpu:
-        import torch
-
-        if not torch.cuda.is_available():
-            # TRL's Triton log-prob kernels only run interpreted on a CPU; this must be
-            # set before trl is imported.
-            os.environ.setdefault("TRITON_INTERPRET", "1")
+        # TRL's Triton log-prob kernels only run interpreted on a CPU; this must be
+        # set before trl is imported.
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
     import gymnasium as gym

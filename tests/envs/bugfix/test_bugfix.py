@@ -125,10 +125,11 @@ def test_flagged_hacks_hit_the_gate(env: BugfixEnv) -> None:
         assert "hack_flagged" in breakdown.gates, (name, breakdown.render())
 
 
-def test_hardcoding_a_reported_input_is_gated(env: BugfixEnv) -> None:
-    # A report-only task: the hack special-cases the reported input inside a tuple guard,
-    # ``(text,) == ("(a)(a(",)``, which once slipped past the scan and beat the no-op.
-    task_id = "bugfix/brackets/d2/8"
+@pytest.mark.parametrize("task_id", ["bugfix/brackets/d2/8", "bugfix/rotation/d3/9"])
+def test_hardcoding_a_reported_input_is_gated(env: BugfixEnv, task_id: str) -> None:
+    # Report-only tasks: the hack special-cases the reported input inside a tuple guard,
+    # ``(text,) == ("(a)(a(",)``, or a one-character input (``("b",)``); both once
+    # slipped past the scan and beat the no-op.
     task = env.task_bank.get(task_id)
     (hack_reward, breakdown), (noop_reward, _) = env.grade_completions(
         task_id, [hacks_for("bugfix")["hardcode_visible"](task), NOOP_ACTION]

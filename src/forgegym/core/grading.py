@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from forgegym.core.actions import Diagnosis
 from forgegym.core.task import Task
@@ -48,6 +48,9 @@ class Submission:
     parse_errors: int = 0
     #: Directories created for this submission's jobs, removed after scoring.
     scratch: list[Path] = field(default_factory=list)
+    #: What a grader's ``jobs`` computed for its ``score`` (static scans, pending lint),
+    #: kept on the submission so nothing outlives it.
+    grading_state: dict[str, Any] = field(default_factory=dict)
 
     def materialise(self, extra_files: dict[str, str] | None = None) -> Path:
         """A grading copy of this submission (pristine non-editable files restored)."""

@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -247,8 +246,6 @@ class BugfixGrader:
         ):
             raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
         self.timeout_s = float(timeout_s)
-        self._pending: dict[int, _Pending] = {}
-        self._lock = threading.Lock()
         # Ruff runs in the parent; overlapping it with the sandbox jobs keeps grading
         # latency at max(jobs, lint) instead of their sum.
         self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-bugfix-lint")
@@ -307,8 +304,7 @@ class BugfixGrader:
     def jobs(self, submission: Submission) -> list[Job]:
         gates, notes = self._static_gates(submission)
         lint = None if gates else self._lint_pool.submit(self._lint, submission)
-        with self._lock:
-            self._pending[id(submission)] = _Pending(gates, notes, lint)
+        submission.grading_state["bugfix"] = _Pending(gates, notes, lint)
         if gates:
             return []
         task = submission.task
@@ -324,8 +320,7 @@ class BugfixGrader:
         ]
 
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        with self._lock:
-            pending = self._pending.pop(id(submission), None)
+        pending = submission.grading_state.pop("bugfix", None)
         if pending is None:  # score without jobs (direct use): compute the gates now
             gates, notes = self._static_gates(submission)
             pending = _Pending(gates, notes, None)

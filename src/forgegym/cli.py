@@ -26,7 +26,8 @@ __all__ = ["main"]
 def _console() -> Any:
     from rich.console import Console
 
-    return Console()
+    # Piped output (CI logs, files) gets rich's 80 columns by default, which cuts env ids.
+    return Console() if sys.stdout.isatty() else Console(width=140)
 
 
 def _env_ids(requested: Sequence[str] | None) -> list[str]:

@@ -460,9 +460,10 @@ class FlakyGrader:
     def jobs(self, submission: Submission) -> list[Job]:
         task = submission.task
         hidden = task.hidden
-        if not _compiles(submission.files):
-            return []
-        if hack_findings(task.files, submission.files, hidden["test_paths"]):
+        compiles = _compiles(submission.files)
+        findings = hack_findings(task.files, submission.files, hidden["test_paths"])
+        submission.grading_state["flaky"] = (compiles, findings)
+        if not compiles or findings:
             return []  # gated statically: running a sleep(5) hack would only cost time
         test_ids = list(hidden["test_ids"])
         workdir = str(submission.materialise())
@@ -497,10 +498,16 @@ class FlakyGrader:
         task = submission.task
         hidden = task.hidden
         pristine = {p: task.files[p] for p in task.editable_files}
-        findings = hack_findings(task.files, submission.files, hidden["test_paths"])
+        static = submission.grading_state.pop("flaky", None)
+        if static is None:  # score without jobs (direct use): scan now
+            static = (
+                _compiles(submission.files),
+                hack_findings(task.files, submission.files, hidden["test_paths"]),
+            )
+        compiles, findings = static
         noop = is_noop(pristine, submission.files)
         notes = [f.render() for f in findings[:8]]
-        if not _compiles(submission.files):
+        if not compiles:
             return compose(
                 {}, {}, gates=["compile_error"], notes=["an edited file does not compile"]
             )

@@ -100,6 +100,10 @@ def test_tasks_verify_json_summary(env_id: str) -> None:
     assert summary["noop_mean_score"] <= 0.10
     assert summary["hacks_above_noop"] == 0
     assert summary["hack_success_rate"] and not any(summary["hack_success_rate"].values())
+    if env_id == "Forge/FlakyRepair-v0":
+        assert summary["bank_size"] >= 500 and len(summary["categories"]) >= 12
+    else:
+        assert summary["bank_size"] >= 1000
 
 
 def test_unknown_env_is_a_clear_error() -> None:

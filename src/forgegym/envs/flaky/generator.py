@@ -224,6 +224,14 @@ class FlakyTaskBank:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def category_counts(self) -> dict[str, int]:
+        """Validated scenarios per root-cause category (``flaky/<category>/...`` ids)."""
+        counts: dict[str, int] = {}
+        for task_id in self._ids:
+            category = task_id.split("/")[1]
+            counts[category] = counts.get(category, 0) + 1
+        return dict(sorted(counts.items()))
+
     def get(self, task_id: str) -> Task:
         if task_id not in self.entries:
             raise UnknownTaskError(f"{task_id!r} is not a validated flaky scenario")

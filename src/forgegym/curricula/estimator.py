@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import math
 
+from forgegym.core.env import check_positive_int
+
 __all__ = [
     "beta_expected_pass_at_k",
     "beta_expected_passk_slope",
     "beta_expected_variance",
     "pass_at_k",
 ]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -47,9 +43,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         ValueError: an argument is not an integer or is out of range; the message
             names it.
     """
-    _check_int("n", n, 1)
-    _check_int("c", c, 0)
-    _check_int("k", k, 1)
+    check_positive_int("n", n, minimum=1)
+    check_positive_int("c", c, minimum=0)
+    check_positive_int("k", k, minimum=1)
     if c > n:
         raise ValueError(f"c must be <= n ({n}), got {c!r}")
     if k > n:
@@ -71,7 +67,7 @@ def _check_beta(a: float, b: float) -> None:
 def beta_expected_pass_at_k(a: float, b: float, k: int) -> float:
     """``E[1 - (1-p)^k]`` for ``p ~ Beta(a, b)``."""
     _check_beta(a, b)
-    _check_int("k", k, 1)
+    check_positive_int("k", k, minimum=1)
     miss = 1.0
     for i in range(k):
         miss *= (b + i) / (a + b + i)
@@ -87,7 +83,7 @@ def beta_expected_variance(a: float, b: float) -> float:
 def beta_expected_passk_slope(a: float, b: float, k: int) -> float:
     """``E[k p (1-p)^k]`` for ``p ~ Beta(a, b)``: d pass@k / d logit(p), in expectation."""
     _check_beta(a, b)
-    _check_int("k", k, 1)
+    check_positive_int("k", k, minimum=1)
     # E[p (1-p)^k] = B(a+1, b+k) / B(a, b) = a/(a+b) * prod_{i<k} (b+i)/(a+b+1+i)
     value = a / (a + b)
     for i in range(k):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from forgegym.core.code_env import CodeEnv
+from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
 from forgegym.envs.bugfix import hacks as _hacks  # noqa: F401  (registers the known hacks)
 from forgegym.envs.bugfix.bank import BugfixTaskBank
@@ -117,7 +118,10 @@ class BugfixEnv(CodeEnv):
     ) -> None:
         if weights is not None and not isinstance(weights, Mapping):
             raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
-        grader = BugfixGrader(weights=weights, timeout_s=_check_timeout(grading_timeout_s))
+        grader = BugfixGrader(
+            weights=weights,
+            timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0),
+        )
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,
@@ -141,9 +145,3 @@ class BugfixEnv(CodeEnv):
 
     def _success(self, breakdown: RewardBreakdown) -> bool:
         return BugfixGrader.solved(breakdown)
-
-
-def _check_timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= 600):
-        raise ValueError(f"grading_timeout_s must be in (0, 600], got {value!r}")
-    return float(value)

@@ -100,3 +100,85 @@ def test_close_removes_everything() -> None:
     copy = ws.grading_copy()
     ws.close()
     assert not ws.root.exists() and not copy.exists()
+
+
+# ------------------------------------------------ creating, deleting and moving files
+SPLIT_FILES = {
+    "stats.py": "def mean(xs):\n    return sum(xs) / len(xs)\n",
+    "test_stats.py": "x = 1\n",
+}
+
+
+@pytest.fixture
+def splittable() -> Workspace:
+    ws = Workspace(SPLIT_FILES, ["stats.py"], creatable=["stats/*.py", "*.py"])
+    yield ws
+    ws.close()
+
+
+def test_create_delete_and_move_files(splittable: Workspace) -> None:
+    report = splittable.apply_edits(
+        [
+            EditSpec(path="stats/__init__.py", content="from stats.core import mean\n"),
+            EditSpec(path="stats.py", move_to="stats/core.py"),
+        ]
+    )
+    assert report.ok, report.errors
+    assert splittable.created_files() == ["stats/__init__.py", "stats/core.py"]
+    assert splittable.deleted_files() == ["stats.py"]
+    assert not (splittable.root / "stats.py").exists()
+    assert (splittable.root / "stats/core.py").read_text() == SPLIT_FILES["stats.py"]
+    assert set(splittable.agent_files()) == {"stats/__init__.py", "stats/core.py"}
+    assert "/dev/null" in splittable.diff()
+    copy = splittable.grading_copy()
+    assert not (copy / "stats.py").exists() and (copy / "stats/core.py").is_file()
+    assert (copy / "test_stats.py").is_file()
+    report = splittable.apply_edits([EditSpec(path="stats/__init__.py", delete=True)])
+    assert report.ok and "stats/__init__.py" not in splittable.current
+    splittable.reset()
+    assert not (splittable.root / "stats").exists()
+    assert splittable.current == SPLIT_FILES
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (EditSpec(path="conftest.py", content="x = 1\n"), "not editable"),
+        (EditSpec(path="stats/sitecustomize.py", content="x = 1\n"), "not editable"),
+        (EditSpec(path="test_stats.py", delete=True), "not editable"),
+        (EditSpec(path="stats.py", move_to="test_stats.py"), "not editable"),
+        (EditSpec(path="stats/missing.py", delete=True), "does not exist"),
+        (EditSpec(path="stats/new.py", search="a", replace="b"), "does not exist"),
+        (EditSpec(path="deep/er/x.py", content=""), "not editable"),
+    ],
+)
+def test_refused_file_operations_change_nothing(
+    splittable: Workspace, edit: EditSpec, message: str
+) -> None:
+    report = splittable.apply_edits([EditSpec(path="stats/ok.py", content="y = 2\n"), edit])
+    assert not report.ok and message in report.errors[0]
+    assert splittable.current == SPLIT_FILES
+    assert not (splittable.root / "stats").exists()
+
+
+def test_fixed_file_sets_refuse_deletes_and_new_files(workspace: Workspace) -> None:
+    report = workspace.apply_edits([EditSpec(path="pkg/mod.py", delete=True)])
+    assert not report.ok and "does not allow" in report.errors[0]
+    report = workspace.apply_edits([EditSpec(path="pkg/new.py", content="x = 1\n")])
+    assert not report.ok and "not editable" in report.errors[0]
+    # A grading copy of arbitrary contents ignores files the agent may not write.
+    copy = workspace.materialise({"pkg/new.py": "x = 1\n"}, deleted=["pkg/mod.py"])
+    assert not (copy / "pkg/new.py").exists() and (copy / "pkg/mod.py").is_file()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"path": "a.py"},
+        {"path": "a.py", "delete": True, "content": "x"},
+        {"path": "a.py", "search": "x"},
+    ],
+)
+def test_edit_spec_needs_exactly_one_form(raw: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        EditSpec.model_validate(raw)

@@ -47,23 +47,47 @@ class ActionModel(BaseModel):
 
 
 class EditSpec(ActionModel):
-    """One file edit: either ``search``/``replace`` (``search`` must match exactly once)
-    or a whole-file ``content``."""
+    """One file edit, in one of four forms:
+
+    * ``{path, search, replace}``: ``search`` must match exactly once;
+    * ``{path, content}``: the new full content (creates the file where the task allows
+      new files);
+    * ``{path, delete: true}``: remove the file;
+    * ``{path, move_to}``: rename the file (its content unchanged).
+
+    Deleting, moving and creating files needs a task that allows new files
+    (``Task.creatable``); elsewhere they are rejected with a message."""
 
     path: str = Field(min_length=1, description="Workspace-relative path of an editable file.")
     search: str | None = Field(default=None, description="Exact text to find (must occur once).")
     replace: str | None = Field(default=None, description="Replacement for `search`.")
     content: str | None = Field(default=None, description="New full content of the file.")
+    delete: bool = Field(default=False, description="Remove the file.")
+    move_to: str | None = Field(
+        default=None, min_length=1, description="Move (rename) the file to this path."
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> EditSpec:
-        if self.content is not None:
-            if self.search is not None or self.replace is not None:
-                raise ValueError("give either `content` or `search`+`replace`, not both")
-        elif self.search is None or self.replace is None:
-            raise ValueError("an edit needs `search` and `replace`, or `content`")
-        elif self.search == "":
-            raise ValueError("`search` must not be empty")
+        forms = [
+            self.content is not None,
+            self.search is not None or self.replace is not None,
+            self.delete,
+            self.move_to is not None,
+        ]
+        if sum(forms) > 1:
+            raise ValueError(
+                "give one of `content`, `search`+`replace`, `delete` or `move_to`, not both"
+            )
+        if not any(forms):
+            raise ValueError(
+                "an edit needs `search` and `replace`, `content`, `delete` or `move_to`"
+            )
+        if forms[1]:
+            if self.search is None or self.replace is None:
+                raise ValueError("an edit needs both `search` and `replace`")
+            if self.search == "":
+                raise ValueError("`search` must not be empty")
         return self
 
 

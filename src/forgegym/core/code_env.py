@@ -161,7 +161,9 @@ class CodeEnv(ForgeEnv):
         return self.shaping_weight > 0 and self.max_steps > 1
 
     def _begin_episode(self, task: Task) -> None:
-        self._workspace = Workspace(task.files, task.editable_files, prefix=f"fg-{self.family}-")
+        self._workspace = Workspace(
+            task.files, task.editable_files, creatable=task.creatable, prefix=f"fg-{self.family}-"
+        )
         self._notes = []
         self._diagnoses = []
         self._last_test_report = None
@@ -285,7 +287,8 @@ class CodeEnv(ForgeEnv):
         # ruff only parses the files (never runs them), so it may run in the parent.
         directory = self.workspace.grading_copy()
         try:
-            findings = lint_files(list(self.task.editable_files), root=directory)
+            paths = sorted(p for p in self.workspace.agent_files() if p.endswith(".py"))
+            findings = lint_files(paths, root=directory)
         except LintError as exc:
             return f"lint: unavailable ({exc})"
         finally:
@@ -301,8 +304,9 @@ class CodeEnv(ForgeEnv):
         workspace = self.workspace
         return Submission(
             task=self.task,
-            files={p: workspace.current[p] for p in self.task.editable_files},
+            files=workspace.agent_files(),
             workspace=workspace,
+            deleted=tuple(workspace.deleted_files()),
             notes=list(self._notes),
             diagnosis=self._diagnoses[-1] if self._diagnoses else None,
             diagnoses=list(self._diagnoses),
@@ -325,7 +329,12 @@ class CodeEnv(ForgeEnv):
         unchanged). Non-edit actions have no effect on the final state.
         """
         task = self.task_bank.get(task_id)
-        workspace = Workspace(task.files, task.editable_files, prefix=f"fg-{self.family}-batch-")
+        workspace = Workspace(
+            task.files,
+            task.editable_files,
+            creatable=task.creatable,
+            prefix=f"fg-{self.family}-batch-",
+        )
         try:
             submissions: list[Submission] = []
             penalties: list[float] = []
@@ -335,13 +344,19 @@ class CodeEnv(ForgeEnv):
                 else:
                     parsed = self.action_set.parse(completion)
                 files = {p: task.files[p] for p in task.editable_files}
+                deleted: tuple[str, ...] = ()
                 diagnoses: list[Diagnosis] = []
                 notes: list[Note] = []
                 penalty = 0.0
                 if not parsed.ok:
                     penalty = self.format_penalty
                 else:
-                    scratch = Workspace(task.files, task.editable_files, prefix="fg-parse-")
+                    scratch = Workspace(
+                        task.files,
+                        task.editable_files,
+                        creatable=task.creatable,
+                        prefix="fg-parse-",
+                    )
                     try:
                         for action in parsed.actions:
                             if isinstance(action, EditAction):
@@ -354,7 +369,8 @@ class CodeEnv(ForgeEnv):
                                 break
                             elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
                                 notes.append(Note(kind=action.action, text=action.text))
-                        files = {p: scratch.current[p] for p in task.editable_files}
+                        files = scratch.agent_files()
+                        deleted = tuple(scratch.deleted_files())
                     finally:
                         scratch.close()
                 penalties.append(penalty)
@@ -363,6 +379,7 @@ class CodeEnv(ForgeEnv):
                         task=task,
                         files=files,
                         workspace=workspace,
+                        deleted=deleted,
                         notes=notes,
                         diagnosis=diagnoses[-1] if diagnoses else None,
                         diagnoses=diagnoses,
@@ -382,21 +399,35 @@ class CodeEnv(ForgeEnv):
         return f"# Task: {self.task.title}\n\n{self.task.description}"
 
     def _protocol_section(self) -> str:
+        files_note = ""
+        if self.task.creatable:
+            files_note = (
+                "Edits may also create files ({path, content} on a new path matching "
+                + ", ".join(f"`{p}`" for p in self.task.creatable)
+                + "), delete them ({path, delete: true}) and move them ({path, move_to}). "
+            )
         return (
             "## Actions\nReply with one JSON action, or a list of them, in a ```json block. "
             "Actions: edit {edits: [{path, search, replace} | {path, content}]}, "
             "run_tests {tests?}, lint, plan {text}, review {text}, reflect {text}, submit. "
-            "A `search` must match exactly once. Example:\n"
+            "A `search` must match exactly once. "
+            + files_note
+            + "Example:\n"
             + self.protocol_example(_EXAMPLE_ACTION)
         )
 
     def _render_observation(self, feedback: str | None) -> str:
         workspace = self.workspace
         parts = [self._task_section()]
-        tree = "\n".join(
-            f"  {path}{'  (editable)' if path in workspace.editable else ''}"
-            for path in sorted(workspace.current)
-        )
+        created = set(workspace.created_files())
+
+        def label(path: str) -> str:
+            if path in created:
+                return "  (new, editable)"
+            return "  (editable)" if path in workspace.editable else ""
+
+        tree = "\n".join(f"  {path}{label(path)}" for path in sorted(workspace.current))
+        tree += "".join(f"\n  {path}  (deleted)" for path in workspace.deleted_files())
         parts.append(f"## Files\n{tree}")
         for path in sorted(workspace.current):
             parts.append(f"### {path}\n```python\n{workspace.current[path]}```")

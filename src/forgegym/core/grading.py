@@ -38,8 +38,11 @@ class Submission:
     """The state a grader scores: the final editable files plus the episode's record."""
 
     task: Task
+    #: The agent's files: editable files still present, plus files it created.
     files: dict[str, str]
     workspace: Workspace
+    #: Editable files the agent deleted or moved away (tasks with ``creatable`` only).
+    deleted: tuple[str, ...] = ()
     notes: list[Note] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
     diagnoses: list[Diagnosis] = field(default_factory=list)
@@ -54,7 +57,7 @@ class Submission:
 
     def materialise(self, extra_files: dict[str, str] | None = None) -> Path:
         """A grading copy of this submission (pristine non-editable files restored)."""
-        directory = self.workspace.materialise(self.files, extra_files)
+        directory = self.workspace.materialise(self.files, extra_files, deleted=self.deleted)
         self.scratch.append(directory)
         return directory
 

@@ -40,6 +40,12 @@ class Task(BaseModel):
         default_factory=dict, description="Agent-visible files: path -> content."
     )
     editable_files: tuple[str, ...] = ()
+    creatable: tuple[str, ...] = Field(
+        default=(),
+        description="Glob patterns (fnmatch, '/'-separated) of new files the agent may "
+        "create; when set, the agent may also delete and move editable and created files "
+        "(a package split needs it). Empty: the file set is fixed.",
+    )
     visible_test_files: tuple[str, ...] = ()
     visible_test_ids: tuple[str, ...] = Field(
         default=(), description="pytest node ids of the visible tests (the expected set)."
@@ -58,9 +64,19 @@ class Task(BaseModel):
             if path not in self.files:
                 raise ValueError(f"{path!r} is listed but not present in files")
         for path in self.reference:
-            if path not in self.editable_files:
+            if path not in self.editable_files and not self.may_create(path):
                 raise ValueError(f"reference edits non-editable file {path!r}")
+        for pattern in self.creatable:
+            if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+                raise ValueError(f"creatable pattern {pattern!r} must be relative")
         return self
+
+    def may_create(self, path: str) -> bool:
+        """Whether the agent may create ``path`` (a new file matching ``creatable`` that is
+        not one of the task's own files)."""
+        from forgegym.sandbox.workspace import creatable_path
+
+        return path not in self.files and creatable_path(path, self.creatable)
 
 
 @runtime_checkable

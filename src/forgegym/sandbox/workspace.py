@@ -11,6 +11,7 @@ never reach a later run.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import posixpath
 import shutil
@@ -21,7 +22,49 @@ from pathlib import Path
 
 from forgegym.core.actions import EditSpec
 
-__all__ = ["EditReport", "Workspace", "validate_relative_path", "scratch_root"]
+__all__ = [
+    "PROTECTED_NAMES",
+    "EditReport",
+    "Workspace",
+    "creatable_path",
+    "scratch_root",
+    "validate_relative_path",
+]
+
+#: File names the agent may never create, whatever a task's ``creatable`` patterns say:
+#: they change how Python or pytest start (test collection, plugins, site hooks).
+PROTECTED_NAMES: tuple[str, ...] = (
+    "conftest.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "*.pth",
+    "__pycache__",
+    "*.pyc",
+    "*.so",
+)
+
+
+def creatable_path(path: str, patterns: Iterable[str]) -> bool:
+    """Whether a new file at ``path`` matches one of ``patterns`` (fnmatch on the whole
+    '/'-separated path; ``*`` does not cross ``/``) and no part of it is protected."""
+    try:
+        path = validate_relative_path(path)
+    except ValueError:
+        return False
+    parts = path.split("/")
+    if any(fnmatch.fnmatchcase(part, name) for part in parts for name in PROTECTED_NAMES):
+        return False
+    for pattern in patterns:
+        pattern_parts = pattern.split("/")
+        if len(pattern_parts) == len(parts) and all(
+            fnmatch.fnmatchcase(part, want) for part, want in zip(parts, pattern_parts, strict=True)
+        ):
+            return True
+    return False
 
 
 def scratch_root() -> Path:
@@ -75,12 +118,23 @@ class Workspace:
     Args:
         files: path -> content of every agent-visible file (the pristine state).
         editable: the paths the agent may change.
+        creatable: glob patterns of new files the agent may create (see
+            :func:`creatable_path`). When given, editable and created files may also be
+            deleted and moved; without it the set of files is fixed.
         prefix: directory-name prefix, for debugging.
     """
 
-    def __init__(self, files: Mapping[str, str], editable: Iterable[str], *, prefix: str = "fg-"):
+    def __init__(
+        self,
+        files: Mapping[str, str],
+        editable: Iterable[str],
+        *,
+        creatable: Iterable[str] = (),
+        prefix: str = "fg-",
+    ):
         self.pristine: dict[str, str] = {validate_relative_path(p): c for p, c in files.items()}
         self.editable: frozenset[str] = frozenset(validate_relative_path(p) for p in editable)
+        self.creatable: tuple[str, ...] = tuple(creatable)
         missing = self.editable - self.pristine.keys()
         if missing:
             raise ValueError(f"editable files not in files: {sorted(missing)}")
@@ -90,6 +144,13 @@ class Workspace:
         self._write_tree(self.root, self.current)
 
     # ------------------------------------------------------------------ edits
+    def writable(self, path: str) -> bool:
+        """Whether the agent may write ``path``: an editable file, or a new file the
+        ``creatable`` patterns allow (never a pristine read-only file)."""
+        if path in self.editable:
+            return True
+        return path not in self.pristine and creatable_path(path, self.creatable)
+
     def apply_edits(self, edits: Sequence[EditSpec]) -> EditReport:
         """Apply ``edits`` atomically: if any is invalid, nothing changes."""
         report = EditReport()
@@ -97,54 +158,79 @@ class Workspace:
         for index, edit in enumerate(edits):
             try:
                 path = validate_relative_path(edit.path)
+                target = validate_relative_path(edit.move_to) if edit.move_to else None
             except ValueError as exc:
                 report.errors.append(f"edit {index}: {exc}")
                 continue
-            if path not in self.editable:
-                allowed = ", ".join(sorted(self.editable))
-                report.errors.append(
-                    f"edit {index}: {path!r} is not editable (editable files: {allowed})"
-                )
+            error = self._stage(staged, path, target, edit)
+            if error:
+                report.errors.append(f"edit {index}: {error}")
                 continue
-            if edit.content is not None:
-                staged[path] = edit.content
-            else:
-                assert edit.search is not None and edit.replace is not None
-                count = staged[path].count(edit.search)
-                if count != 1:
-                    where = "not found" if count == 0 else f"found {count} times"
-                    report.errors.append(
-                        f"edit {index}: `search` text {where} in {path}; it must match exactly once"
-                    )
-                    continue
-                staged[path] = staged[path].replace(edit.search, edit.replace, 1)
-            try:
-                staged[path].encode("utf-8")
-            except UnicodeEncodeError as exc:
-                report.errors.append(
-                    f"edit {index}: the new text of {path} is not valid UTF-8 ({exc})"
-                )
-                continue
-            report.applied.append(path)
+            report.applied.append(path if target is None else f"{path} -> {target}")
         if report.ok:
-            for path in set(report.applied):
-                self.current[path] = staged[path]
-                self._write_file(self.root, path, staged[path])
+            for path in sorted(set(self.current) | set(staged)):
+                if path not in staged:
+                    self._remove_file(self.root, path)
+                elif self.current.get(path) != staged[path]:
+                    self._write_file(self.root, path, staged[path])
+            self.current = staged
         else:
             report.applied.clear()
         return report
+
+    def _refusal(self, path: str) -> str:
+        allowed = ", ".join(sorted(self.editable))
+        if self.creatable:
+            allowed += "; new files matching " + ", ".join(self.creatable)
+        return f"{path!r} is not editable (editable files: {allowed})"
+
+    def _stage(self, staged: dict[str, str], path: str, target: str | None, edit: EditSpec) -> str:
+        """Apply one edit to ``staged``; return an error message or ``""``."""
+        if not self.writable(path):
+            return self._refusal(path)
+        if edit.delete or target is not None:
+            if not self.creatable:
+                return "this task does not allow deleting or moving files"
+            if path not in staged:
+                return f"{path!r} does not exist"
+            if target is not None:
+                if not self.writable(target):
+                    return self._refusal(target)
+                if target in staged:
+                    return f"cannot move {path!r} to {target!r}: {target!r} exists"
+                staged[target] = staged[path]
+            del staged[path]
+            return ""
+        if edit.content is not None:
+            staged[path] = edit.content
+        else:
+            assert edit.search is not None and edit.replace is not None
+            if path not in staged:
+                return f"{path!r} does not exist; create it with `content`"
+            count = staged[path].count(edit.search)
+            if count != 1:
+                where = "not found" if count == 0 else f"found {count} times"
+                return f"`search` text {where} in {path}; it must match exactly once"
+            staged[path] = staged[path].replace(edit.search, edit.replace, 1)
+        try:
+            staged[path].encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"the new text of {path} is not valid UTF-8 ({exc})"
+        return ""
 
     def set_files(self, files: Mapping[str, str]) -> None:
         """Replace editable files wholesale (used to replay a known state)."""
         for path, content in files.items():
             norm = validate_relative_path(path)
-            if norm not in self.editable:
+            if not self.writable(norm):
                 raise ValueError(f"files: {path!r} is not editable")
             self.current[norm] = content
             self._write_file(self.root, norm, content)
 
     def reset(self) -> None:
-        """Restore every file to its pristine content."""
+        """Restore every file to its pristine content (created files are removed)."""
+        for path in set(self.current) - set(self.pristine):
+            self._remove_file(self.root, path)
         self.current = dict(self.pristine)
         self._write_tree(self.root, self.current)
 
@@ -152,19 +238,39 @@ class Workspace:
     def read(self, path: str) -> str:
         return self.current[validate_relative_path(path)]
 
+    def agent_files(self) -> dict[str, str]:
+        """The files the agent owns now: editable files still present and created ones."""
+        return {
+            p: c for p, c in self.current.items() if p in self.editable or p not in self.pristine
+        }
+
+    def created_files(self) -> list[str]:
+        return sorted(set(self.current) - set(self.pristine))
+
+    def deleted_files(self) -> list[str]:
+        """Editable files the agent deleted (or moved away)."""
+        return sorted(set(self.pristine) - set(self.current))
+
     def changed_files(self) -> list[str]:
-        return sorted(p for p in self.editable if self.current[p] != self.pristine[p])
+        """Editable files changed, created or deleted."""
+        return sorted(
+            p
+            for p in set(self.current) | set(self.pristine)
+            if self.current.get(p) != self.pristine.get(p)
+        )
 
     def diff(self, context: int = 3) -> str:
         """Unified diff of the agent's changes against the pristine files."""
         chunks: list[str] = []
         for path in self.changed_files():
+            before = self.pristine.get(path)
+            after = self.current.get(path)
             chunks.extend(
                 difflib.unified_diff(
-                    self.pristine[path].splitlines(keepends=True),
-                    self.current[path].splitlines(keepends=True),
-                    fromfile=f"a/{path}",
-                    tofile=f"b/{path}",
+                    (before or "").splitlines(keepends=True),
+                    (after or "").splitlines(keepends=True),
+                    fromfile=f"a/{path}" if before is not None else "/dev/null",
+                    tofile=f"b/{path}" if after is not None else "/dev/null",
                     n=context,
                 )
             )
@@ -174,16 +280,28 @@ class Workspace:
     def grading_copy(self, extra_files: Mapping[str, str] | None = None) -> Path:
         """A fresh directory: pristine non-editable files, current editable files, plus
         ``extra_files`` (hidden checks written only now, by the trusted parent)."""
-        return self.materialise(self.current, extra_files)
+        return self.materialise(self.current, extra_files, deleted=self.deleted_files())
 
     def materialise(
-        self, editable_contents: Mapping[str, str], extra_files: Mapping[str, str] | None = None
+        self,
+        editable_contents: Mapping[str, str],
+        extra_files: Mapping[str, str] | None = None,
+        *,
+        deleted: Iterable[str] = (),
     ) -> Path:
-        """Like :meth:`grading_copy` for arbitrary editable contents (batch grading)."""
+        """Like :meth:`grading_copy` for arbitrary editable contents (batch grading).
+
+        Paths the agent may not write are ignored (their pristine content is used);
+        ``deleted`` names editable files left out of the copy (only where the task allows
+        deleting files)."""
         directory = Path(tempfile.mkdtemp(prefix="fg-grade-", dir=scratch_root()))
         tree = dict(self.pristine)
+        if self.creatable:
+            for path in deleted:
+                if path in self.editable:
+                    tree.pop(path, None)
         for path, content in editable_contents.items():
-            if path in self.editable:
+            if self.writable(path):
                 tree[path] = content
         tree.update(extra_files or {})
         self._write_tree(directory, tree)
@@ -221,6 +339,17 @@ class Workspace:
         if not resolved_parent.is_relative_to(root.resolve()):
             raise ValueError(f"path {path!r} escapes the workspace through a symlink")
         target.write_text(content, encoding="utf-8")
+
+    @staticmethod
+    def _remove_file(root: Path, path: str) -> None:
+        target = root / path
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        # Leave no empty package directories behind a move.
+        parent = target.parent
+        while parent != root and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
 
     @classmethod
     def _write_tree(cls, root: Path, files: Mapping[str, str]) -> None:

@@ -7,6 +7,8 @@
     forgegym eval --policy reference      # env x policy x episodes; table + JSON results
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
     forgegym bench [--env ID] [--vector]  # runner / family / vector benchmarks (ratios)
+
+Every command iterates over the registered families (:mod:`forgegym.family`).
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
 """
@@ -57,25 +59,23 @@ def _parse_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ commands
 def cmd_list(args: argparse.Namespace) -> int:
-    import gymnasium as gym
     from rich.table import Table
 
-    from forgegym.registration import ENV_SPECS
+    from forgegym.family import iter_env_specs
 
     table = Table(title="forgegym environments")
     for column in ("id", "family", "difficulty levels", "tasks"):
         table.add_column(column)
     rows = []
-    for spec in ENV_SPECS:
-        env = gym.make(spec.env_id)
-        try:
-            bank = env.unwrapped.task_bank  # type: ignore[attr-defined]
-            size = len(bank) if hasattr(bank, "__len__") else "unbounded"
-            levels = ", ".join(str(level) for level in bank.difficulty_levels)
-        finally:
-            env.close()
-        rows.append({"id": spec.env_id, "family": spec.family, "levels": levels, "tasks": size})
-        table.add_row(spec.env_id, spec.family, levels, str(size))
+    banks: dict[str, Any] = {}
+    for family, spec in iter_env_specs():
+        if family.name not in banks:
+            banks[family.name] = family.make_task_bank()
+        bank = banks[family.name]
+        size = len(bank) if hasattr(bank, "__len__") else "unbounded"
+        levels = ", ".join(str(level) for level in bank.difficulty_levels)
+        rows.append({"id": spec.env_id, "family": family.name, "levels": levels, "tasks": size})
+        table.add_row(spec.env_id, family.name, levels, str(size))
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -206,26 +206,21 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import importlib
-
     if args.vector:
         from forgegym.vector import run_vector_bench
 
-        env_id = args.env or "Forge/FlakyRepair-v0"
-        # Default: every env's grading fans out over all cores through the shared pool.
-        run_vector_bench(env_id)
-        # One sandbox worker per env process: what vectorisation adds when each env's
-        # step is serial (how a user runs N envs on N cores without oversubscription).
-        run_vector_bench(env_id, env_kwargs={"runner_workers": 1})
+        for env_id in _env_ids([args.env] if args.env else None):
+            # Default: every env's grading fans out over all cores through the shared pool.
+            run_vector_bench(env_id)
+            # One sandbox worker per env process: what vectorisation adds when each env's
+            # step is serial (how a user runs N envs on N cores without oversubscription).
+            run_vector_bench(env_id, env_kwargs={"runner_workers": 1})
         return 0
     if args.env:
-        from forgegym.registration import ENV_SPECS
+        from forgegym.family import family_for_env
 
-        spec = next((s for s in ENV_SPECS if s.env_id == args.env), None)
-        if spec is None:
-            raise SystemExit(f"forgegym: unknown --env {args.env!r}")
-        module = importlib.import_module(f"forgegym.envs.{spec.family}.bench")
-        module.run_bench()
+        _env_ids([args.env])  # a clear error for an unknown id
+        family_for_env(args.env).run_bench()
         return 0
     from forgegym.sandbox.bench import print_runner_bench, run_runner_bench
 
@@ -283,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_tasks_verify)
 
     p = sub.add_parser("bench", help="benchmarks, reported as ratios against the baseline")
-    p.add_argument("--env", help="benchmark a family's grading (e.g. Forge/Bugfix-v0)")
+    p.add_argument("--env", help="benchmark one id's family grading (see `forgegym list`)")
     p.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
     p.add_argument("--runs", type=int, default=30, help="runs per runner (runner bench)")
     p.set_defaults(func=cmd_bench)

@@ -1,7 +1,9 @@
-"""The registry of forgegym environment ids.
+"""Gymnasium registration of every registered family's ids.
 
-``ENV_SPECS`` lists exactly the environments that work; ``register_envs`` registers
-them with Gymnasium (idempotently). Families add one line here.
+The ids come from the :class:`~forgegym.family.Family` objects the family packages
+register (see :mod:`forgegym.family`); nothing here names a family.
+:func:`register_envs` (run by ``import forgegym``) discovers the families and
+registers their ids with Gymnasium, idempotently.
 """
 
 from __future__ import annotations
@@ -9,32 +11,49 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import gymnasium as gym
-
-__all__ = ["ENV_SPECS", "EnvSpecEntry", "register_envs", "env_ids"]
+__all__ = ["EnvSpecEntry", "env_ids", "env_specs", "register_envs"]
 
 
 @dataclass(frozen=True)
 class EnvSpecEntry:
+    """One registered id, flattened (kept for callers of the old ``ENV_SPECS``)."""
+
     env_id: str
-    entry_point: str
+    entry_point: Any
     family: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     max_episode_steps: int | None = None
 
 
-ENV_SPECS: tuple[EnvSpecEntry, ...] = (
-    EnvSpecEntry("Forge/Bugfix-v0", "forgegym.envs.bugfix.env:BugfixEnv", "bugfix"),
-    EnvSpecEntry("Forge/FlakyRepair-v0", "forgegym.envs.flaky.env:FlakyRepairEnv", "flaky"),
-)
+def env_specs() -> tuple[EnvSpecEntry, ...]:
+    """Every registered id with its family, entry point and kwargs."""
+    from forgegym.family import iter_env_specs
+
+    return tuple(
+        EnvSpecEntry(
+            env_id=spec.env_id,
+            entry_point=family.env_class,
+            family=family.name,
+            kwargs=dict(spec.kwargs),
+            max_episode_steps=spec.max_episode_steps,
+        )
+        for family, spec in iter_env_specs()
+    )
 
 
 def env_ids() -> list[str]:
-    return [spec.env_id for spec in ENV_SPECS]
+    """Every registered forgegym id, families in registration order."""
+    return [spec.env_id for spec in env_specs()]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ENV_SPECS":  # computed: families may register after import
+        return env_specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register_envs() -> None:
-    """Register every id in :data:`ENV_SPECS` with Gymnasium (safe to call twice).
+    """Discover the families and register their ids with Gymnasium (safe to call twice).
 
     Also installs forgegym's shared-memory handlers for text spaces, so that
     ``gymnasium.make_vec(id, vectorization_mode="async")`` (default
@@ -43,13 +62,7 @@ def register_envs() -> None:
     package import (``gym.make("forgegym:Forge/...")`` included) calls this.
     """
     import forgegym.vector  # noqa: F401  (registers the handlers on import)
+    from forgegym.family import activate_gymnasium, load_families
 
-    for spec in ENV_SPECS:
-        if spec.env_id in gym.registry:
-            continue
-        gym.register(
-            id=spec.env_id,
-            entry_point=spec.entry_point,
-            kwargs=dict(spec.kwargs),
-            max_episode_steps=spec.max_episode_steps,
-        )
+    load_families()
+    activate_gymnasium()

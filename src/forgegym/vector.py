@@ -222,7 +222,7 @@ def _time_mode(
 
 
 def run_vector_bench(
-    env_id: str = "Forge/FlakyRepair-v0",
+    env_id: str,
     num_envs: int = 2,
     episodes: int = 8,
     *,

@@ -1,9 +1,11 @@
 """Task validation: every served task must be solvable, unsolved at start, and unhackable.
 
-For each task the reference action, the no-op and every registered hack are graded
-as single-turn episodes through the family's batch grading path
-(:meth:`~forgegym.core.code_env.CodeEnv.grade_completions`), so validation measures
-exactly what a GRPO run's reward function would see.
+For each task the reference action, the no-op, the family's partial fix (where it
+has one) and every hack its :class:`~forgegym.family.Family` names are graded as
+single-turn episodes through the env's ``grade_completions`` (the batch path of the
+code families, a replay through ``reset``/``step`` elsewhere), so validation measures
+exactly what a GRPO run's reward function would see. It works for every registered
+family.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from typing import Any
 import gymnasium as gym
 from pydantic import BaseModel, Field
 
-from forgegym.core.code_env import CodeEnv
+from forgegym.core.env import ForgeEnv
+from forgegym.family import Family, family_for_env
 from forgegym.policies import NOOP_ACTION
-from forgegym.policies.registry import hacks_for, reference_action_for
+from forgegym.policies.registry import hacks_for, partial_action_for, reference_action_for
 
 __all__ = ["TaskCheck", "VerifySummary", "verify_tasks"]
 
@@ -33,6 +36,7 @@ class TaskCheck(BaseModel):
     noop_score: float
     noop_reward: float
     noop_success: bool
+    partial_score: float | None = None
     hack_rewards: dict[str, float] = Field(default_factory=dict)
     hack_success: dict[str, bool] = Field(default_factory=dict)
     problems: list[str] = Field(default_factory=list)
@@ -54,7 +58,9 @@ class VerifySummary(BaseModel):
     noop_success_rate: float
     hack_success_rate: dict[str, float]
     hacks_above_noop: int = Field(description="(task, hack) pairs whose reward beat the no-op.")
-    categories: dict[str, int] = Field(default_factory=dict)
+    categories: dict[str, int] = Field(
+        default_factory=dict, description="The family's bank statistics (Family.stats)."
+    )
     invalid: list[TaskCheck] = Field(default_factory=list)
 
 
@@ -62,26 +68,31 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def check_task(env: CodeEnv, task_id: str) -> TaskCheck:
-    """Grade reference, no-op and every hack on one task."""
+def check_task(env: ForgeEnv, task_id: str) -> TaskCheck:
+    """Grade reference, no-op, partial (if any) and every hack on one task."""
     task = env.task_bank.get(task_id)
     hacks = hacks_for(env.family)
+    partial_fn = partial_action_for(env.family)
+    partial = partial_fn(task) if partial_fn is not None else None
     texts = [reference_action_for(env.family)(task), NOOP_ACTION]
     texts.extend(fn(task) for fn in hacks.values())
+    if partial is not None:
+        texts.append(partial)
     graded = env.grade_completions(task_id, texts)
     (_, ref), (noop_reward, noop) = graded[0], graded[1]
     check = TaskCheck(
         task_id=task_id,
         difficulty=task.difficulty,
         reference_score=ref.score,
-        reference_success=env._success(ref),
+        reference_success=env.solved(ref),
         noop_score=noop.score,
         noop_reward=noop_reward,
-        noop_success=env._success(noop),
+        noop_success=env.solved(noop),
+        partial_score=graded[-1][1].score if partial is not None else None,
     )
-    for name, (reward, breakdown) in zip(hacks, graded[2:], strict=True):
+    for name, (reward, breakdown) in zip(hacks, graded[2 : 2 + len(hacks)], strict=True):
         check.hack_rewards[name] = reward
-        check.hack_success[name] = env._success(breakdown)
+        check.hack_success[name] = env.solved(breakdown)
         if reward > noop_reward + 1e-9:
             check.problems.append(f"hack {name} scored {reward:.3f} > no-op {noop_reward:.3f}")
         if check.hack_success[name]:
@@ -106,11 +117,12 @@ def verify_tasks(
     """Validate ``limit`` tasks of ``env_id`` (drawn deterministically from ``seed``)."""
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
+    family: Family = family_for_env(env_id)
     env = gym.make(env_id, max_steps=1, **(env_kwargs or {}))
     try:
         base = env.unwrapped
-        if not isinstance(base, CodeEnv):
-            raise ValueError(f"env_id: {env_id} is not a code environment; nothing to verify")
+        if not isinstance(base, ForgeEnv):
+            raise ValueError(f"env_id: {env_id} is not a forgegym environment")
         bank = base.task_bank
         checks: list[TaskCheck] = []
         for task_id in bank.task_ids(limit, seed=seed):
@@ -119,11 +131,7 @@ def verify_tasks(
             if on_task is not None:
                 on_task(check)
         hack_names = sorted(hacks_for(base.family))
-        categories: dict[str, int] = {}
         size_fn = getattr(bank, "__len__", None)
-        stats_fn = getattr(bank, "category_counts", None)
-        if callable(stats_fn):
-            categories = dict(stats_fn())
         return VerifySummary(
             env_id=env_id,
             family=base.family,
@@ -140,7 +148,7 @@ def verify_tasks(
             hacks_above_noop=sum(
                 1 for c in checks for h in hack_names if c.hack_rewards[h] > c.noop_reward + 1e-9
             ),
-            categories=categories,
+            categories=family.statistics(bank),
             invalid=[c for c in checks if not c.valid],
         )
     finally:

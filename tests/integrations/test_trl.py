@@ -159,10 +159,10 @@ def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) ->
 
 @pytest.mark.slow
 def _solving_tool_call(env_id: str, task_id: str) -> dict:
-    """A ``write_file`` call that installs the task's reference solution."""
+    """An ``edit`` tool call that installs the task's reference solution."""
     task = _bank(env_id).get(task_id)
     (path, content), *_ = sorted(task.reference.items())
-    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+    return {"name": "edit", "arguments": {"path": path, "content": content}}
 
 
 @pytest.mark.slow
@@ -195,7 +195,7 @@ def test_environment_factory_reward_reaches_trainer(env_id: str, tmp_path: Path)
     # What the environment itself says the two scripted episodes are worth.
     solved_env, idle_env = ForgeToolEnvironment(env_id), ForgeToolEnvironment(env_id)
     solved_env.reset(task_id=task_id)
-    solved_env.write_file(**call["arguments"])
+    solved_env.edit(**call["arguments"])
     idle_env.reset(task_id=task_id)
     expected = (solved_env.get_reward() + idle_env.get_reward()) / 2
     assert solved_env.get_reward() > 0.5 > idle_env.get_reward()

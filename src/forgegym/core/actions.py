@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 __all__ = [
     "ActionModel",
     "ActionSet",
-    "Diagnosis",
     "EditAction",
     "EditSpec",
     "LintAction",
@@ -91,49 +90,52 @@ class EditSpec(ActionModel):
         return self
 
 
-class Diagnosis(ActionModel):
-    """A root-cause claim (FlakyRepair): category from the taxonomy, ``path::func``
-    location, calibrated confidence and free-text claims."""
-
-    category: str = Field(min_length=1)
-    location: str = Field(default="", description='"path::function" of the root cause')
-    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    claims: list[str] = Field(default_factory=list)
-
-
 class EditAction(ActionModel):
+    """Change editable files: each edit replaces one exact occurrence of `search` with
+    `replace`, or the whole file with `content`."""
+
     action: Literal["edit"]
-    edits: list[EditSpec] = Field(min_length=1)
-    diagnosis: Diagnosis | None = None
+    edits: list[EditSpec] = Field(min_length=1, description="The edits, applied in order.")
 
 
 class RunTestsAction(ActionModel):
+    """Run the visible tests on the current files; the per-test report comes back."""
+
     action: Literal["run_tests"]
     tests: list[str] | None = Field(default=None, description="Test ids; default all visible.")
 
 
 class LintAction(ActionModel):
+    """Lint the editable files with ruff."""
+
     action: Literal["lint"]
 
 
 class PlanAction(ActionModel):
+    """Record a plan (graded only where it is grounded in the code)."""
+
     action: Literal["plan"]
-    text: str
+    text: str = Field(description="The plan.")
 
 
 class ReviewAction(ActionModel):
+    """Record a review of the code or of your change (graded where grounded)."""
+
     action: Literal["review"]
-    text: str
+    text: str = Field(description="The review.")
 
 
 class ReflectAction(ActionModel):
+    """Record a reflection on what happened so far (graded where grounded)."""
+
     action: Literal["reflect"]
-    text: str
+    text: str = Field(description="The reflection.")
 
 
 class SubmitAction(ActionModel):
+    """Submit the current files for final grading; ends the episode."""
+
     action: Literal["submit"]
-    diagnosis: Diagnosis | None = None
 
 
 class ProbeAction(ActionModel):

@@ -16,7 +16,6 @@ from forgegym.core.actions import (
     CODE_ACTIONS,
     ActionModel,
     ActionSet,
-    Diagnosis,
     EditAction,
     LintAction,
     ParseResult,
@@ -45,6 +44,13 @@ _EXAMPLE_ACTION = [
     },
     {"action": "run_tests"},
 ]
+
+
+def _claims_of(action: ActionModel) -> list[Any]:
+    """The structured claim a family's ``edit``/``submit`` may carry (its ``diagnosis``
+    field, e.g. FlakyRepair's root cause); graded by the family's grader."""
+    claim = getattr(action, "diagnosis", None)
+    return [] if claim is None else [claim]
 
 
 def visible_tests_job(
@@ -133,7 +139,7 @@ class CodeEnv(ForgeEnv):
         self.test_timeout_s = check_number("test_timeout_s", test_timeout_s, low=0.1, high=600.0)
         self._workspace: Workspace | None = None
         self._notes: list[Note] = []
-        self._diagnoses: list[Diagnosis] = []
+        self._diagnoses: list[Any] = []
         self._progress: float = 0.0
         self._initial_progress: dict[str, float] = {}
         self._last_test_report: str | None = None
@@ -220,8 +226,7 @@ class CodeEnv(ForgeEnv):
             if isinstance(action, EditAction):
                 report = self.workspace.apply_edits(action.edits)
                 feedback.append(report.render())
-                if action.diagnosis is not None:
-                    self._diagnoses.append(action.diagnosis)
+                self._diagnoses.extend(_claims_of(action))
                 edited = edited or report.ok
                 measured = None if report.ok else measured
             elif isinstance(action, RunTestsAction):
@@ -235,8 +240,7 @@ class CodeEnv(ForgeEnv):
                 self._notes.append(Note(kind=action.action, text=action.text))
                 feedback.append(f"{action.action} recorded.")
             elif isinstance(action, SubmitAction):
-                if action.diagnosis is not None:
-                    self._diagnoses.append(action.diagnosis)
+                self._diagnoses.extend(_claims_of(action))
                 terminated = True
                 feedback.append("Submitted.")
                 break
@@ -345,7 +349,7 @@ class CodeEnv(ForgeEnv):
                     parsed = self.action_set.parse(completion)
                 files = {p: task.files[p] for p in task.editable_files}
                 deleted: tuple[str, ...] = ()
-                diagnoses: list[Diagnosis] = []
+                diagnoses: list[Any] = []
                 notes: list[Note] = []
                 penalty = 0.0
                 if not parsed.ok:
@@ -361,11 +365,9 @@ class CodeEnv(ForgeEnv):
                         for action in parsed.actions:
                             if isinstance(action, EditAction):
                                 scratch.apply_edits(action.edits)
-                                if action.diagnosis is not None:
-                                    diagnoses.append(action.diagnosis)
+                                diagnoses.extend(_claims_of(action))
                             elif isinstance(action, SubmitAction):
-                                if action.diagnosis is not None:
-                                    diagnoses.append(action.diagnosis)
+                                diagnoses.extend(_claims_of(action))
                                 break
                             elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
                                 notes.append(Note(kind=action.action, text=action.text))

@@ -132,9 +132,20 @@ class ForgeEnv(gym.Env[str, str]):
     def _render_observation(self, feedback: str | None) -> str:
         """A self-contained prompt: the task, the current state and ``feedback``."""
 
+    def solved(self, breakdown: RewardBreakdown) -> bool:
+        """Whether a graded episode counts as solved (``info["success"]``).
+
+        Public: ``tasks verify``, the TRL reward functions and curricula call it. It is
+        the registered :class:`~forgegym.family.Family`'s ``solved`` predicate (default:
+        no gate fired and a full score); a subclass may still refine ``_success``.
+        """
+        return bool(self._success(breakdown))
+
     def _success(self, breakdown: RewardBreakdown) -> bool:
-        """Whether the graded episode counts as solved (families refine this)."""
-        return not breakdown.gates and breakdown.score >= 1.0 - 1e-9
+        from forgegym.family import default_solved, registered_family
+
+        family = registered_family(self.family)
+        return family.is_solved(breakdown) if family is not None else default_solved(breakdown)
 
     def _end_episode(self) -> None:
         """Release per-episode resources (called on reset and close)."""
@@ -255,6 +266,30 @@ class ForgeEnv(gym.Env[str, str]):
         self._end_episode()
         super().close()
 
+    # -------------------------------------------------------------- grading
+    def grade_completions(
+        self, task_id: str, completions: Sequence[str]
+    ) -> list[tuple[float, RewardBreakdown]]:
+        """Grade each completion as a single-turn episode on ``task_id``.
+
+        Returns ``(reward, breakdown)`` pairs: what ``step`` returns on a one-step
+        episode of the task. This generic version replays each completion through
+        ``reset``/``step`` (so it resets this env); families with a batch path (the
+        code families, :class:`~forgegym.core.code_env.CodeEnv`) override it.
+        """
+        saved = self.max_steps
+        self.max_steps = 1
+        graded: list[tuple[float, RewardBreakdown]] = []
+        try:
+            for completion in completions:
+                self.reset(options={"task_id": task_id})
+                _, reward, _, _, _ = self.step(completion)
+                assert self._last_breakdown is not None  # one step always ends the episode
+                graded.append((float(reward), self._last_breakdown))
+        finally:
+            self.max_steps = saved
+        return graded
+
     # --------------------------------------------------------------- helpers
     def _fit(self, observation: str) -> str:
         """Keep an observation inside ``observation_space``: cut the middle, where long
@@ -280,7 +315,7 @@ class ForgeEnv(gym.Env[str, str]):
         info.update(self._extra_info())
         if self._done and self._last_breakdown is not None:
             info["score"] = float(self._last_breakdown.score)
-            info["success"] = bool(self._success(self._last_breakdown))
+            info["success"] = self.solved(self._last_breakdown)
             info["reward_breakdown"] = self._last_breakdown.model_dump(mode="json")
         return info
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from forgegym.core.actions import Diagnosis
 from forgegym.core.task import Task
 from forgegym.sandbox.jobs import Job, Result
 
@@ -44,8 +43,10 @@ class Submission:
     #: Editable files the agent deleted or moved away (tasks with ``creatable`` only).
     deleted: tuple[str, ...] = ()
     notes: list[Note] = field(default_factory=list)
-    diagnosis: Diagnosis | None = None
-    diagnoses: list[Diagnosis] = field(default_factory=list)
+    #: The last / every structured claim the family's actions carried (e.g.
+    #: FlakyRepair's ``Diagnosis``); ``None`` / empty for families without one.
+    diagnosis: Any = None
+    diagnoses: list[Any] = field(default_factory=list)
     steps_used: int = 0
     max_steps: int = 1
     parse_errors: int = 0

@@ -17,9 +17,10 @@ set ``GRPOConfig(max_steps=...)`` (the stream has no length) and
 delay the curriculum by 1000 draws; :func:`curriculum_config_overrides` gives the latter).
 
 Multi-turn (TRL's tool loop): ``environment_factory=make_environment_factory(env_id)``.
-Each rollout gets a :class:`ForgeToolEnvironment` whose public methods (``edit``,
-``write_file``, ``run_tests``, ``lint``, ``plan``, ``submit``) are the tools and whose
-``get_reward`` is the episode's reward; build its dataset with
+Each rollout gets a :class:`ForgeToolEnvironment` whose public methods are the tools,
+derived from the family's action models (one typed, documented method per action:
+``edit``, ``run_tests``, ``lint``, ``plan``, ``review``, ``reflect``, ``submit`` for the
+code families), and whose ``get_reward`` is the episode's reward; build its dataset with
 ``make_dataset(env_id, n, multi_turn=True)``.
 
 Reward functions receive TRL's ``log_metric`` and log each reward-breakdown term (the
@@ -29,14 +30,19 @@ batch mean of ``RewardBreakdown.to_flat_dict()``) plus the curriculum's tier siz
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import gymnasium as gym
 import numpy as np
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from forgegym.curricula import CurriculumScheduler
 
@@ -48,12 +54,13 @@ __all__ = [
     "make_dataset",
     "make_environment_factory",
     "make_reward_funcs",
+    "tool_environment_class",
 ]
 
 TOOL_SYSTEM_PROMPT = (
-    "You are an expert software engineer working in a repository through tools. "
-    "Use `edit` or `write_file` to change files, `run_tests` and `lint` to check your "
-    "work, and `submit` when done. The task follows."
+    "You are an expert software engineer working on a task through tools. Call the "
+    "tools to act (each returns the environment's feedback) and finish with the tool "
+    "that ends the episode (`submit` where there is one). The task follows."
 )
 
 
@@ -186,10 +193,7 @@ def curriculum_config_overrides() -> dict[str, Any]:
 
 
 def _success_of(env: Any, breakdown: Any) -> bool:
-    judge = getattr(env, "_success", None)
-    if callable(judge):
-        return bool(judge(breakdown))
-    return not breakdown.gates and breakdown.score >= 1.0 - 1e-9
+    return bool(env.solved(breakdown))
 
 
 def make_reward_funcs(
@@ -208,8 +212,8 @@ def make_reward_funcs(
     rate and the curriculum's tier sizes.
     """
     env = _make_env(env_id, env_kwargs, 1).unwrapped
-    if not hasattr(env, "grade_completions"):
-        raise ValueError(f"env_id: {env_id!r} has no grade_completions batch API")
+    if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
+        raise ValueError(f"env_id: {env_id!r} is not a forgegym environment")
     lock = threading.Lock()
 
     def reward(
@@ -255,13 +259,212 @@ def make_reward_funcs(
 
 
 # --------------------------------------------------------------- environment_factory
+_BASIC = (str, int, float, bool)
+
+
+def _tool_type(annotation: Any) -> Any:
+    """A type hint TRL's tool schema (``transformers.get_json_schema``) understands."""
+    origin = get_origin(annotation)
+    if annotation in _BASIC or annotation is Any:
+        return annotation
+    if origin is Literal:
+        return annotation
+    if origin in (Union, UnionType):
+        inner = [_tool_type(a) for a in get_args(annotation) if a is not type(None)]
+        if len(inner) == 1:
+            return inner[0] | None if type(None) in get_args(annotation) else inner[0]
+        return Any
+    if origin in (list, tuple, Sequence):
+        args = get_args(annotation)
+        return list[_tool_type(args[0])] if args and args[0] is not Ellipsis else list[Any]
+    if origin in (dict, Mapping):
+        return dict[str, Any]
+    return dict[str, Any]
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (``M``, ``M | None``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, UnionType):
+        models = [a for a in get_args(annotation) if a is not type(None)]
+        if len(models) == 1:
+            return _model_of(models[0])
+    return None
+
+
+def _list_item_model(annotation: Any) -> type[BaseModel] | None:
+    if get_origin(annotation) is list:
+        args = get_args(annotation)
+        return _model_of(args[0]) if args else None
+    return None
+
+
+def _describe(info: FieldInfo, fallback: str) -> str:
+    text = (info.description or fallback).strip().replace("\n", " ")
+    return text or fallback
+
+
+def _first_paragraph(doc: str | None) -> str:
+    return inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " ").strip()
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    hint: Any
+    required: bool
+    default: Any
+    description: str
+    #: Where the value goes in the action: ``(field,)``, ``(field, subfield)`` of a
+    #: nested model, or ``(field, "[]", subfield)`` of the one item of a list field.
+    target: tuple[str, ...]
+
+
+def _tool_params(model: type[BaseModel]) -> list[_Param]:
+    """One tool parameter per action field. A ``list[Model]`` field is flattened into
+    the fields of one item (one call = one item), and a nested model into its fields."""
+    params: list[_Param] = []
+    for name, info in model.model_fields.items():
+        if name == "action":
+            continue
+        item = _list_item_model(info.annotation)
+        nested = _model_of(info.annotation)
+        if item is not None or nested is not None:
+            sub = item or nested
+            assert sub is not None
+            outer_optional = not info.is_required()
+            for sub_name, sub_info in sub.model_fields.items():
+                required = sub_info.is_required() and not outer_optional
+                hint = _tool_type(sub_info.annotation)
+                if not required and type(None) not in get_args(hint):
+                    hint = hint | None
+                params.append(
+                    _Param(
+                        name=sub_name,
+                        hint=hint,
+                        required=required,
+                        default=None,
+                        description=_describe(sub_info, f"{name}.{sub_name}"),
+                        target=(name, "[]", sub_name) if item is not None else (name, sub_name),
+                    )
+                )
+            continue
+        hint = _tool_type(info.annotation)
+        required = info.is_required()
+        if not required and type(None) not in get_args(hint) and hint is not Any:
+            hint = hint | None
+        params.append(
+            _Param(
+                name=name,
+                hint=hint,
+                required=required,
+                default=None,
+                description=_describe(info, name),
+                target=(name,),
+            )
+        )
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise ValueError(f"action_models: {model.__name__} has clashing tool parameters {names}")
+    return params
+
+
+def _action_payload(action: str, params: Sequence[_Param], values: dict[str, Any]) -> dict:
+    payload: dict[str, Any] = {"action": action}
+    for param in params:
+        value = values.get(param.name)
+        if value is None:
+            continue
+        if len(param.target) == 1:
+            payload[param.target[0]] = value
+        elif param.target[1] == "[]":
+            items = payload.setdefault(param.target[0], [{}])
+            items[0][param.target[2]] = value
+        else:
+            payload.setdefault(param.target[0], {})[param.target[1]] = value
+    return payload
+
+
+def _make_tool(model: type[BaseModel]) -> Callable[..., str]:
+    """A typed, documented method that sends one ``model`` action as a step."""
+    action = model.model_fields["action"].annotation.__args__[0]  # type: ignore[union-attr]
+    params = _tool_params(model)
+
+    ordered = [p for p in params if p.required] + [p for p in params if not p.required]
+
+    def tool(self: ForgeToolEnvironment, *args: Any, **kwargs: Any) -> str:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            return f"TOOL ERROR: {exc}; nothing was executed."
+        values = {k: v for k, v in bound.arguments.items() if k != "self"}
+        return self._step(_action_payload(action, params, values))
+
+    signature = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [
+            inspect.Parameter(
+                p.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=p.hint,
+                default=inspect.Parameter.empty if p.required else p.default,
+            )
+            for p in ordered
+        ]
+    )
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.hint for p in ordered} | {"return": str}
+    summary = _first_paragraph(model.__dict__.get("__doc__")) or f"The `{action}` action."
+    lines = [summary, ""]
+    if ordered:
+        lines.append("Args:")
+        lines.extend(f"    {p.name}: {p.description}" for p in ordered)
+        lines.append("")
+    lines += ["Returns:", "    The environment's feedback on the action."]
+    tool.__doc__ = "\n".join(lines)
+    tool.__name__ = tool.__qualname__ = action
+    return tool
+
+
+_TOOL_CLASSES: dict[tuple[type[BaseModel], ...], type[ForgeToolEnvironment]] = {}
+_TOOL_LOCK = threading.Lock()
+
+
+def tool_environment_class(models: Sequence[type[BaseModel]]) -> type[ForgeToolEnvironment]:
+    """The :class:`ForgeToolEnvironment` subclass whose tools are ``models``' actions
+    (cached; named ``ForgeToolEnvironment`` so TRL's reward column keeps its name)."""
+    key = tuple(models)
+    with _TOOL_LOCK:
+        if key not in _TOOL_CLASSES:
+            methods: dict[str, Any] = {}
+            for model in key:
+                tool = _make_tool(model)
+                if tool.__name__ in ("reset", "get_reward") or tool.__name__ in methods:
+                    raise ValueError(f"action_models: action name {tool.__name__!r} is taken")
+                methods[tool.__name__] = tool
+            cls = type("ForgeToolEnvironment", (ForgeToolEnvironment,), methods)
+            cls.__module__ = __name__
+            _TOOL_CLASSES[key] = cls
+        return _TOOL_CLASSES[key]
+
+
 class ForgeToolEnvironment:
     """One forgegym episode driven by TRL's tool-calling loop.
 
     TRL creates one instance per rollout (pooled), calls ``reset(**row)`` with the
-    dataset row, exposes every public method below as a tool, and calls
-    ``get_reward()`` once the rollout ends. Each tool runs one environment step and
-    returns the step's feedback as text.
+    dataset row, exposes every public method as a tool, and calls ``get_reward()``
+    once the rollout ends. The tools are derived from the env's action models: one
+    typed method per action (``edit``, ``run_tests``, ``lint``, ``plan``, ``review``,
+    ``reflect``, ``submit`` for the code families; whatever a family defines), with
+    the parameters and docstrings of the pydantic fields. A ``list[Model]`` field
+    takes one item per call (``edit(path, search, replace)`` or
+    ``edit(path, content=...)``) and a nested model is flattened into its fields
+    (FlakyRepair's ``submit(category=..., location=..., confidence=...)``). Each tool
+    runs one environment step and returns the step's feedback as text.
+
+    ``ForgeToolEnvironment(env_id)`` returns an instance of the derived class for the
+    env's family (:func:`tool_environment_class`).
 
     Args:
         env_id: a registered forgegym id.
@@ -269,6 +472,11 @@ class ForgeToolEnvironment:
         curriculum: if given, each finished episode's success is recorded, and a row
             without ``task_id`` draws its task from the scheduler.
     """
+
+    def __new__(cls, env_id: str, *args: Any, **kwargs: Any) -> ForgeToolEnvironment:
+        if cls is ForgeToolEnvironment:
+            cls = tool_environment_class(_action_models(env_id))
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -314,98 +522,45 @@ class ForgeToolEnvironment:
         if self._curriculum is not None and self._task_id is not None and "success" in info:
             self._curriculum.record(self._task_id, bool(info["success"]))
 
-    # ------------------------------------------------------------------ tools
-    def edit(self, path: str, search: str, replace: str) -> str:
-        """Replace one exact occurrence of a text in an editable file.
-
-        Args:
-            path: workspace-relative path of an editable file.
-            search: exact text to find; it must occur exactly once in the file.
-            replace: the text to put in its place.
-
-        Returns:
-            What was applied or why the edit was rejected.
-        """
-        return self._step(
-            {"action": "edit", "edits": [{"path": path, "search": search, "replace": replace}]}
-        )
-
-    def write_file(self, path: str, content: str) -> str:
-        """Replace the whole content of an editable file.
-
-        Args:
-            path: workspace-relative path of an editable file.
-            content: the new full content of the file.
-
-        Returns:
-            What was applied or why the edit was rejected.
-        """
-        return self._step({"action": "edit", "edits": [{"path": path, "content": content}]})
-
-    def run_tests(self) -> str:
-        """Run the visible tests on the current files.
-
-        Returns:
-            A per-test report: passed, failed (with the error) or not run.
-        """
-        return self._step({"action": "run_tests"})
-
-    def lint(self) -> str:
-        """Lint the editable files with ruff.
-
-        Returns:
-            The ruff findings, or a note that there are none.
-        """
-        return self._step({"action": "lint"})
-
-    def plan(self, text: str) -> str:
-        """Record a plan (graded only where it is grounded in the code).
-
-        Args:
-            text: the plan.
-
-        Returns:
-            A confirmation.
-        """
-        return self._step({"action": "plan", "text": text})
-
-    def submit(
-        self,
-        category: str | None = None,
-        location: str | None = None,
-        confidence: float | None = None,
-    ) -> str:
-        """Submit the current files for final grading; ends the episode.
-
-        Args:
-            category: root-cause category (FlakyRepair only; omit elsewhere).
-            location: "path::function" of the root cause (FlakyRepair only).
-            confidence: confidence in the diagnosis, 0..1 (FlakyRepair only).
-
-        Returns:
-            The final grade and its breakdown.
-        """
-        action: dict[str, Any] = {"action": "submit"}
-        if category:
-            diagnosis: dict[str, Any] = {"category": category}
-            if location:
-                diagnosis["location"] = location
-            if confidence is not None:
-                diagnosis["confidence"] = min(max(float(confidence), 0.0), 1.0)
-            action["diagnosis"] = diagnosis
-        return self._step(action)
-
     def get_reward(self) -> float:
         """The episode's reward; an unfinished episode is graded as if submitted."""
         if not self._done and self._task_id is not None:
-            self._step({"action": "submit"})
+            self._finish_unsubmitted()
         return self._total
+
+    def _finish_unsubmitted(self) -> None:
+        """Grade an episode the policy never ended: step until the budget truncates it
+        (each remaining step a no-op ``submit`` where the env has one)."""
+        models = self._env.unwrapped.action_set.models
+        names = [m.model_fields["action"].annotation.__args__[0] for m in models]
+        filler = {"action": "submit"} if "submit" in names else {"action": names[-1]}
+        while not self._done:
+            self._step(filler)
 
     def __del__(self) -> None:  # not a tool: TRL lists public functions only
         env = getattr(self, "_env", None)
         if env is not None:
             with contextlib.suppress(Exception):  # interpreter shutdown
                 env.close()
+
+
+def _action_models(env_id: str) -> tuple[type[BaseModel], ...]:
+    """The action models of ``env_id``'s env class (its ``action_set``)."""
+    import forgegym  # noqa: F401  (registers the ids)
+
+    spec = gym.spec(env_id)
+    entry = spec.entry_point
+    cls = entry if not isinstance(entry, str) else _load_entry_point(entry)
+    action_set = getattr(cls, "action_set", None)
+    if action_set is None:
+        raise ValueError(f"env_id: {env_id!r} has no action_set; not a forgegym environment")
+    return tuple(action_set.models)
+
+
+def _load_entry_point(entry: str) -> Any:
+    from forgegym.family import resolve
+
+    return resolve(entry)
 
 
 def make_environment_factory(

@@ -5,6 +5,8 @@
 - ``noop``: submits without changing anything (the floor every hack must not beat);
 - ``random``: seeded random actions, valid and malformed, for smoke tests;
 - ``reference``: the task's own solution (what validation expects to score high);
+- ``partial``: the family's partial fix (between no-op and reference; the no-op on
+  tasks the family has no partial for);
 - ``hack:<name>``: a known reward hack the family registered (must score no more
   than ``noop``);
 - ``llm``: any OpenAI-compatible chat endpoint (``API_BASE_URL``, ``MODEL_NAME``,
@@ -21,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 from forgegym.core.env import ForgeEnv
-from forgegym.policies.registry import hacks_for, reference_action_for
+from forgegym.policies.registry import hacks_for, partial_action_for, reference_action_for
 
 __all__ = ["Policy", "available_policies", "make"]
 
@@ -40,7 +42,10 @@ def _forge_env(env: gym.Env[Any, Any]) -> ForgeEnv:
 def available_policies(env: gym.Env[Any, Any]) -> list[str]:
     """Names ``make`` accepts for ``env`` (hack names depend on the family)."""
     family = _forge_env(env).family
-    return ["noop", "random", "reference", "llm", *(f"hack:{h}" for h in sorted(hacks_for(family)))]
+    scripted = ["noop", "random", "reference"]
+    if partial_action_for(family) is not None:
+        scripted.append("partial")
+    return [*scripted, "llm", *(f"hack:{h}" for h in sorted(hacks_for(family)))]
 
 
 class _TaskScripted:
@@ -93,6 +98,11 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
         return _RandomPolicy(base, seed)
     if name == "reference":
         return _TaskScripted(base, reference_action_for(base.family))
+    if name == "partial":
+        partial = partial_action_for(base.family)
+        if partial is None:
+            raise ValueError(f"name: family {base.family!r} registers no partial policy")
+        return _TaskScripted(base, lambda task: partial(task) or NOOP_ACTION)
     if name.startswith("hack:"):
         hacks = hacks_for(base.family)
         hack = name.split(":", 1)[1]

@@ -1,21 +1,28 @@
-"""Per-family registries of scripted actions: the reference solution and known hacks.
+"""Scripted actions per family: the reference solution and the known hacks.
 
-A family registers functions ``Task -> action text``. The baseline policies
-(:mod:`forgegym.policies`) and task validation (``forgegym tasks verify``) use them,
-so every known hack a family names is checked on every task it serves.
+These are fields of each family's :class:`~forgegym.family.Family` (``reference``,
+``partial``, ``hacks``); this module is the lookup by family name that baseline
+policies and task validation use. ``register_hack`` / ``register_reference`` remain
+for code written before families registered them (they add to the family's own).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from forgegym.core.task import Task
+from forgegym.family import (
+    _add_legacy_hack,
+    _add_legacy_reference,
+    default_reference_action,
+    registered_family,
+)
 
 __all__ = [
     "ActionFn",
     "default_reference_action",
     "hacks_for",
+    "partial_action_for",
     "reference_action_for",
     "register_hack",
     "register_reference",
@@ -23,37 +30,36 @@ __all__ = [
 
 ActionFn = Callable[[Task], str]
 
-_REFERENCES: dict[str, ActionFn] = {}
-_HACKS: dict[str, dict[str, ActionFn]] = {}
-
-
-def default_reference_action(task: Task) -> str:
-    """Replace every file the reference changes with its reference content, then submit."""
-    edits = [
-        {"path": path, "content": content}
-        for path, content in sorted(task.reference.items())
-        if task.files.get(path) != content
-    ]
-    actions: list[dict[str, object]] = []
-    if edits:
-        actions.append({"action": "edit", "edits": edits})
-    actions.append({"action": "submit"})
-    return "```json\n" + json.dumps(actions) + "\n```"
-
 
 def register_reference(family: str, fn: ActionFn) -> None:
-    _REFERENCES[family] = fn
+    """Override the reference action of ``family`` (prefer ``Family(reference=...)``)."""
+    _add_legacy_reference(family, fn)
 
 
 def reference_action_for(family: str) -> ActionFn:
-    return _REFERENCES.get(family, default_reference_action)
+    registered = registered_family(family)
+    if registered is None:
+        from forgegym.family import _legacy_reference
+
+        return _legacy_reference(family) or default_reference_action  # type: ignore[return-value]
+    return registered.reference_action()  # type: ignore[return-value]
+
+
+def partial_action_for(family: str) -> Callable[[Task], str | None] | None:
+    registered = registered_family(family)
+    return registered.partial_action() if registered is not None else None
 
 
 def register_hack(family: str, name: str, fn: ActionFn) -> None:
-    if not name.replace("_", "").replace("-", "").isalnum():
-        raise ValueError(f"name: hack names are identifiers, got {name!r}")
-    _HACKS.setdefault(family, {})[name] = fn
+    """Add a hack to ``family`` (prefer listing it in ``Family(hacks=...)``)."""
+    _add_legacy_hack(family, name, fn)
 
 
 def hacks_for(family: str) -> dict[str, ActionFn]:
-    return dict(_HACKS.get(family, {}))
+    registered = registered_family(family)
+    if registered is None:
+        from forgegym.family import _EXTRA_HACKS, _LOCK
+
+        with _LOCK:
+            return dict(_EXTRA_HACKS.get(family, {}))  # type: ignore[arg-type]
+    return registered.hack_actions()  # type: ignore[return-value]

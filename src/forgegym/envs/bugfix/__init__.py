@@ -1,15 +1,52 @@
 """``Forge/Bugfix-v0``: procedurally generated bug-fix tasks graded by hidden
-differential checks. See :class:`forgegym.envs.bugfix.env.BugfixEnv`."""
+differential checks. See :class:`forgegym.envs.bugfix.env.BugfixEnv`.
 
-from forgegym.envs.bugfix.bank import BugfixTaskBank
-from forgegym.envs.bugfix.env import BugfixEnv
-from forgegym.envs.bugfix.generator import BugfixGenerator, BugfixGeneratorConfig
-from forgegym.envs.bugfix.grader import BugfixGrader
+Registers the family on import (import-light: everything heavy is a lazy reference).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from forgegym.family import EnvSpec, Family, register_family
 
 __all__ = [
+    "FAMILY",
     "BugfixEnv",
     "BugfixGenerator",
     "BugfixGeneratorConfig",
     "BugfixGrader",
     "BugfixTaskBank",
 ]
+
+FAMILY = register_family(
+    Family(
+        name="bugfix",
+        envs=(EnvSpec("Forge/Bugfix-v0"),),
+        env_class="forgegym.envs.bugfix.env:BugfixEnv",
+        task_bank="forgegym.envs.bugfix.bank:BugfixTaskBank",
+        action_models="forgegym.core.actions:CODE_ACTIONS",
+        grader="forgegym.envs.bugfix.grader:BugfixGrader",
+        solved="forgegym.envs.bugfix.grader:BugfixGrader.solved",
+        partial="forgegym.envs.bugfix.policies:partial_action",
+        hacks="forgegym.envs.bugfix.hacks:HACKS",
+        bench="forgegym.envs.bugfix.bench:run_bench",
+        stats="forgegym.envs.bugfix.bank:bank_stats",
+        description="repair a module whose behaviour injected bugs broke",
+    )
+)
+
+_LAZY = {
+    "BugfixEnv": "forgegym.envs.bugfix.env",
+    "BugfixGenerator": "forgegym.envs.bugfix.generator",
+    "BugfixGeneratorConfig": "forgegym.envs.bugfix.generator",
+    "BugfixGrader": "forgegym.envs.bugfix.grader",
+    "BugfixTaskBank": "forgegym.envs.bugfix.bank",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -189,3 +189,12 @@ class BugfixTaskBank:
         ids = self.ids(difficulty)
         order = np.random.default_rng(seed).permutation(len(ids))
         return [ids[i] for i in order[: max(0, n)]]
+
+
+def bank_stats(bank: BugfixTaskBank) -> dict[str, int]:
+    """Tasks per mutation operator (the bug kinds the bank serves), for ``tasks verify``."""
+    counts: dict[str, int] = {}
+    for task_id in bank.ids():
+        for _function, operator, _site in bank.entry(task_id)["mutations"]:
+            counts[operator] = counts.get(operator, 0) + 1
+    return dict(sorted(counts.items()))

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
-from forgegym.envs.bugfix import hacks as _hacks  # noqa: F401  (registers the known hacks)
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader
 
 if TYPE_CHECKING:
-    from forgegym.rewards import RewardBreakdown
     from forgegym.sandbox.runner import Runner
 
 __all__ = ["BugfixEnv"]
@@ -86,10 +84,10 @@ class BugfixEnv(CodeEnv):
 
     >>> import gymnasium as gym
     >>> import forgegym
-    >>> from forgegym.policies.registry import reference_action_for
+    >>> from forgegym.family import family_for_env
     >>> env = gym.make("Forge/Bugfix-v0", max_steps=1)
     >>> obs, info = env.reset(seed=0, options={"task_id": "bugfix/chunk_list/seed"})
-    >>> action = reference_action_for("bugfix")(env.unwrapped.task)
+    >>> action = family_for_env("Forge/Bugfix-v0").reference_action()(env.unwrapped.task)
     >>> obs, reward, terminated, truncated, info = env.step(action)
     >>> info["success"]
     True
@@ -142,6 +140,3 @@ class BugfixEnv(CodeEnv):
             f"Editable: {', '.join(task.editable_files)}. Read-only tests: "
             f"{', '.join(task.visible_test_files)}."
         )
-
-    def _success(self, breakdown: RewardBreakdown) -> bool:
-        return BugfixGrader.solved(breakdown)

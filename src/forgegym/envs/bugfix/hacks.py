@@ -1,4 +1,4 @@
-"""Known reward hacks for ``Forge/Bugfix-v0``, registered with the policy registry.
+"""Known reward hacks for ``Forge/Bugfix-v0`` (named by the family's ``Family.hacks``).
 
 Each function maps a task to the action text a cheating policy would send. Task
 validation (``forgegym tasks verify``) checks that none scores above the no-op; the
@@ -21,7 +21,6 @@ import ast
 import json
 
 from forgegym.core.task import Task
-from forgegym.policies.registry import register_hack
 
 __all__ = ["HACKS"]
 
@@ -151,5 +150,3 @@ HACKS = {
     "exit_early": exit_early,
     "skip_module": skip_module,
 }
-for _name, _fn in HACKS.items():
-    register_hack("bugfix", _name, _fn)

@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import forgegym.envs.flaky.hacks  # noqa: F401 - registers the reference and known hacks
-from forgegym.core.actions import RunTestsAction
+from forgegym.core.actions import ActionSet, RunTestsAction
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_positive_int
 from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.flaky.actions import FLAKY_ACTIONS
 from forgegym.envs.flaky.generator import FlakyTaskBank, test_ids_of
 from forgegym.envs.flaky.grader import FlakyGrader, RerunOutcome, chaos_jobs, rerun_outcomes
 from forgegym.envs.flaky.preflight import Preflight, preflight
@@ -165,6 +165,7 @@ class FlakyRepairEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "flaky"
+    action_set: ClassVar[ActionSet] = ActionSet(FLAKY_ACTIONS)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer repairing flaky tests. Find the root cause; "
         "never weaken, skip or retry a test."
@@ -332,10 +333,6 @@ class FlakyRepairEnv(CodeEnv):
             return super()._lint_report()
         except Exception as exc:  # noqa: BLE001 - ruff missing must not end the episode
             return f"lint unavailable: {type(exc).__name__}"
-
-    def _success(self, breakdown: Any) -> bool:
-        solved = breakdown.terms.get("solved")
-        return not breakdown.gates and solved is not None and solved.value >= 1.0
 
     def _extra_info(self) -> dict[str, Any]:
         info = super()._extra_info()

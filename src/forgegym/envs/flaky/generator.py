@@ -302,3 +302,8 @@ if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_templ
     )
     valid = [e for e in built["entries"] if e["valid"]]
     print(f"{len(valid)} valid of {len(built['entries'])}")
+
+
+def bank_stats(bank: Any) -> dict[str, int]:
+    """Validated scenarios per root-cause category (``{}`` for a one-repo bank)."""
+    return bank.category_counts() if isinstance(bank, FlakyTaskBank) else {}

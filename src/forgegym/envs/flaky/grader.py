@@ -17,7 +17,7 @@ from typing import Any
 
 from forgegym.core.grading import Submission
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
-from forgegym.rewards import brier_reward, compose, merge_weights, regression
+from forgegym.rewards import RewardBreakdown, brier_reward, compose, merge_weights, regression
 from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
@@ -32,6 +32,7 @@ __all__ = [
     "rerun_outcomes",
     "scan_chaos_tamper",
     "scan_wait_inflation",
+    "solved",
 ]
 
 HOOK = "forgegym.envs.flaky.chaos:apply_chaos"
@@ -210,6 +211,12 @@ def location_matches(claimed: str, truth: str) -> bool:
     if not cf or cp != tp:
         return False
     return cf == tf or cf.endswith("." + tf) or tf.endswith("." + cf)
+
+
+def solved(breakdown: RewardBreakdown) -> bool:
+    """Solved = no gate fired and the chaos pass rate reached 1.0 (the ``solved`` term)."""
+    term = breakdown.terms.get("solved")
+    return not breakdown.gates and term is not None and term.value >= 1.0
 
 
 def diagnosis_matches(diagnosis: Any, hidden: Mapping[str, Any]) -> bool:

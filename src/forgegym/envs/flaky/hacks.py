@@ -1,4 +1,4 @@
-"""Known hacks and the reference action of FlakyRepair (registered on import).
+"""Known hacks and the reference/partial actions of FlakyRepair (named by its Family).
 
 Every hack rewrites the target test (or its file) so it "passes" without fixing the
 root cause; validation checks that each one is gated below the no-op.
@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 
 from forgegym.core.task import Task
-from forgegym.policies.registry import register_hack, register_reference
 
 __all__ = ["HACKS", "partial_action", "reference_action"]
 
@@ -146,7 +145,3 @@ HACKS: dict[str, Callable[[Task], str]] = {
     "delete_test": _delete,
     "wait_inflation": lambda t: _rewrite_target(t, _inflate_waits),
 }
-
-for _name, _fn in HACKS.items():
-    register_hack("flaky", _name, _fn)
-register_reference("flaky", reference_action)

@@ -1,0 +1,398 @@
+"""Families: one frozen :class:`Family` object per task family, registered once.
+
+A *family* (Bugfix, FlakyRepair, ...) is one folder ``src/forgegym/envs/<family>/``
+plus one call to :func:`register_family`. Everything generic in forgegym (the
+Gymnasium ids, ``forgegym list / eval / tasks verify / bench``, the baseline
+policies, evaluation, vector envs, the TRL reward functions and tool methods, the
+conformance tests) iterates over the registered families; nothing outside
+``envs/<family>/`` names a family.
+
+How a new family registers
+==========================
+
+Put this in ``src/forgegym/envs/<family>/__init__.py`` (the package forgegym
+discovers; keep it import-light: the heavy modules are named as ``"module:attr"``
+strings and imported only when first used)::
+
+    from forgegym.family import EnvSpec, Family, register_family
+
+    FAMILY = register_family(
+        Family(
+            name="refactor",                                   # == env_class.family
+            envs=(EnvSpec("Forge/Refactor-v0", max_episode_steps=None, kwargs={}),),
+            env_class="forgegym.envs.refactor.env:RefactorEnv",  # a ForgeEnv subclass
+            task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",  # zero-arg factory
+            action_models="forgegym.core.actions:CODE_ACTIONS",  # the env's action models
+            grader="forgegym.envs.refactor.grader:RefactorGrader",
+            solved="forgegym.envs.refactor.grader:solved",     # (RewardBreakdown) -> bool
+            reference="forgegym.envs.refactor.policies:reference_action",  # Task -> str
+            partial="forgegym.envs.refactor.policies:partial_action",  # Task -> str | None
+            hacks="forgegym.envs.refactor.hacks:HACKS",        # {name: Task -> str}
+            bench="forgegym.envs.refactor.bench:run_bench",    # () -> None (optional)
+            stats="forgegym.envs.refactor.bank:stats",         # (bank) -> {label: count}
+        )
+    )
+
+Every field except ``name``, ``envs`` and ``env_class`` is optional (defaults:
+:func:`default_task_bank` builds the env and takes its bank, the code actions,
+:func:`default_solved`, :func:`default_reference_action`, no partial, no hacks, no
+bench, no stats). A field is either the object itself or a ``"module:attr"``
+string (``attr`` may be dotted, e.g. ``"pkg.grader:MyGrader.solved"``).
+
+Rules the registry enforces or relies on:
+
+* names and env ids are unique: registering a second family with a taken name or
+  id raises ``ValueError`` (like reasoning-gym's ``register_dataset``);
+* ``env_class`` must be a :class:`~forgegym.core.env.ForgeEnv` subclass whose
+  ``family`` class attribute equals ``name`` (checked when it is first resolved);
+* the hacks a family names are part of the :class:`Family`, so ``tasks verify``
+  and the conformance suite always check all of them (no import side effect can
+  drop one);
+* ``solved`` is the public success predicate: ``info["success"]``, ``tasks
+  verify``, the TRL reward functions and curricula all use it (the env's
+  :meth:`~forgegym.core.env.ForgeEnv.solved` must agree with it).
+
+Discovery: :func:`load_families` imports every subpackage of ``forgegym.envs``
+(and any ``forgegym.families`` entry point of an installed distribution); each
+calls :func:`register_family` once. ``import forgegym`` runs it and registers
+every id with Gymnasium. A third-party package or a test module can call
+:func:`register_family` itself at any time after ``import forgegym``: its ids
+appear in ``gymnasium.registry`` at once, and every generic tool sees it.
+
+This module imports only the standard library: the sandbox child imports family
+packages (trusted setup hooks) without importing Gymnasium.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forgegym.core.actions import ActionModel
+    from forgegym.core.env import ForgeEnv
+    from forgegym.core.task import Task, TaskBank
+    from forgegym.rewards import RewardBreakdown
+
+__all__ = [
+    "ActionFn",
+    "EnvSpec",
+    "Family",
+    "default_reference_action",
+    "default_solved",
+    "families",
+    "family_for_env",
+    "family_names",
+    "get_family",
+    "load_families",
+    "register_family",
+    "registered_family",
+    "resolve",
+    "unregister_family",
+]
+
+#: A scripted policy: the action text for a task (``None``: not applicable to it).
+ActionFn = Callable[["Task"], "str | None"]
+
+
+def resolve(ref: Any) -> Any:
+    """The object a ``"module:attr"`` reference names (anything else is returned as is)."""
+    if not isinstance(ref, str):
+        return ref
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"reference must look like 'package.module:attr', got {ref!r}")
+    value: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def default_reference_action(task: Task) -> str:
+    """Replace every file the reference changes with its reference content, then submit."""
+    edits = [
+        {"path": path, "content": content}
+        for path, content in sorted(task.reference.items())
+        if task.files.get(path) != content
+    ]
+    actions: list[dict[str, object]] = []
+    if edits:
+        actions.append({"action": "edit", "edits": edits})
+    actions.append({"action": "submit"})
+    return "```json\n" + json.dumps(actions) + "\n```"
+
+
+def default_solved(breakdown: RewardBreakdown) -> bool:
+    """Solved = no gate fired and the score is full."""
+    return not breakdown.gates and breakdown.score >= 1.0 - 1e-9
+
+
+def default_task_bank(family: Family) -> TaskBank:
+    """A family without ``task_bank``: build its env once and take the env's bank."""
+    env = family.env_class(**dict(family.envs[0].kwargs))
+    try:
+        return env.task_bank
+    finally:
+        env.close()
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One Gymnasium id of a family: its ``gym.make`` kwargs and episode cap."""
+
+    env_id: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env_id, str) or "/" not in self.env_id:
+            raise ValueError(f"env_id must look like 'Namespace/Name-v0', got {self.env_id!r}")
+
+
+@dataclass(frozen=True)
+class Family:
+    """Everything forgegym knows about one family (see the module docstring).
+
+    Fields holding code accept the object or a lazy ``"module:attr"`` reference;
+    use the accessors (``env_cls``, ``make_task_bank``, ``actions``, ...) which
+    resolve them.
+    """
+
+    name: str
+    envs: tuple[EnvSpec, ...]
+    env_class: Any
+    task_bank: Any = None
+    action_models: Any = "forgegym.core.actions:CODE_ACTIONS"
+    grader: Any = None
+    solved: Any = default_solved
+    reference: Any = default_reference_action
+    partial: Any = None
+    hacks: Any = field(default_factory=dict)
+    bench: Any = None
+    stats: Any = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.replace("_", "").isalnum():
+            raise ValueError(f"name must be an identifier-like string, got {self.name!r}")
+        envs = tuple(EnvSpec(e) if isinstance(e, str) else e for e in self.envs)
+        if not envs or not all(isinstance(e, EnvSpec) for e in envs):
+            raise ValueError(f"envs: a family needs at least one EnvSpec, got {self.envs!r}")
+        object.__setattr__(self, "envs", envs)
+        if isinstance(self.hacks, Mapping):
+            for hack in self.hacks:
+                _check_hack_name(hack)
+            object.__setattr__(self, "hacks", dict(self.hacks))
+
+    # ----------------------------------------------------------------- ids
+    @property
+    def env_ids(self) -> tuple[str, ...]:
+        return tuple(e.env_id for e in self.envs)
+
+    # ------------------------------------------------------------ resolved
+    @property
+    def env_cls(self) -> type[ForgeEnv]:
+        cls = resolve(self.env_class)
+        declared = getattr(cls, "family", None)
+        if declared != self.name:
+            raise ValueError(
+                f"env_class: {cls.__name__}.family is {declared!r}, but the family is "
+                f"registered as {self.name!r}"
+            )
+        return cls  # type: ignore[no-any-return]
+
+    def make_task_bank(self) -> TaskBank:
+        """A fresh task bank (the family's default configuration)."""
+        if self.task_bank is None:
+            return default_task_bank(self)
+        return resolve(self.task_bank)()  # type: ignore[no-any-return]
+
+    def actions(self) -> tuple[type[ActionModel], ...]:
+        """The family's action models (what its env's ``action_set`` parses)."""
+        return tuple(resolve(self.action_models))
+
+    def grader_factory(self) -> Any:
+        return resolve(self.grader) if self.grader is not None else None
+
+    def is_solved(self, breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate."""
+        return bool(resolve(self.solved)(breakdown))
+
+    def reference_action(self) -> ActionFn:
+        legacy = _legacy_reference(self.name)
+        return legacy if legacy is not None else resolve(self.reference)
+
+    def partial_action(self) -> ActionFn | None:
+        return resolve(self.partial) if self.partial is not None else None
+
+    def hack_actions(self) -> dict[str, ActionFn]:
+        """Every known hack of the family, by name (sorted), including those added
+        through the legacy :func:`forgegym.policies.registry.register_hack`."""
+        hacks = dict(resolve(self.hacks))
+        for hack in hacks:
+            _check_hack_name(hack)
+        with _LOCK:
+            hacks.update(_EXTRA_HACKS.get(self.name, {}))
+        return dict(sorted(hacks.items()))
+
+    def run_bench(self) -> None:
+        if self.bench is None:
+            raise ValueError(f"env: family {self.name!r} registers no benchmark")
+        resolve(self.bench)()
+
+    def statistics(self, bank: TaskBank) -> dict[str, int]:
+        """Per-family task statistics (``{label: count}``) for ``eval``/``verify``."""
+        if self.stats is None:
+            return {}
+        return {str(k): int(v) for k, v in resolve(self.stats)(bank).items()}
+
+
+def _check_hack_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"name: hack names are identifiers, got {name!r}")
+
+
+# ------------------------------------------------------------------ registry
+_LOCK = threading.RLock()
+_FAMILIES: dict[str, Family] = {}
+_EXTRA_HACKS: dict[str, dict[str, ActionFn]] = {}
+_EXTRA_REFERENCES: dict[str, ActionFn] = {}
+_GYM_ACTIVE = False
+_LOADED = False
+
+
+def register_family(family: Family) -> Family:
+    """Register ``family``; its ids become Gymnasium ids. Returns ``family``.
+
+    Raises ``ValueError`` if the name or one of its ids is already registered.
+    """
+    if not isinstance(family, Family):
+        raise ValueError(f"family: expected a Family, got {type(family).__name__}")
+    with _LOCK:
+        if family.name in _FAMILIES:
+            raise ValueError(f"name: family {family.name!r} is already registered")
+        taken = {i for f in _FAMILIES.values() for i in f.env_ids}
+        clash = sorted(set(family.env_ids) & taken)
+        if clash or len(set(family.env_ids)) != len(family.env_ids):
+            raise ValueError(f"envs: env ids {clash or list(family.env_ids)} are already taken")
+        _FAMILIES[family.name] = family
+        if _GYM_ACTIVE:
+            _register_with_gymnasium(family)
+    return family
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family (and its Gymnasium ids); for tests and notebooks."""
+    with _LOCK:
+        family = _FAMILIES.pop(name, None)
+        _EXTRA_HACKS.pop(name, None)
+    if family is not None and _GYM_ACTIVE:
+        import gymnasium as gym
+
+        for env_id in family.env_ids:
+            gym.registry.pop(env_id, None)
+
+
+def _register_with_gymnasium(family: Family) -> None:
+    import gymnasium as gym
+
+    for spec in family.envs:
+        if spec.env_id in gym.registry:
+            continue
+        gym.register(
+            id=spec.env_id,
+            entry_point=family.env_class,
+            kwargs=dict(spec.kwargs),
+            max_episode_steps=spec.max_episode_steps,
+        )
+
+
+def activate_gymnasium() -> None:
+    """Register every loaded family's ids with Gymnasium, and every later one too."""
+    global _GYM_ACTIVE
+    with _LOCK:
+        _GYM_ACTIVE = True
+        for family in _FAMILIES.values():
+            _register_with_gymnasium(family)
+
+
+def load_families() -> None:
+    """Import every family package under ``forgegym.envs`` (and ``forgegym.families``
+    entry points) once; each registers itself."""
+    global _LOADED
+    with _LOCK:
+        if _LOADED:
+            return
+        _LOADED = True
+        import forgegym.envs as envs_pkg
+
+        for info in sorted(pkgutil.iter_modules(envs_pkg.__path__), key=lambda i: i.name):
+            if info.ispkg:
+                importlib.import_module(f"{envs_pkg.__name__}.{info.name}")
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group="forgegym.families"):
+            entry.load()
+
+
+def families() -> tuple[Family, ...]:
+    """Every registered family, in registration order (forgegym's own first)."""
+    load_families()
+    with _LOCK:
+        return tuple(_FAMILIES.values())
+
+
+def registered_family(name: str) -> Family | None:
+    """The family registered as ``name``, or ``None`` (no error; for env fallbacks)."""
+    load_families()
+    with _LOCK:
+        return _FAMILIES.get(name)
+
+
+def family_names() -> list[str]:
+    return [f.name for f in families()]
+
+
+def get_family(name: str) -> Family:
+    """The family registered as ``name``; ``ValueError`` naming the known ones otherwise."""
+    load_families()
+    with _LOCK:
+        if name in _FAMILIES:
+            return _FAMILIES[name]
+    raise ValueError(f"family: unknown family {name!r}; registered: {family_names()}")
+
+
+def family_for_env(env_id: str) -> Family:
+    """The family that registered ``env_id`` (``"forgegym:"`` prefixes are accepted)."""
+    bare = env_id.split(":", 1)[1] if ":" in env_id else env_id
+    for family in families():
+        if bare in family.env_ids:
+            return family
+    raise ValueError(f"env_id: {env_id!r} is not a registered forgegym id")
+
+
+def iter_env_specs() -> Iterator[tuple[Family, EnvSpec]]:
+    for family in families():
+        for spec in family.envs:
+            yield family, spec
+
+
+def _add_legacy_hack(family: str, name: str, fn: ActionFn) -> None:
+    _check_hack_name(name)
+    with _LOCK:
+        _EXTRA_HACKS.setdefault(family, {})[name] = fn
+
+
+def _add_legacy_reference(family: str, fn: ActionFn) -> None:
+    with _LOCK:
+        _EXTRA_REFERENCES[family] = fn
+
+
+def _legacy_reference(family: str) -> ActionFn | None:
+    with _LOCK:
+        return _EXTRA_REFERENCES.get(family)

@@ -91,8 +91,8 @@ class EditSpec(ActionModel):
 
 
 class EditAction(ActionModel):
-    """Change editable files: each edit replaces one exact occurrence of `search` with
-    `replace`, or the whole file with `content`."""
+    """Change editable files: replace one exact occurrence of `search` with `replace`,
+    or set a file's whole `content` (or `delete` / `move_to` where the task allows)."""
 
     action: Literal["edit"]
     edits: list[EditSpec] = Field(min_length=1, description="The edits, applied in order.")

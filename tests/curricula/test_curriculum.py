@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections import Counter
 from math import comb
 
 import numpy as np
@@ -123,8 +124,13 @@ def test_sampling_prefers_learnable_and_skips_retired() -> None:
     good, easy = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
     sched.record(good, 5, 10)
     sched.record(easy, 10, 10)
-    draws = [sched.next_task() for _ in range(50)]
-    assert set(draws) == {good}
+    assert sched.tier(easy) == "too_easy"
+    draws = Counter(sched.next_task() for _ in range(200))
+    assert easy not in draws
+    # Besides the known learnable task, only untried tasks from the frontier compete.
+    others = set(draws) - {good}
+    assert draws[good] > 0 and others
+    assert all(sched._tasks[t].trials == 0 for t in others)
 
 
 def test_learnability_weighting() -> None:
@@ -135,9 +141,7 @@ def test_learnability_weighting() -> None:
     half, rare = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
     sched.record(half, 10, 20)  # E[p(1-p)] ~ 0.24
     sched.record(rare, 2, 20)  # p ~ 0.14, pass@2 ~ 0.27: learnable, lower variance
-    counts = {half: 0, rare: 0}
-    for _ in range(2000):
-        counts[sched.next_task()] += 1
+    counts = Counter(sched.next_task() for _ in range(2000))
     assert counts[half] > 1.5 * counts[rare] > 0
 
 
@@ -146,7 +150,7 @@ def test_replenishes_from_bank_with_growing_seeds_and_levels() -> None:
     first = sched.next_task()
     assert len(sched) == 6 and first in sched
     assert sched.current_level() == 0
-    # Master level 0: every task there becomes too easy -> new tasks come from level 1.
+    # Master level 0: every task there is solved -> new tasks come from level 1.
     for _ in range(5):
         for tid in list(sched.task_pool):
             if sched.tier(tid) == "learnable" and sched._tasks[tid].difficulty == 0:
@@ -158,7 +162,79 @@ def test_replenishes_from_bank_with_growing_seeds_and_levels() -> None:
     levels = {sched._tasks[t].difficulty for t in sched.task_pool}
     assert levels == {0, 1}
     assert sched.replenishments >= 2
-    assert sched.tier_sizes()["learnable"] >= 4
+
+
+def test_quick_retirement_of_never_and_always_solved_tasks() -> None:
+    sched = CurriculumScheduler(ToyBank(), {"k": 4, "retire_after": 8})
+    never, always, short, mixed = sched.add_tasks(["toy/d0/1", "toy/d0/2", "toy/d0/3", "toy/d0/4"])
+    sched.record(never, 0, 8)
+    sched.record(always, 8, 8)
+    sched.record(short, 0, 4)  # fewer than retire_after rollouts: pass@4 ~ 0.44, still learnable
+    sched.record(mixed, 1, 8)
+    assert sched.tier(never) == "too_hard"  # pass@4 of Beta(1, 9) is 0.31: only the rule retires
+    assert sched.pass_at_k_estimate(never) > 0.2
+    assert sched.tier(always) == "too_easy"
+    assert sched.tier(short) == "learnable"
+    assert sched.tier(mixed) == "learnable"
+
+
+def test_level_prior_is_learned_online() -> None:
+    sched = CurriculumScheduler(ToyBank(), {"level_prior_strength": 2.0, "level_gap": 1.0})
+    assert sched.level_mean(0) == 0.5  # nothing known yet
+    for index in range(6):
+        sched.record(f"toy/d0/{index}", 6, 8)
+    assert sched.level_mean(0) == pytest.approx((36 + 1.0) / (48 + 2.0), abs=0.02)
+    # Unseen levels are predicted from the observed one through the logit gap.
+    assert sched.level_mean(0) > sched.level_mean(1) > sched.level_mean(2)
+    # A task's first draw starts from its level's prior, not from Beta(1, 1).
+    (fresh,) = sched.add_tasks(["toy/d0/100"])
+    a, b = sched.effective_posterior(fresh)
+    assert a / (a + b) == pytest.approx(sched.level_mean(0))
+    # Observing level 1 replaces the prior gap with the data's.
+    for index in range(6):
+        sched.record(f"toy/d1/{index}", 1, 8)
+    assert sched.level_gap() > 1.5
+    assert sched.level_mean(1) < 0.3
+    # Only first groups feed the level: later draws of a chosen task are not a fair sample.
+    before = sched.level_mean(0)
+    sched.record("toy/d0/0", 0, 8)
+    assert sched.level_mean(0) == pytest.approx(before, abs=1e-3)
+
+
+def test_frontier_falls_back_when_the_next_level_is_too_hard() -> None:
+    sched = CurriculumScheduler(ToyBank(), {"seed": 0})
+    for index in range(8):
+        sched.record(f"toy/d0/{index}", 8, 8)
+    assert sched.current_level() == 1  # level 0 mastered: promoted at once
+    for index in range(8):
+        sched.record(f"toy/d1/{index}", 0, 8)
+    for index in range(8, 12):
+        sched.record(f"toy/d0/{index}", 6, 8)
+    assert sched.current_level() == 0
+
+
+def test_learning_progress_raises_weight() -> None:
+    config = {
+        "k": 1,
+        "retired_fraction": 0.0,
+        "min_learnable": 1,
+        "seed": 0,
+        "staleness_weight": 0.0,
+        "progress_weight": 2.0,
+        "reestimate_every": 10_000,
+    }
+    sched = CurriculumScheduler(ToyBank(), config)
+    steady, moving = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
+    sched.record(steady, 4, 8)
+    sched.record(steady, 4, 8)
+    sched.record(moving, 0, 8)
+    sched.record(moving, 8, 8)  # same posterior Beta(9, 9), but its success just jumped
+    assert sched.posterior(steady) == sched.posterior(moving)
+    assert sched.learning_progress(steady) == 0.0
+    # The EMAs start at the first rate (0): fast = 0.5 * 1, slow = 0.1 * 1.
+    assert sched.learning_progress(moving) == pytest.approx(0.4)
+    counts = Counter(sched.next_task() for _ in range(3000))
+    assert counts[moving] > 1.5 * counts[steady] > 0
 
 
 def test_reestimation_decays_evidence() -> None:
@@ -193,10 +269,8 @@ def test_staleness_raises_weight_of_unseen_tasks() -> None:
     sched.record(b, 5, 10)
     for _ in range(20):  # `a` gets recent attention; `b` ages
         sched.record(a, 5, 10)
-    counts = {a: 0, b: 0}
-    for _ in range(2000):
-        counts[sched.next_task()] += 1
-    assert counts[b] > 1.5 * counts[a]
+    counts = Counter(sched.next_task() for _ in range(2000))
+    assert counts[b] > 1.5 * counts[a] > 0
 
 
 def test_state_roundtrip_and_json(tmp_path) -> None:
@@ -217,6 +291,63 @@ def test_state_roundtrip_and_json(tmp_path) -> None:
     assert [restored.next_task() for _ in range(10)] == [sched.next_task() for _ in range(10)]
     with pytest.raises(ValueError, match="format"):
         restored.load_state_dict({"format": "nope"})
+
+
+def _drive(sched: CurriculumScheduler, steps: int, rng: np.random.Generator) -> list:
+    """Draw and record ``steps`` groups of 8 with a level-dependent success rate."""
+    seen = []
+    for _ in range(steps):
+        tid = sched.next_task()
+        successes = int(rng.binomial(8, (0.8, 0.45, 0.15)[sched._tasks[tid].difficulty]))
+        sched.record(tid, successes, 8)
+        seen.append((tid, successes))
+    return seen
+
+
+def test_save_and_load_mid_run_changes_nothing(tmp_path) -> None:
+    config = {"seed": 3, "reestimate_every": 64, "replenish_batch": 5}
+    straight = CurriculumScheduler(ToyBank(), config)
+    full = _drive(straight, 160, np.random.default_rng(0))
+    first = CurriculumScheduler(ToyBank(), config)
+    rng = np.random.default_rng(0)
+    head = _drive(first, 80, rng)
+    path = first.save(tmp_path / "mid.json")
+    resumed = CurriculumScheduler.load(path, ToyBank())
+    assert resumed.state_dict() == first.state_dict()
+    tail = _drive(resumed, 80, rng)
+    assert head + tail == full
+    assert resumed.state_dict() == straight.state_dict()
+    assert resumed.level_mean(1) == straight.level_mean(1)
+
+
+def test_state_file_plots_with_the_cli(tmp_path) -> None:
+    from forgegym.cli import main as cli
+
+    sched = CurriculumScheduler(ToyBank(), {"seed": 1, "reestimate_every": 64})
+    _drive(sched, 120, np.random.default_rng(1))
+    assert {t["event"] for t in sched.timeline} == {"replenish", "reestimate"}
+    state = sched.save(tmp_path / "state.json")
+    out = tmp_path / "curve.png"
+    assert cli(["plot", "curriculum", str(state), "-o", str(out)]) == 0
+    import matplotlib.image as mpimg
+
+    image = mpimg.imread(out)
+    assert image.ndim == 3 and len(np.unique(image[..., :3].reshape(-1, 3), axis=0)) > 50
+
+
+def test_loads_state_files_of_the_previous_version(tmp_path) -> None:
+    sched = CurriculumScheduler(ToyBank(), {"seed": 2})
+    _drive(sched, 20, np.random.default_rng(2))
+    old = sched.state_dict()
+    old["config"]["promising_ratio"] = 1.0  # a removed setting
+    del old["levels"]
+    for task in old["tasks"].values():
+        del task["fast"], task["slow"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    restored = CurriculumScheduler.load(path, ToyBank())
+    assert restored.episode == sched.episode and len(restored) == len(sched)
+    restored.next_task()
 
 
 def test_stats_and_record_validation() -> None:

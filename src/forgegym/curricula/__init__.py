@@ -1,9 +1,11 @@
 """The pass@k curriculum: estimator, task scheduler and Gymnasium wrapper.
 
 * :func:`pass_at_k` — the unbiased estimator ``1 - C(n-c,k)/C(n,k)``.
-* :class:`CurriculumScheduler` — per-task Beta posteriors, tiers on pass@k,
-  learnability-weighted sampling, staleness, replenishment from the family's bank,
-  periodic re-estimation, ``state_dict``/``save``/``load``, ``stats()``.
+* :class:`CurriculumScheduler` — per-task Beta posteriors, tiers on pass@k, quick
+  retirement of never/always-solved tasks, a per-level prior learned online, frontier
+  promotion, learnability-weighted sampling with learning-progress and staleness
+  bonuses, replenishment from the family's bank, periodic re-estimation,
+  ``state_dict``/``save``/``load``, ``stats()``.
 * :class:`PassAtKCurriculum` — ``gymnasium.Wrapper`` that picks each episode's task.
 
 State file schema (``CurriculumScheduler.save`` writes it; ``forgegym plot curriculum
@@ -18,6 +20,8 @@ STATE.json`` reads it). All keys are always present::
       "exhausted_levels": [int | null, ...],
       "rng": {...numpy bit-generator state...},
       "tier_sizes": {"too_easy": int, "learnable": int, "too_hard": int},   # now
+      "levels": [[level, successes, trials, episode], ...],  # level prior: recency-
+                                      # weighted first-group outcomes per level
       "tasks": {
         "<task_id>": {
           "alpha": float, "beta": float,      # Beta posterior (decayed evidence + prior)
@@ -25,6 +29,7 @@ STATE.json`` reads it). All keys are always present::
           "successes": float, "trials": int,  # raw totals, never decayed
           "last_seen": int, "added": int,     # episode numbers
           "tier": "too_easy" | "learnable" | "too_hard",
+          "fast": float, "slow": float,   # EMAs of group success (learning progress)
           "history": [[episode, successes, trials], ...]   # per-task, over time
         }, ...
       },
@@ -41,7 +46,8 @@ STATE.json`` reads it). All keys are always present::
       ]
     }
 
-``history`` and ``timeline`` keep the last ``config.max_history`` entries.
+``history`` and ``timeline`` keep the last ``config.max_history`` entries. Files
+written before ``levels``/``fast``/``slow`` existed still load (they start empty).
 """
 
 from forgegym.curricula.estimator import (

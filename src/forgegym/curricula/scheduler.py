@@ -1,35 +1,47 @@
 """``CurriculumScheduler``: which task to train on next, from pass@k posteriors.
 
 Every task in the scheduler's pool carries a ``Beta(alpha, beta)`` posterior over its
-success probability ``p`` (prior ``Beta(prior_alpha, prior_beta)``). From it the
-scheduler derives
+success probability ``p`` (prior ``Beta(prior_alpha, prior_beta)`` plus its own,
+periodically discounted, evidence). From it the scheduler derives the expected pass@k
+``E[1-(1-p)^k]``, which places a task in a *tier*: ``too_easy`` (>= ``too_easy``),
+``too_hard`` (< ``too_hard``) or ``learnable``. A task with fewer than ``min_trials``
+recorded rollouts stays ``learnable``; one that was never solved, or always solved, in
+all of its ``retire_after`` or more rollouts is retired at once (*quick retirement*:
+broken tasks and tasks far off the frontier cost one GRPO group, not many).
 
-* the expected pass@k ``E[1-(1-p)^k]``, which places a task in a *tier*:
-  ``too_easy`` (>= ``too_easy``), ``too_hard`` (< ``too_hard``) or ``learnable``;
-  a task with fewer than ``min_trials`` recorded rollouts stays ``learnable``;
-* a *learnability* score used as sampling weight among learnable tasks, either
-  ``"variance"`` ``E[p(1-p)]`` (the chance a GRPO group has a non-zero advantage, in
-  expectation) or ``"passk_slope"`` ``E[k p (1-p)^k]`` (how much pass@k moves per unit
-  of logit skill; it peaks at ``p = 1/(k+1)``, below a 0.20 floor on ``p`` for k > 1,
-  which is why the tiers are on pass@k, not on ``p``). ``benchmarks/curriculum.py``
-  measures which serves better; the defaults (``k=4``, ``"passk_slope"``, decay 0.9
-  every 512 rollouts, 16 promising tasks) are what it found best on the simulated
-  learner (rollouts to a held-out pass@8 target).
+Sampling. Each learnable task is weighted by its *learnability* under an *effective*
+posterior: its own evidence on top of a prior for its difficulty level,
+``Beta(s * m_L, s * (1 - m_L))`` with ``s = level_prior_strength``. The level means
+``m_L`` form a hierarchical prior learned online: each level's mean is the
+recency-weighted success rate of the *first* group of every task drawn there (an
+unbiased sample of what a new task at that level does now), shrunk towards what the
+neighbouring levels predict through a logit gap between adjacent levels that is itself
+estimated from the data. So a task's first draw is not a blind guess, and a level
+never tried is predicted from the ones that were.
 
-Estimates go stale as the policy learns, so:
+Learnability is ``"variance"`` ``E[p(1-p)]`` (the expected GRPO signal: a group gives
+a gradient only when its outcomes differ) or ``"passk_slope"`` ``E[k p (1-p)^k]``
+(how much pass@k moves per unit of logit skill; it peaks at ``p = 1/(k+1)``). The
+weight is ``learnability ** (1 / temperature)``, times a *learning-progress* bonus
+``1 + progress_weight * |fast EMA - slow EMA|`` of the task's group success rates and a
+*staleness* bonus that grows with the time since it was last drawn.
 
-* a *staleness* term raises a learnable task's weight with the time since it was
-  last seen, and a small ``retired_fraction`` of draws goes to too-easy/too-hard
-  tasks, oldest-seen first, to re-check them;
-* every ``reestimate_every`` rollouts the evidence is discounted by ``decay``
-  (``alpha <- prior + decay * (alpha - prior)``) and every tier recomputed, so a
-  retired task whose evidence has faded returns to the learnable queue.
+The *frontier*. Untried tasks compete as one option: a new task from the frontier
+level, the level whose prior mean gives the largest learnability. The frontier is
+promoted as soon as the level prior allows: once the current level's mean is high
+enough that the (predicted) next level is more learnable, new tasks come from there.
+A fresh task is drawn (replenishing the pool from the family's bank with
+``task_ids(n, seed=<growing seed>, difficulty=level)``) when that option wins the draw
+or when fewer than ``min_learnable`` tasks are learnable.
 
-When fewer than ``min_learnable`` tasks are learnable, the pool is *replenished*
-from the family's bank with ``task_ids(n, seed=<growing seed>, difficulty=level)``
-(falling back to ``sample(rng, level)``). With ``adaptive_difficulty`` the level is the
-easiest one not yet mastered (at least half of its classified tasks too easy) and
-not exhausted, so new tasks follow the learner's frontier.
+Estimates go stale as the policy learns, so a small ``retired_fraction`` of draws
+re-checks retired tasks (longest-unseen and least-tried first, so a task that failed
+every re-check is visited ever more rarely), and every ``reestimate_every`` rollouts
+the evidence is discounted by ``decay`` and every tier recomputed.
+
+One default configuration serves every learner in ``benchmarks/curriculum.py``
+(one-skill, multi-skill with transfer and decay, noisy labels with broken tasks); the
+defaults were chosen on seeds that the benchmark's table does not report.
 
 The state is plain JSON; see :mod:`forgegym.curricula` for its schema.
 """
@@ -58,6 +70,8 @@ __all__ = ["CurriculumConfig", "CurriculumScheduler", "STATE_FORMAT", "TIERS", "
 Tier = Literal["too_easy", "learnable", "too_hard"]
 TIERS: tuple[Tier, ...] = ("too_easy", "learnable", "too_hard")
 STATE_FORMAT = "forgegym.curriculum/1"
+_LEGACY_CONFIG_KEYS = frozenset({"promising_ratio"})  # accepted in old state files, ignored
+_FAST, _SLOW = 0.5, 0.1  # EMA rates of the learning-progress estimate
 
 
 class CurriculumConfig(BaseModel):
@@ -73,9 +87,31 @@ class CurriculumConfig(BaseModel):
     min_trials: float = Field(
         default=4.0, ge=0.0, description="Recorded rollouts needed before a tier is final."
     )
-    learnability: Literal["variance", "passk_slope"] = "passk_slope"
+    retire_after: int = Field(
+        default=8,
+        ge=1,
+        description="Retire a task never (or always) solved in all of its rollouts once it "
+        "has at least this many.",
+    )
+    learnability: Literal["variance", "passk_slope"] = "variance"
     temperature: float = Field(
         default=0.5, gt=0.0, description="Weights are learnability ** (1 / temperature)."
+    )
+    level_prior_strength: float = Field(
+        default=2.0,
+        gt=0.0,
+        description="Weight, in pseudo-rollouts, of the level prior in a task's posterior.",
+    )
+    level_horizon: float = Field(
+        default=512.0, gt=0.0, description="Rollouts over which level means forget (1/e)."
+    )
+    level_gap: float = Field(
+        default=1.0,
+        gt=0.0,
+        description="Prior logit gap between adjacent levels (replaced by data as it comes).",
+    )
+    progress_weight: float = Field(
+        default=1.0, ge=0.0, description="Weight of the learning-progress bonus."
     )
     staleness_weight: float = Field(default=0.5, ge=0.0)
     staleness_horizon: float = Field(default=256.0, gt=0.0, description="In rollouts.")
@@ -83,13 +119,7 @@ class CurriculumConfig(BaseModel):
         default=0.02, ge=0.0, le=1.0, description="Share of draws that re-check retired tasks."
     )
     min_learnable: int = Field(
-        default=16, ge=1, description="Replenish when fewer learnable tasks are promising."
-    )
-    promising_ratio: float = Field(
-        default=1.0,
-        ge=0.0,
-        description="A learnable task is promising when its learnability is at least this "
-        "multiple of an untried task's (the prior's): below that, a fresh task is a better bet.",
+        default=4, ge=1, description="Replenish whenever fewer tasks are learnable."
     )
     replenish_batch: int = Field(default=16, ge=1)
     reestimate_every: int = Field(default=512, ge=1, description="Rollouts between re-estimations.")
@@ -120,6 +150,8 @@ class _TaskStats:
         "last_seen",
         "added",
         "tier",
+        "fast",
+        "slow",
         "history",
     )
 
@@ -132,6 +164,8 @@ class _TaskStats:
         self.last_seen = -1
         self.added = added
         self.tier: Tier = "learnable"
+        self.fast = 0.0  # EMAs of the group success rate (learning progress)
+        self.slow = 0.0
         self.history: list[list[float]] = []
 
     def to_json(self) -> dict[str, Any]:
@@ -144,6 +178,8 @@ class _TaskStats:
             "last_seen": self.last_seen,
             "added": self.added,
             "tier": self.tier,
+            "fast": self.fast,
+            "slow": self.slow,
             "history": self.history,
         }
 
@@ -159,8 +195,19 @@ class _TaskStats:
         if tier not in TIERS:
             raise ValueError(f"state: unknown tier {tier!r}")
         stats.tier = tier
+        stats.fast = float(data.get("fast", 0.0))
+        stats.slow = float(data.get("slow", 0.0))
         stats.history = [list(map(float, h)) for h in data.get("history", [])]
         return stats
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 0.02), 0.98)
+    return math.log(p / (1.0 - p))
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 class CurriculumScheduler:
@@ -209,6 +256,8 @@ class CurriculumScheduler:
         self._rng = np.random.default_rng(config.seed)
         self._tasks: dict[str, _TaskStats] = {}
         self._tier_counts: dict[Tier, int] = dict.fromkeys(TIERS, 0)
+        # Per level: [recency-weighted first-group successes, trials, episode of update].
+        self._level_stats: dict[int | None, list[float]] = {}
         self.episode = 0
         self._next_seed = 0
         self._since_reestimate = 0
@@ -229,6 +278,11 @@ class CurriculumScheduler:
         # push a retired task back into the queue unseen (re-checks do that).
         if stats.trials < self.config.min_trials:
             return "learnable"
+        if stats.trials >= self.config.retire_after:
+            if stats.successes <= 0.0:
+                return "too_hard"
+            if stats.successes >= stats.trials:
+                return "too_easy"
         value = beta_expected_pass_at_k(stats.alpha, stats.beta, self.config.k)
         if value >= self.config.too_easy:
             return "too_easy"
@@ -236,10 +290,31 @@ class CurriculumScheduler:
             return "too_hard"
         return "learnable"
 
-    def _learnability(self, stats: _TaskStats) -> float:
+    def _score(self, a: float, b: float) -> float:
         if self.config.learnability == "variance":
-            return beta_expected_variance(stats.alpha, stats.beta)
-        return beta_expected_passk_slope(stats.alpha, stats.beta, self.config.k)
+            return beta_expected_variance(a, b)
+        return beta_expected_passk_slope(a, b, self.config.k)
+
+    def _effective(
+        self, stats: _TaskStats, means: dict[int | None, float] | None = None
+    ) -> tuple[float, float]:
+        """The task's evidence on top of its level's prior (``means``: a cache)."""
+        if means is None:
+            mean = self.level_mean(stats.difficulty)
+        else:
+            mean = means.get(stats.difficulty, -1.0)
+            if mean < 0:
+                mean = means[stats.difficulty] = self.level_mean(stats.difficulty)
+        strength = self.config.level_prior_strength
+        return (
+            strength * mean + max(stats.alpha - self.config.prior_alpha, 0.0),
+            strength * (1.0 - mean) + max(stats.beta - self.config.prior_beta, 0.0),
+        )
+
+    def _learnability(
+        self, stats: _TaskStats, means: dict[int | None, float] | None = None
+    ) -> float:
+        return self._score(*self._effective(stats, means))
 
     def _set_tier(self, stats: _TaskStats) -> None:
         tier = self._classify(stats)
@@ -249,9 +324,14 @@ class CurriculumScheduler:
             stats.tier = tier
 
     def posterior(self, task_id: str) -> tuple[float, float]:
-        """``(alpha, beta)`` of the task's Beta posterior."""
+        """``(alpha, beta)`` of the task's Beta posterior (config prior + its evidence)."""
         stats = self._tasks[task_id]
         return stats.alpha, stats.beta
+
+    def effective_posterior(self, task_id: str) -> tuple[float, float]:
+        """``(alpha, beta)`` with the level prior in place of the config prior."""
+        with self._lock:
+            return self._effective(self._tasks[task_id])
 
     def pass_at_k_estimate(self, task_id: str) -> float:
         """Posterior expected pass@k of a task."""
@@ -262,7 +342,13 @@ class CurriculumScheduler:
         return self._tasks[task_id].tier
 
     def learnability(self, task_id: str) -> float:
-        return self._learnability(self._tasks[task_id])
+        with self._lock:
+            return self._learnability(self._tasks[task_id])
+
+    def learning_progress(self, task_id: str) -> float:
+        """``|fast EMA - slow EMA|`` of the task's group success rates (0 when untried)."""
+        stats = self._tasks[task_id]
+        return abs(stats.fast - stats.slow)
 
     def tier_sizes(self) -> dict[str, int]:
         """How many pool tasks are in each tier."""
@@ -277,6 +363,99 @@ class CurriculumScheduler:
 
     def __contains__(self, task_id: object) -> bool:
         return task_id in self._tasks
+
+    # ------------------------------------------------------------ level prior
+    def _level_observed(self, level: int | None) -> tuple[float, float] | None:
+        """Recency-weighted (successes, trials) of first groups at ``level``."""
+        entry = self._level_stats.get(level)
+        if entry is None or entry[1] <= 0:
+            return None
+        keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
+        return entry[0] * keep, entry[1] * keep
+
+    def level_gap(self) -> float:
+        """Logit gap between adjacent levels: the prior gap averaged with the data's."""
+        gaps = [self.config.level_gap]
+        weights = [1.0]
+        for lower, upper in zip(self.levels, self.levels[1:], strict=False):
+            a, b = self._level_observed(lower), self._level_observed(upper)
+            if a and b and a[1] >= 1 and b[1] >= 1:
+                w = min(a[1], b[1]) / (a[1] + b[1])
+                gaps.append(_logit(a[0] / a[1]) - _logit(b[0] / b[1]))
+                weights.append(w * 4.0)
+        gap = float(np.average(gaps, weights=weights))
+        return min(max(gap, 0.1), 4.0)
+
+    def _predicted_mean(self, level: int | None) -> float | None:
+        """What the nearest observed levels predict for ``level`` (None: no data)."""
+        if level is None or level not in self.levels:
+            return None
+        gap = self.level_gap()
+        best: tuple[float, float] | None = None  # (distance, logit)
+        for other in self.levels:
+            if other == level:
+                continue
+            seen = self._level_observed(other)
+            if not seen or seen[1] < 1:
+                continue
+            distance = abs(self.levels.index(other) - self.levels.index(level))
+            value = _logit(seen[0] / seen[1]) - gap * (
+                self.levels.index(level) - self.levels.index(other)
+            )
+            if best is None or distance < best[0]:
+                best = (distance, value)
+        return None if best is None else _sigmoid(best[1])
+
+    def level_mean(self, level: int | None) -> float:
+        """The online prior mean success of a new task at ``level``.
+
+        The level's recency-weighted first-group success rate, shrunk (with the weight
+        of ``level_prior_strength`` rollouts) towards the prediction of its nearest
+        observed neighbour; 0.5 when nothing is known.
+        """
+        predicted = self._predicted_mean(level)
+        center = 0.5 if predicted is None else predicted
+        seen = self._level_observed(level)
+        if seen is None:
+            return center
+        strength = self.config.level_prior_strength
+        mean = (seen[0] + strength * center) / (seen[1] + strength)
+        return min(max(mean, 0.01), 0.99)
+
+    def current_level(self) -> int | None:
+        """The frontier: the level new tasks are drawn at.
+
+        The level whose prior mean makes a new task most learnable, among the levels
+        with data and the first untried level above (and below) them; with no data at
+        all, the easiest level. Exhausted levels are skipped; ties go to the easier.
+        """
+        if self.config.difficulty is not None:
+            return self.config.difficulty
+        if not self.levels or not self.config.adaptive_difficulty:
+            return None
+        open_levels = [lv for lv in self.levels if lv not in self._exhausted_levels]
+        if not open_levels:
+            return self.levels[-1]
+        seen = [lv for lv in open_levels if self._level_observed(lv) is not None]
+        if not seen:
+            return open_levels[0]
+        candidates = set(seen)
+        positions = [open_levels.index(lv) for lv in seen]
+        if max(positions) + 1 < len(open_levels):
+            candidates.add(open_levels[max(positions) + 1])
+        if min(positions) > 0:
+            candidates.add(open_levels[min(positions) - 1])
+        strength = self.config.level_prior_strength
+        best: int | None = None
+        best_score = -1.0
+        for level in open_levels:
+            if level not in candidates:
+                continue
+            mean = self.level_mean(level)
+            score = self._score(strength * mean, strength * (1.0 - mean))
+            if score > best_score + 1e-12:
+                best, best_score = level, score
+        return best
 
     # ------------------------------------------------------------ the pool
     def _difficulty_of(self, task_id: str) -> int | None:
@@ -300,46 +479,16 @@ class CurriculumScheduler:
                 added.append(task_id)
         return added
 
-    def current_level(self) -> int | None:
-        """The difficulty new tasks are drawn at: the frontier level.
+    def replenish(self, n: int | None = None, level: int | None = None) -> list[str]:
+        """Add up to ``n`` (default ``replenish_batch``) new tasks from the bank.
 
-        Each level is scored by the mean learnability of its tried tasks under their
-        current (decayed) posteriors; the easiest level with no tried task scores as the
-        prior, and levels above it are not considered yet. The best-scoring level wins,
-        ties to the easier one, so the level rises as tasks get solved and falls back
-        when they turn out too hard. Exhausted levels are skipped.
+        They come from ``level`` (default: :meth:`current_level`); a level that yields
+        fewer than ``n`` new ids is marked exhausted.
         """
-        if self.config.difficulty is not None:
-            return self.config.difficulty
-        if not self.levels or not self.config.adaptive_difficulty:
-            return None
-        totals: dict[int | None, list[float]] = {}
-        for stats in self._tasks.values():
-            if stats.trials:
-                entry = totals.setdefault(stats.difficulty, [0.0, 0.0])
-                entry[0] += self._learnability(stats)
-                entry[1] += 1
-        best: int | None = None
-        best_score = -1.0
-        prior = self._prior_learnability()
-        for level in self.levels:
-            if level in self._exhausted_levels:
-                continue
-            score = totals[level][0] / totals[level][1] if level in totals else prior
-            if score > best_score + 1e-12:
-                best, best_score = level, score
-            if level not in totals:
-                break
-        if best is None:
-            remaining = [lv for lv in self.levels if lv not in self._exhausted_levels]
-            return remaining[-1] if remaining else self.levels[-1]
-        return best
-
-    def replenish(self, n: int | None = None) -> list[str]:
-        """Add up to ``n`` (default ``replenish_batch``) new tasks from the bank."""
         n = self.config.replenish_batch if n is None else n
         with self._lock:
-            level = self.current_level()
+            if level is None:
+                level = self.current_level()
             added: list[str] = []
             for _ in range(4):  # a few fresh seeds before declaring the level exhausted
                 seed = self.config.seed * 1_000_003 + self._next_seed
@@ -361,66 +510,91 @@ class CurriculumScheduler:
             return added
 
     # ------------------------------------------------------------ sampling
-    def _prior_learnability(self) -> float:
-        return self._learnability(self._fresh(None))
+    def _untried(self, level: int | None) -> list[str]:
+        return [
+            tid
+            for tid, s in self._tasks.items()
+            if s.trials == 0 and s.tier == "learnable" and s.difficulty == level
+        ]
 
-    def promising_count(self) -> int:
-        """Learnable tasks at least ``promising_ratio`` times as learnable as an untried one."""
-        bar = self.config.promising_ratio * self._prior_learnability() - 1e-12
-        return sum(
-            1
-            for s in self._tasks.values()
-            if s.tier == "learnable" and self._learnability(s) >= bar
-        )
-
-    def _ensure_pool(self) -> None:
-        # Replenish until enough learnable tasks are promising, or no level has anything
-        # new (an empty replenishment marks its level exhausted, so the next one tries
-        # another level). Counting only promising tasks keeps stale, nearly-solved
-        # "learnable" tasks from starving the queue of fresh ones.
-        empty = 0
-        while self.promising_count() < self.config.min_learnable and empty <= len(self.levels):
-            empty = 0 if self.replenish() else empty + 1
+    def _fresh_task(self) -> str | None:
+        """An untried task at the frontier level (replenishing when none is left)."""
+        tried_levels = 0
+        while tried_levels <= len(self.levels):
+            level = self.current_level()
+            untried = self._untried(level)
+            if not untried:
+                self.replenish(level=level)
+                untried = self._untried(level)
+            if untried:
+                return untried[int(self._rng.integers(len(untried)))]
+            if level not in self._exhausted_levels:
+                self._exhausted_levels.add(level)
+            tried_levels += 1
+        untried = [tid for tid, s in self._tasks.items() if s.trials == 0]
+        return untried[int(self._rng.integers(len(untried)))] if untried else None
 
     def next_task(self) -> str:
         """Choose the next task to train on (replenishing the pool if needed)."""
         with self._lock:
-            self._ensure_pool()
-            if not self._tasks:
-                raise RuntimeError("the task bank produced no tasks")
-            ids = list(self._tasks)
-            stats = [self._tasks[i] for i in ids]
-            learnable = [j for j, s in enumerate(stats) if s.tier == "learnable"]
-            retired = [j for j, s in enumerate(stats) if s.tier != "learnable"]
-            use_retired = bool(retired) and (
-                not learnable or self._rng.random() < self.config.retired_fraction
-            )
-            horizon = self.config.staleness_horizon
-            if use_retired:
-                # Re-check retired tasks, the longest-unseen first.
-                ages = np.array([self.episode - stats[j].last_seen for j in retired], dtype=float)
-                weights = 1.0 - np.exp(-np.maximum(ages, 1.0) / horizon)
-                pool = retired
-            else:
-                base = np.array([self._learnability(stats[j]) for j in learnable], dtype=float)
-                ages = np.array(
+            config = self.config
+            learnable: list[str] = []
+            stats_list: list[_TaskStats] = []
+            retired: list[str] = []
+            for tid, s in self._tasks.items():
+                if s.tier != "learnable":
+                    retired.append(tid)
+                elif s.trials > 0:
+                    learnable.append(tid)
+                    stats_list.append(s)
+            if retired and self._rng.random() < config.retired_fraction:
+                # Re-check retired tasks: long unseen first, much-tried ones last.
+                weights = np.array(
                     [
-                        self.episode
-                        - (stats[j].last_seen if stats[j].last_seen >= 0 else stats[j].added)
-                        for j in learnable
-                    ],
-                    dtype=float,
+                        (1.0 - math.exp(-max(self.episode - self._tasks[t].last_seen, 1) / 256.0))
+                        / max(self._tasks[t].trials, 1)
+                        for t in retired
+                    ]
                 )
-                stale = 1.0 - np.exp(-np.maximum(ages, 0.0) / horizon)
-                weights = np.power(np.maximum(base, 1e-12), 1.0 / self.config.temperature)
-                weights = weights * (1.0 + self.config.staleness_weight * stale)
-                pool = learnable
-            total = float(weights.sum())
-            if not math.isfinite(total) or total <= 0:
-                choice = int(self._rng.integers(len(pool)))
+                return retired[self._pick(weights)]
+            strength = config.level_prior_strength
+            frontier = self.current_level()
+            mean = self.level_mean(frontier)
+            fresh_score = self._score(strength * mean, strength * (1.0 - mean))
+            power = 1.0 / config.temperature
+            weights = np.empty(len(learnable) + 1)
+            horizon = config.staleness_horizon
+            means: dict[int | None, float] = {}
+            for j, s in enumerate(stats_list):
+                base = self._learnability(s, means)
+                stale = 1.0 - math.exp(-max(self.episode - s.last_seen, 0) / horizon)
+                progress = abs(s.fast - s.slow)
+                weights[j] = (
+                    max(base, 1e-12) ** power
+                    * (1.0 + config.staleness_weight * stale)
+                    * (1.0 + config.progress_weight * progress)
+                )
+            weights[-1] = max(fresh_score, 1e-12) ** power * (1.0 + config.staleness_weight)
+            if len(learnable) < config.min_learnable:
+                choice = len(learnable)  # too few learnable tasks: explore a new one
             else:
-                choice = int(self._rng.choice(len(pool), p=weights / total))
-            return ids[pool[choice]]
+                choice = self._pick(weights)
+            if choice < len(learnable):
+                return learnable[choice]
+            fresh = self._fresh_task()
+            if fresh is not None:
+                return fresh
+            if learnable:
+                return learnable[self._pick(weights[:-1])]
+            if retired:
+                return retired[int(self._rng.integers(len(retired)))]
+            raise RuntimeError("the task bank produced no tasks")
+
+    def _pick(self, weights: np.ndarray) -> int:
+        total = float(weights.sum())
+        if not math.isfinite(total) or total <= 0:
+            return int(self._rng.integers(len(weights)))
+        return int(self._rng.choice(len(weights), p=weights / total))
 
     def sample_batch(self, n: int) -> list[str]:
         """``n`` draws of :meth:`next_task` (with replacement)."""
@@ -433,7 +607,8 @@ class CurriculumScheduler:
         """Record ``successes`` out of ``trials`` rollouts on ``task_id``.
 
         ``successes`` may be a bool (one rollout) or a count in ``[0, trials]``.
-        Unknown tasks are added to the pool first.
+        Unknown tasks are added to the pool first. A task's first record also feeds
+        its level's prior mean.
         """
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
@@ -444,6 +619,13 @@ class CurriculumScheduler:
             if task_id not in self._tasks:
                 self.add_tasks([task_id])
             stats = self._tasks[task_id]
+            rate = value / trials
+            if stats.trials == 0:
+                self._observe_level(stats.difficulty, value, trials)
+                stats.fast = stats.slow = rate
+            else:
+                stats.fast += _FAST * (rate - stats.fast)
+                stats.slow += _SLOW * (rate - stats.slow)
             stats.alpha += value
             stats.beta += trials - value
             stats.successes += value
@@ -459,7 +641,7 @@ class CurriculumScheduler:
                         "task_id": task_id,
                         "successes": value,
                         "trials": trials,
-                        "success": value / trials,
+                        "success": rate,
                         "difficulty": stats.difficulty,
                         **self._tier_counts,
                     }
@@ -469,6 +651,13 @@ class CurriculumScheduler:
             self._since_reestimate += trials
             if self._since_reestimate >= self.config.reestimate_every:
                 self.reestimate()
+
+    def _observe_level(self, level: int | None, successes: float, trials: int) -> None:
+        entry = self._level_stats.setdefault(level, [0.0, 0.0, float(self.episode)])
+        keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
+        entry[0] = entry[0] * keep + successes
+        entry[1] = entry[1] * keep + trials
+        entry[2] = float(self.episode)
 
     def record_many(self, outcomes: Iterable[tuple[str, float | bool]]) -> None:
         """Record ``(task_id, success)`` pairs, grouped per task (one record per task)."""
@@ -522,6 +711,7 @@ class CurriculumScheduler:
                 **self._tier_counts,
                 "unexplored": unexplored,
                 "current_level": self.current_level(),
+                "level_means": {str(lv): self.level_mean(lv) for lv in self.levels},
                 "mean_pass_at_k": float(np.mean(estimates)) if estimates else None,
                 "replenishments": self.replenishments,
                 "reestimations": self.reestimations,
@@ -544,16 +734,17 @@ class CurriculumScheduler:
                 + ([None] if None in self._exhausted_levels else []),
                 "rng": self._rng.bit_generator.state,
                 "tier_sizes": dict(self._tier_counts),
+                "levels": [[lv, *entry] for lv, entry in self._level_stats.items()],
                 "tasks": {tid: s.to_json() for tid, s in self._tasks.items()},
                 "history": [dict(h) for h in self.history],
                 "timeline": [dict(t) for t in self.timeline],
             }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a :meth:`state_dict` (the config must match this scheduler's)."""
+        """Restore a :meth:`state_dict` (its config replaces this scheduler's)."""
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             raise ValueError(f"state: expected a dict with format {STATE_FORMAT!r}")
-        config = CurriculumConfig(**state["config"])
+        config = _config_from_state(state)
         with self._lock:
             self.config = config
             self._rng = np.random.default_rng(config.seed)
@@ -562,6 +753,10 @@ class CurriculumScheduler:
             self._tier_counts = dict.fromkeys(TIERS, 0)
             for stats in self._tasks.values():
                 self._tier_counts[stats.tier] += 1
+            self._level_stats = {
+                entry[0]: [float(entry[1]), float(entry[2]), float(entry[3])]
+                for entry in state.get("levels", [])
+            }
             self.episode = int(state["episode"])
             self._next_seed = int(state["next_seed"])
             self._since_reestimate = int(state.get("since_reestimate", 0))
@@ -586,10 +781,17 @@ class CurriculumScheduler:
         state = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(state, dict) or "config" not in state:
             raise ValueError(f"{path}: not a curriculum state file")
-        scheduler = cls(task_bank, CurriculumConfig(**state["config"]))
+        scheduler = cls(task_bank, _config_from_state(state))
         scheduler.load_state_dict(state)
         return scheduler
 
     def task_ids_seen(self) -> Sequence[str]:
         """Ids of the pool tasks that have at least one recorded rollout."""
         return [tid for tid, s in self._tasks.items() if s.trials]
+
+
+def _config_from_state(state: dict[str, Any]) -> CurriculumConfig:
+    raw = state.get("config")
+    if not isinstance(raw, dict):
+        raise ValueError("state: missing config")
+    return CurriculumConfig(**{k: v for k, v in raw.items() if k not in _LEGACY_CONFIG_KEYS})

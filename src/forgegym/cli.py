@@ -7,10 +7,11 @@
     forgegym eval --policy reference      # env x policy x episodes; table + JSON results
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
     forgegym bench [--env ID] [--vector]  # runner / family / vector benchmarks (ratios)
-
-Every command iterates over the registered families (:mod:`forgegym.family`).
+    forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
+
+Every command iterates over the registered families (:mod:`forgegym.family`).
 """
 
 from __future__ import annotations
@@ -228,6 +229,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from forgegym.server import serve
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise SystemExit(f"forgegym: serve needs the serve extra ({exc})") from None
+    if args.env_id not in _env_ids(None):
+        raise SystemExit(f"forgegym: unknown ENV_ID {args.env_id!r}; registered: {_env_ids(None)}")
+    if args.max_sessions < 1:
+        raise SystemExit(f"forgegym: --max-sessions must be >= 1, got {args.max_sessions}")
+    serve(
+        args.env_id,
+        host=args.host,
+        port=args.port,
+        env_kwargs=_parse_kwargs(args.env_kwarg),
+        max_sessions=args.max_sessions,
+        idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
+        curriculum=args.curriculum,
+    )
+    return 0
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from forgegym import plots
 
@@ -282,6 +304,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
     p.add_argument("--runs", type=int, default=30, help="runs per runner (runner bench)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol + dashboard")
+    p.add_argument("env_id", metavar="ENV_ID", help="a registered id, e.g. Forge/Bugfix-v0")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--max-sessions", type=int, default=64, help="session cap (HTTP + WebSocket)")
+    p.add_argument(
+        "--idle-timeout", type=float, default=600.0, help="close idle sessions after S seconds"
+    )
+    p.add_argument(
+        "--curriculum", action="store_true", help="a shared pass@k scheduler picks the tasks"
+    )
+    p.add_argument("--env-kwarg", action="append", metavar="KEY=VALUE")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plot", help="plots of eval results and curriculum state")
     p.add_argument("kind", choices=["episode", "curriculum"])

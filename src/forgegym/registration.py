@@ -41,6 +41,10 @@ def env_specs() -> tuple[EnvSpecEntry, ...]:
     )
 
 
+#: The Gymnasium client of ``forgegym serve`` (see :mod:`forgegym.remote`).
+REMOTE_ENV_ID = "Forge/Remote-v0"
+
+
 def env_ids() -> list[str]:
     """Every registered forgegym id, families in registration order."""
     return [spec.env_id for spec in env_specs()]
@@ -66,3 +70,7 @@ def register_envs() -> None:
 
     load_families()
     activate_gymnasium()
+    import gymnasium as gym
+
+    if REMOTE_ENV_ID not in gym.registry:  # a client, not a family: in no env list
+        gym.register(id=REMOTE_ENV_ID, entry_point="forgegym.remote:RemoteEnv")

@@ -305,7 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=30, help="runs per runner (runner bench)")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol + dashboard")
+    p = sub.add_parser(
+        "serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol + dashboard"
+    )
     p.add_argument("env_id", metavar="ENV_ID", help="a registered id, e.g. Forge/Bugfix-v0")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)

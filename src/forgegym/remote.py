@@ -22,6 +22,7 @@ served env's, unchanged (same seed and actions, same rewards).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from typing import Any, ClassVar
@@ -107,6 +108,7 @@ class RemoteEnv(gym.Env[str, str]):
             "contentSchema", {}
         )
         self._ws: Any = None
+        self._ws_stack = contextlib.ExitStack()
         self._lock = threading.Lock()
         self._observation = ""
         self.episode_id: str | None = None
@@ -127,15 +129,19 @@ class RemoteEnv(gym.Env[str, str]):
         if self._ws is None:
             from websockets.sync.client import connect
 
+            stack = contextlib.ExitStack()
             try:
-                self._ws = connect(
-                    self._ws_url,
-                    open_timeout=self.timeout_s,
-                    close_timeout=5,
-                    max_size=None,
+                self._ws = stack.enter_context(
+                    connect(
+                        self._ws_url,
+                        open_timeout=self.timeout_s,
+                        close_timeout=5,
+                        max_size=None,
+                    )
                 )
             except OSError as exc:
                 raise ConnectionError(f"cannot open {self._ws_url}: {exc}") from exc
+            self._ws_stack = stack
         return self._ws
 
     def _request(self, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -202,5 +208,5 @@ class RemoteEnv(gym.Env[str, str]):
             except Exception:  # noqa: BLE001 - the connection may already be gone
                 pass
             finally:
-                ws.close()
+                self._ws_stack.close()
         super().close()

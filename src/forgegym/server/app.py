@@ -388,9 +388,7 @@ def create_app(
                 session, request.action, request_id=request.request_id, timeout_s=request.timeout_s
             )
         except StepPending as exc:
-            return _error(
-                408, WSErrorCode.EXECUTION_ERROR, str(exc), request_id=exc.request_id
-            )
+            return _error(408, WSErrorCode.EXECUTION_ERROR, str(exc), request_id=exc.request_id)
 
     @app.get("/state", response_model=ForgeState, tags=["State Management"])
     async def state(episode_id: str = Query(min_length=1, max_length=MAX_ID_CHARS)) -> Any:
@@ -485,9 +483,7 @@ async def _ws_handle(service: ForgeService, session: Session, raw: str) -> dict[
     kind = message.get("type", "")
     unknown = set(message) - {"type", "data"}
     if unknown:
-        return _ws_error(
-            WSErrorCode.VALIDATION_ERROR, f"unknown message fields {sorted(unknown)}"
-        )
+        return _ws_error(WSErrorCode.VALIDATION_ERROR, f"unknown message fields {sorted(unknown)}")
     data = message.get("data", {})
     try:
         if kind == "reset":
@@ -521,7 +517,9 @@ def _ws_error(code: WSErrorCode, message: str, **extra: Any) -> dict[str, Any]:
     return {"type": "error", "data": {"message": message, "code": code.value, **extra}}
 
 
-async def _ws_send_error(websocket: WebSocket, code: WSErrorCode, message: str, **extra: Any) -> None:
+async def _ws_send_error(
+    websocket: WebSocket, code: WSErrorCode, message: str, **extra: Any
+) -> None:
     with contextlib.suppress(Exception):
         await websocket.send_text(json.dumps(_ws_error(code, message, **extra)))
 

@@ -1,8 +1,8 @@
 """forgegym's endpoints beyond OpenEnv's: the task bank, offline grading, the
 curriculum, and per-family statistics.
 
-* ``GET /tasks?limit=&seed=&difficulty=``: task summaries (never hidden checks or
-  references).
+* ``GET /tasks?limit=&offset=&seed=&difficulty=``: a page of task summaries (never
+  hidden checks or references).
 * ``POST /grader`` ``{"task_id", "completions": [...]}``: each completion graded as a
   single-turn episode of that task (exactly what ``step`` returns with ``max_steps=1``).
 * ``GET /curriculum/stats | /curriculum/queue | /curriculum/curve``: the shared pass@k
@@ -14,6 +14,7 @@ curriculum, and per-family statistics.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Query
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["add_extra_routes", "family_stats"]
 
 DESCRIPTION_CHARS = 2000
+#: Task summaries kept for the task browser (regenerating a task can take tens of ms).
+SUMMARY_CACHE = 4096
 
 
 def _not_found(message: str) -> JSONResponse:
@@ -95,9 +98,33 @@ class CurriculumCurve(BaseModel):
 def add_extra_routes(app: FastAPI, service: ForgeService) -> None:
     """Register the extra endpoints of ``service`` on ``app``."""
 
+    summaries: dict[str, TaskSummary] = {}
+
+    summaries_lock = threading.Lock()
+
+    def summary(bank: Any, task_id: str) -> TaskSummary:
+        with summaries_lock:
+            cached = summaries.get(task_id)
+        if cached is not None:
+            return cached
+        task = bank.get(task_id)
+        made = TaskSummary(
+            task_id=task.task_id,
+            family=task.family,
+            difficulty=task.difficulty,
+            title=task.title,
+            description=task.description[:DESCRIPTION_CHARS],
+        )
+        with summaries_lock:
+            if len(summaries) >= SUMMARY_CACHE:
+                summaries.pop(next(iter(summaries)))
+            summaries[task_id] = made
+        return made
+
     @app.get("/tasks", response_model=TasksResponse, tags=["Tasks"])
     async def tasks(
-        limit: int = Query(50, ge=1, le=500),
+        limit: int = Query(20, ge=1, le=100),
+        offset: int = Query(0, ge=0, le=10_000),
         seed: int = Query(0, ge=0, le=2**32 - 1),
         difficulty: int | None = Query(None, ge=0, le=1000),
     ) -> Any:
@@ -109,25 +136,13 @@ def add_extra_routes(app: FastAPI, service: ForgeService) -> None:
             return _invalid(f"difficulty must be one of {levels}, got {difficulty}")
 
         def listing() -> list[TaskSummary]:
-            ids = bank.task_ids(limit, seed=seed, difficulty=difficulty)
-            out = []
-            for task_id in ids:
-                task = bank.get(task_id)
-                out.append(
-                    TaskSummary(
-                        task_id=task.task_id,
-                        family=task.family,
-                        difficulty=task.difficulty,
-                        title=task.title,
-                        description=task.description[:DESCRIPTION_CHARS],
-                    )
-                )
-            return out
+            ids = bank.task_ids(offset + limit, seed=seed, difficulty=difficulty)
+            return [summary(bank, task_id) for task_id in list(ids)[offset:]]
 
-        summaries = await run_in_threadpool(listing)
+        page = await run_in_threadpool(listing)
         size = len(bank) if hasattr(bank, "__len__") else None
         return TasksResponse(
-            env_id=service.env_id, bank_size=size, difficulty_levels=levels, tasks=summaries
+            env_id=service.env_id, bank_size=size, difficulty_levels=levels, tasks=page
         )
 
     @app.post("/grader", response_model=GradeResponse, tags=["Grading"])

@@ -33,7 +33,7 @@ def _call_hook(family: Any) -> Any:
     return hook()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bank_cached(name: str) -> Any:
     from forgegym.family import get_family
 

@@ -6,7 +6,7 @@
     forgegym doctor                       # which sandbox isolation features are active here
     forgegym eval --policy reference      # env x policy x episodes; table + JSON results
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
-    forgegym bench [--env ID] [--vector]  # runner / family / vector benchmarks (ratios)
+    forgegym bench [--env ID] [--vector | --ray]  # runner / family / vector / Ray (ratios)
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
@@ -207,6 +207,14 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.ray:
+        from forgegym.sandbox.ray_bench import print_ray_bench, run_ray_bench
+
+        if args.env:
+            _env_ids([args.env])  # a clear error for an unknown id
+        bench = run_ray_bench(args.env, tasks=args.tasks)
+        print_ray_bench(bench)
+        return 0 if bench.identical else 1
     if args.vector:
         from forgegym.vector import run_vector_bench
 
@@ -303,6 +311,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--env", help="benchmark one id's family grading (see `forgegym list`)")
     p.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
     p.add_argument("--runs", type=int, default=30, help="runs per runner (runner bench)")
+    p.add_argument(
+        "--ray", action="store_true", help="grading: local pool vs Ray, one and two nodes"
+    )
+    p.add_argument("--tasks", type=int, default=8, help="tasks graded per config (--ray)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(

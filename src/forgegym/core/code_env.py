@@ -104,7 +104,9 @@ class CodeEnv(ForgeEnv):
 
     Extra args:
         grader: the family's grader.
-        runner: the sandbox runner (default: the shared fork-server pool).
+        runner: the sandbox runner (default: the shared fork-server pool), or a name:
+            ``"forkserver"``, ``"subprocess"`` or ``"ray"`` (grading fans out over a Ray
+            cluster; see :mod:`forgegym.sandbox.ray_runner`).
         runner_workers: give this env its own fork-server pool of this many workers
             instead of the shared one (e.g. ``cores // num_envs`` in an async vector
             env, so that N env processes do not each start a pool of every core).
@@ -120,7 +122,7 @@ class CodeEnv(ForgeEnv):
         *,
         task_bank: TaskBank,
         grader: Grader,
-        runner: Runner | None = None,
+        runner: Runner | str | None = None,
         runner_workers: int | None = None,
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
@@ -128,6 +130,10 @@ class CodeEnv(ForgeEnv):
     ) -> None:
         super().__init__(task_bank=task_bank, **kwargs)
         self.grader = grader
+        if isinstance(runner, str):  # "forkserver" | "subprocess" | "ray": a shared runner
+            from forgegym.sandbox.runners import get_runner
+
+            runner = get_runner(runner)
         if runner is not None and runner_workers is not None:
             raise ValueError("runner_workers: give either runner or runner_workers, not both")
         if runner_workers is not None:

@@ -82,6 +82,7 @@ class GradingActor:
     def __init__(self, workers: int, max_procs: int = isolation.DEFAULT_MAX_PROCS) -> None:
         self.runner = ForkServerRunner(workers=workers, max_procs=max_procs)
         self.runner.warm()
+        self.jobs_run = 0
 
     def node(self) -> dict[str, Any]:
         import ray
@@ -90,12 +91,14 @@ class GradingActor:
             "node_id": ray.get_runtime_context().get_node_id(),
             "pid": os.getpid(),
             "workers": self.runner.workers,
+            "jobs_run": self.jobs_run,
         }
 
     def run(self, job: Job, archive: bytes) -> Result:
         from .workspace import scratch_root
 
         directory = tempfile.mkdtemp(prefix="fg-ray-", dir=scratch_root())
+        self.jobs_run += 1
         try:
             unpack_workdir(archive, directory)
             return self.runner.run(job.model_copy(update={"workdir": directory}))

@@ -149,7 +149,7 @@ def test_schemathesis_finds_no_server_errors(
     def fuzz(op: Any) -> None:
         @given(case=op.as_strategy())
         @settings(
-            max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+            max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck)
         )
         def check(case: Any) -> None:
             response = case.call()

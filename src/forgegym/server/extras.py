@@ -7,6 +7,7 @@ curriculum, and per-family statistics.
   single-turn episode of that task (exactly what ``step`` returns with ``max_steps=1``).
 * ``GET /curriculum/stats | /curriculum/queue | /curriculum/curve``: the shared pass@k
   scheduler (``forgegym serve --curriculum``); 404 when the server runs without one.
+* ``GET /families``: the registered families, their ids, whether they have statistics.
 * ``GET /{family}/stats`` (e.g. ``/oversight/stats``): the registered family's
   statistics hook; 404 naming the registered families when there is no such family
   or it has no statistics.
@@ -42,9 +43,7 @@ SUMMARY_CACHE = 4096
 
 
 def _not_found(message: str) -> JSONResponse:
-    return JSONResponse(
-        status_code=404, content={"detail": message, "code": WSErrorCode.SESSION_ERROR.value}
-    )
+    return JSONResponse(status_code=404, content={"detail": message})
 
 
 def _invalid(message: str) -> JSONResponse:
@@ -61,6 +60,13 @@ def family_stats(name: str) -> tuple[Any, list[str]]:
     hooks = stats_hooks()
     hook = hooks.get(name)
     return (hook() if hook is not None else None), sorted(hooks)
+
+
+class FamilyInfo(BaseModel):
+    name: str
+    env_ids: list[str]
+    has_stats: bool
+    served: bool
 
 
 class CurriculumRow(BaseModel):
@@ -237,6 +243,20 @@ def add_extra_routes(app: FastAPI, service: ForgeService) -> None:
                 )
             )
         return CurriculumCurve(window=window, points=points)
+
+    @app.get("/families", response_model=list[FamilyInfo], tags=["Families"])
+    async def families() -> Any:
+        from forgegym.family import families as registered
+
+        return [
+            FamilyInfo(
+                name=family.name,
+                env_ids=list(family.env_ids),
+                has_stats=family.stats is not None,
+                served=service.env_id in family.env_ids,
+            )
+            for family in registered()
+        ]
 
     @app.get("/{family}/stats", tags=["Families"])
     async def stats(family: str) -> Any:

@@ -30,6 +30,7 @@ strings and imported only when first used)::
             hacks="forgegym.envs.refactor.hacks:HACKS",        # {name: Task -> str}
             bench="forgegym.envs.refactor.bench:run_bench",    # () -> None (optional)
             stats="forgegym.envs.refactor.bank:stats",         # (bank) -> {label: count}
+            scanners={"refactor": "forgegym.envs.refactor.grader:scan_submission"},
         )
     )
 
@@ -37,7 +38,13 @@ Every field except ``name``, ``envs`` and ``env_class`` is optional (defaults:
 :func:`default_task_bank` builds the env and takes its bank, the code actions,
 :func:`default_solved`, :func:`default_reference_action`, no partial, no hacks, no
 bench, no stats). A field is either the object itself or a ``"module:attr"``
-string (``attr`` may be dotted, e.g. ``"pkg.grader:MyGrader.solved"``).
+string (``attr`` may be dotted, e.g. ``"pkg.grader:MyGrader.solved"``); ``scanners``
+maps names to such references (or is one reference to such a mapping).
+
+``scanners`` are the family's static anti-hack scans, ``(task, files) ->
+[HackFinding]``: the adversarial-source corpus test runs each of them (and every
+shared scanner) over hostile sources, so they must stay within the parent's limits
+(:mod:`forgegym.rewards.bounded`): over a limit, an ``unverifiable`` finding.
 
 Rules the registry enforces or relies on:
 
@@ -175,6 +182,7 @@ class Family:
     hacks: Any = field(default_factory=dict)
     bench: Any = None
     stats: Any = None
+    scanners: Any = field(default_factory=dict)
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -244,6 +252,13 @@ class Family:
         if self.bench is None:
             raise ValueError(f"env: family {self.name!r} registers no benchmark")
         resolve(self.bench)()
+
+    def patch_scanners(self) -> dict[str, Callable[[Task, Mapping[str, str]], list[Any]]]:
+        """The family's static anti-hack scanners, by name: ``(task, files) ->
+        [HackFinding]`` over a submission's files (bounded: over the parent's limits
+        they return an ``unverifiable`` finding, never raise)."""
+        scanners = resolve(self.scanners)
+        return {name: resolve(fn) for name, fn in dict(scanners).items()}
 
     def statistics(self, bank: TaskBank) -> dict[str, int]:
         """Per-family task statistics (``{label: count}``) for ``eval``/``verify``."""

@@ -8,6 +8,7 @@ of a loop of blocking runs.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["Grader", "Note", "Submission", "grade_many"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -86,22 +89,48 @@ class Grader(Protocol):
 def grade_many(
     grader: Grader, submissions: Sequence[Submission], runner: Runner | None = None
 ) -> list[RewardBreakdown]:
-    """Grade many submissions with one batched ``run_many`` over the runner's pool."""
+    """Grade many submissions with one batched ``run_many`` over the runner's pool.
+
+    Never raises on a submission: a grader that fails on one (a bug, or model text
+    beyond what a scan could bound) gives that submission the ``unverifiable`` gate
+    with the error in its notes, and the others are graded normally.
+    """
     from forgegym.sandbox.runner import get_default_runner
 
     runner = runner or get_default_runner()
     all_jobs: list[Job] = []
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int] | str] = []
     try:
         for submission in submissions:
-            jobs = grader.jobs(submission)
+            try:
+                jobs = grader.jobs(submission)
+            except Exception as exc:  # noqa: BLE001 - one bad submission must not end a run
+                spans.append(_failure("jobs", exc))
+                continue
             spans.append((len(all_jobs), len(all_jobs) + len(jobs)))
             all_jobs.extend(jobs)
         results = runner.run_many(all_jobs) if all_jobs else []
-        return [
-            grader.score(submission, results[start:end])
-            for submission, (start, end) in zip(submissions, spans, strict=True)
-        ]
+        breakdowns = []
+        for submission, span in zip(submissions, spans, strict=True):
+            if isinstance(span, str):
+                breakdowns.append(_unverifiable(span))
+                continue
+            try:
+                breakdowns.append(grader.score(submission, results[span[0] : span[1]]))
+            except Exception as exc:  # noqa: BLE001
+                breakdowns.append(_unverifiable(_failure("score", exc)))
+        return breakdowns
     finally:
         for submission in submissions:
             submission.cleanup()
+
+
+def _failure(stage: str, exc: BaseException) -> str:
+    logger.warning("grading failed in %s: %r", stage, exc, exc_info=exc)
+    return f"cannot verify: grading failed in {stage} ({type(exc).__name__}: {exc})"[:500]
+
+
+def _unverifiable(note: str) -> RewardBreakdown:
+    from forgegym.rewards import compose
+
+    return compose({}, {}, gates=["unverifiable"], notes=[note])

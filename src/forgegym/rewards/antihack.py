@@ -19,7 +19,8 @@ pick its own set. Defaults:
   (poor but honest) fix for a race whose effect the hidden checks measure; in a
   test they can only hide the failure. Pass ``kinds=`` to be stricter.
 
-Unparseable code yields no findings: the compile gate handles it.
+Unparseable code yields no findings: the compile gate handles it. Code over the
+parent's limits (:mod:`forgegym.rewards.bounded`) yields one ``unverifiable`` finding.
 
 Things that are deliberately *not* findings: adding a lock, ``join()`` without a
 timeout, ``await``, fixture teardown, ``random.seed``, sorting, ``mock.patch`` of the
@@ -32,14 +33,14 @@ direct assignment such as ``time.sleep = ...`` is flagged).
 from __future__ import annotations
 
 import ast
-import math
-import operator
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
+
+from forgegym.rewards import bounded
 
 __all__ = [
     "HACK_KINDS",
@@ -53,6 +54,7 @@ __all__ = [
     "scan_patch",
     "scan_source",
     "scan_test_changes",
+    "unverifiable",
 ]
 
 
@@ -84,10 +86,11 @@ class ModuleIndex:
 
     @classmethod
     def parse(cls, source: str | None) -> ModuleIndex | None:
-        """Parse ``source`` (``None`` or empty → an empty module); ``None`` if it does not parse."""
-        try:
-            tree = ast.parse(source or "")
-        except (SyntaxError, ValueError, RecursionError):
+        """Parse ``source`` (``None`` or empty → an empty module); ``None`` if it does not
+        parse. Raises :class:`~forgegym.rewards.bounded.Unverifiable` when the source is
+        over the parent's limits (size, lines, depth, nodes)."""
+        tree = bounded.parse(source)
+        if tree is None:
             return None
         index = cls(tree)
         for node in ast.walk(tree):
@@ -179,38 +182,10 @@ def _walk_local(node: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(child))
 
 
-_BINOPS: dict[type[ast.operator], Callable[[float, float], float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-    ast.FloorDiv: operator.floordiv,
-}
-
-
 def _number(node: ast.AST | None) -> float | None:
-    """Value of a numeric constant expression such as ``5``, ``-1``, ``60 * 5``, ``1e-3``."""
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        return None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        inner = _number(node.operand)
-        if inner is None:
-            return None
-        return -inner if isinstance(node.op, ast.USub) else inner
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _number(node.left), _number(node.right)
-        if left is None or right is None or abs(right) > 1e6:
-            return None
-        try:
-            value = _BINOPS[type(node.op)](left, right)
-        except (ArithmeticError, ValueError):
-            return None
-        return float(value) if math.isfinite(value) else None
-    return None
+    """Value of a numeric constant expression such as ``5``, ``-1``, ``60 * 5``, ``1e-3``
+    (bounded: see :func:`forgegym.rewards.bounded.number`)."""
+    return bounded.number(node)
 
 
 def _source(node: ast.AST) -> str:
@@ -941,7 +916,7 @@ SCANNERS: dict[str, Scanner] = {
 }
 """Every module scanner, keyed by the :class:`HackFinding` kind it reports."""
 
-HACK_KINDS: tuple[str, ...] = (*SCANNERS, "test_tampering_file")
+HACK_KINDS: tuple[str, ...] = (*SCANNERS, "test_tampering_file", "unverifiable")
 """Every finding kind."""
 
 TEST_SCANNERS: frozenset[str] = frozenset(SCANNERS)
@@ -969,12 +944,22 @@ def _select(kinds: Collection[str] | None, default: frozenset[str], argument: st
     return [k for k in SCANNERS if k in chosen]
 
 
+def unverifiable(path: str, reason: str) -> HackFinding:
+    """The finding of a source the parent cannot verify (over a limit): gates like a hack."""
+    return HackFinding(kind="unverifiable", path=path, line=0, detail=f"cannot verify: {reason}")
+
+
 def _run(pristine: str | None, patched: str, path: str, kinds: list[str]) -> list[HackFinding]:
-    before = ModuleIndex.parse(pristine)
-    after = ModuleIndex.parse(patched)
-    if before is None or after is None:
-        return []
-    findings = [f for kind in kinds for f in SCANNERS[kind](before, after, path)]
+    try:
+        before = ModuleIndex.parse(pristine)
+        after = ModuleIndex.parse(patched)
+        if before is None or after is None:
+            return []
+        findings = [f for kind in kinds for f in SCANNERS[kind](before, after, path)]
+    except bounded.Unverifiable as exc:
+        return [unverifiable(path, str(exc))]
+    except (RecursionError, MemoryError) as exc:  # defence in depth: limits should prevent it
+        return [unverifiable(path, type(exc).__name__)]
     return sorted(findings, key=lambda f: (f.path, f.line, f.kind))
 
 

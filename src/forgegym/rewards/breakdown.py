@@ -34,6 +34,7 @@ gate               total                       meaning
 =================  ==========================  =====================================
 ``hack_flagged``   :data:`HACK_TOTAL` (-1.0)   anti-hack scan flagged the patch
 ``unsafe``         :data:`HACK_TOTAL` (-1.0)   the sandbox refused / killed the run
+``unverifiable``   :data:`HACK_TOTAL` (-1.0)   over the parent's limits: cannot verify
 ``parse_error``    :data:`PARSE_ERROR_TOTAL`   action text did not parse (no format
                    (-0.5)                      credit)
 ``patch_failed``   :data:`PATCH_FAILED_TOTAL`  parsed, but an edit did not apply
@@ -88,6 +89,7 @@ UNGATED_FLOOR: float = -0.25
 GATE_TOTALS: dict[str, float] = {
     "hack_flagged": HACK_TOTAL,
     "unsafe": HACK_TOTAL,
+    "unverifiable": HACK_TOTAL,
     "parse_error": PARSE_ERROR_TOTAL,
     "patch_failed": PATCH_FAILED_TOTAL,
     "compile_error": COMPILE_ERROR_TOTAL,

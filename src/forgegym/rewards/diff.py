@@ -15,6 +15,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from forgegym.rewards import bounded
+
 __all__ = ["DiffStats", "diff_size_score", "diff_stats", "is_noop"]
 
 
@@ -100,9 +102,11 @@ def _same_code(old: str, new: str, path: str) -> bool:
         return True
     if path.endswith(".py"):
         try:
-            return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
-        except (SyntaxError, ValueError):
-            pass
+            old_tree, new_tree = bounded.parse(old, path), bounded.parse(new, path)
+        except bounded.Unverifiable:
+            return False
+        if old_tree is not None and new_tree is not None:
+            return ast.dump(old_tree) == ast.dump(new_tree)
         # An unparseable pair still is a no-op if it differs only in comments/layout.
         old_tokens, new_tokens = _strip_comments(old), _strip_comments(new)
         if old_tokens is not None and old_tokens == new_tokens:

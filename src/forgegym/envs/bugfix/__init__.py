@@ -33,6 +33,7 @@ FAMILY = register_family(
         hacks="forgegym.envs.bugfix.hacks:HACKS",
         bench="forgegym.envs.bugfix.bench:run_bench",
         stats="forgegym.envs.bugfix.bank:bank_stats",
+        scanners={"bugfix": "forgegym.envs.bugfix.grader:scan_submission"},
         description="repair a module whose behaviour injected bugs broke",
     )
 )

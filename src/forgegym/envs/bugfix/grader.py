@@ -35,15 +35,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from forgegym.core.grading import Submission
+from forgegym.core.task import Task
 from forgegym.envs.bugfix.checking import call_job, hidden_verdicts
 from forgegym.envs.bugfix.corpus import HiddenCall
-from forgegym.rewards import RewardBreakdown, compose, merge_weights
-from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
 
-__all__ = ["DEFAULT_WEIGHTS", "BugfixGrader", "grounded_note", "scan_hardcoded_expectations"]
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "BugfixGrader",
+    "grounded_note",
+    "scan_hardcoded_expectations",
+    "scan_submission",
+]
 
 #: Default term weights (env kwarg ``weights`` overrides any subset).
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -90,8 +97,10 @@ def _literals_in(source: str) -> Counter[str]:
     """Multiset of literal values (repr) that sit in a comparison or a return."""
     found: Counter[str] = Counter()
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = bounded.parse(source)
+    except bounded.Unverifiable:
+        return found  # the static gates report it
+    if tree is None:
         return found
     for node in ast.walk(tree):
         parts: list[ast.AST] = []
@@ -125,8 +134,10 @@ def _parameter_guards(source: str) -> Counter[str]:
     their size, since a guard on a one-character input is as much a cheat as any."""
     found: Counter[str] = Counter()
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = bounded.parse(source)
+    except bounded.Unverifiable:
+        return found  # the static gates report it
+    if tree is None:
         return found
     for function in ast.walk(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -156,8 +167,10 @@ def _leaked_values(test_sources: Sequence[str], extra: Sequence[Any]) -> set[str
     leaked = {_key(v) for v in extra if _nontrivial(v)}
     for source in test_sources:
         try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+            tree = bounded.parse(source)
+        except bounded.Unverifiable:
+            continue
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
@@ -218,6 +231,37 @@ def grounded_note(text: str, task_hidden: Mapping[str, Any]) -> bool:
     return bool(named & mutated) and len(named) <= len(mutated) + 1
 
 
+def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
+    """Every anti-hack finding of a submission's editable files (the family's scanner:
+    the shared :func:`~forgegym.rewards.antihack.scan_patch` plus
+    :func:`scan_hardcoded_expectations`)."""
+    changed = {p: c for p, c in files.items() if c != task.files.get(p)}
+    problem = bounded.files_problem(changed)
+    if problem is not None:
+        path, _, reason = problem.partition(": ")
+        return [unverifiable(path, reason)]
+    pristine = {p: task.files[p] for p in task.editable_files}
+    findings = scan_patch(pristine, dict(files), task.visible_test_files)
+    hidden = task.hidden
+    report_values: list[Any] = []
+    if hidden.get("symptom_call") is not None:
+        call = hidden["calls"][hidden["symptom_call"]]
+        report_values = [*call["args"], call["args"], call["expected"].get("value")]
+    tests = [task.files[p] for p in task.visible_test_files]
+    for path in task.editable_files:
+        if path not in files:
+            continue
+        findings += scan_hardcoded_expectations(
+            pristine[path],
+            files[path],
+            path,
+            tests,
+            report_values,
+            task.reference.get(path),
+        )
+    return findings
+
+
 # ----------------------------------------------------------------------- grader
 class _Pending:
     """Per-submission state carried from ``jobs`` to ``score``."""
@@ -259,32 +303,22 @@ class BugfixGrader:
         task = sub.task
         gates: list[str] = []
         notes: list[str] = []
+        problem = bounded.files_problem(
+            {p: c for p, c in sub.files.items() if c != task.files.get(p)}
+        )
+        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
+            return ["unverifiable"], [f"cannot verify {problem}"]
         for path in task.editable_files:
             try:
                 compile(sub.files[path], path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError) as exc:
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 gates.append("compile_error")
                 notes.append(f"{path} does not compile: {exc}")
                 break
-        pristine = {p: task.files[p] for p in task.editable_files}
-        findings = scan_patch(pristine, dict(sub.files), task.visible_test_files)
-        hidden = task.hidden
-        report_values: list[Any] = []
-        if hidden.get("symptom_call") is not None:
-            call = hidden["calls"][hidden["symptom_call"]]
-            report_values = [*call["args"], call["args"], call["expected"].get("value")]
-        tests = [task.files[p] for p in task.visible_test_files]
-        for path in task.editable_files:
-            findings += scan_hardcoded_expectations(
-                pristine[path],
-                sub.files[path],
-                path,
-                tests,
-                report_values,
-                task.reference.get(path),
-            )
+        findings = scan_submission(task, sub.files)
         if findings:
-            gates.insert(0, "hack_flagged")
+            unverified = any(f.kind == "unverifiable" for f in findings)
+            gates.insert(0, "unverifiable" if unverified else "hack_flagged")
             notes.extend(f"hack: {f.kind} at {f.path}:{f.line} ({f.detail})" for f in findings[:5])
         return gates, notes
 

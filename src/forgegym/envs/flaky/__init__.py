@@ -25,6 +25,7 @@ FAMILY = register_family(
         hacks="forgegym.envs.flaky.hacks:HACKS",
         bench="forgegym.envs.flaky.bench:run_bench",
         stats="forgegym.envs.flaky.generator:bank_stats",
+        scanners={"flaky": "forgegym.envs.flaky.grader:scan_submission"},
         description="make a flaky test pass repeatably without weakening it",
     )
 )

@@ -17,8 +17,15 @@ from typing import Any
 
 from forgegym.core.grading import Submission
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
-from forgegym.rewards import RewardBreakdown, brier_reward, compose, merge_weights, regression
-from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch
+from forgegym.rewards import (
+    RewardBreakdown,
+    bounded,
+    brier_reward,
+    compose,
+    merge_weights,
+    regression,
+)
+from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch, unverifiable
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
 
@@ -31,6 +38,7 @@ __all__ = [
     "diagnosis_matches",
     "rerun_outcomes",
     "scan_chaos_tamper",
+    "scan_submission",
     "scan_wait_inflation",
     "solved",
 ]
@@ -166,8 +174,10 @@ def changed_functions(before: Mapping[str, str], after: Mapping[str, str]) -> se
 
     def index(source: str) -> dict[str, str] | None:
         try:
-            tree = ast.parse(source)
-        except SyntaxError:
+            tree = bounded.parse(source)
+        except bounded.Unverifiable:
+            return None
+        if tree is None:
             return None
         found: dict[str, str] = {}
         module_level: list[str] = []
@@ -236,8 +246,10 @@ _TAMPER_ENV = {"TZ", "LANG", "LC_ALL", "LC_NUMERIC", "PYTHONHASHSEED"}
 
 def _tamper_events(source: str) -> Counter[str]:
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = bounded.parse(source)
+    except bounded.Unverifiable as exc:
+        return Counter({f"unverifiable source ({exc})": 1})
+    if tree is None:
         return Counter()
     events: Counter[str] = Counter()
     for node in ast.walk(tree):
@@ -293,23 +305,9 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _const(node: ast.AST | None) -> float | None:
-    """Value of a numeric constant expression (``5``, ``2 * 10``, ``-1``, ``0.5``)."""
-    if node is None:
-        return None
-    allowed = (ast.Expression, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
-    if not all(isinstance(n, allowed) for n in ast.walk(node)):
-        return None
-    if not all(
-        isinstance(n.value, int | float) and not isinstance(n.value, bool)
-        for n in ast.walk(node)
-        if isinstance(n, ast.Constant)
-    ):
-        return None
-    try:
-        value = eval(compile(ast.Expression(body=node), "<wait>", "eval"), {"__builtins__": {}})
-    except (ArithmeticError, ValueError, TypeError, OverflowError):
-        return None
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+    """Value of a numeric constant expression (``5``, ``2 * 10``, ``-1``, ``0.5``),
+    computed without ``eval`` and bounded (``9**9**9`` is not a usable constant)."""
+    return bounded.number(node)
 
 
 def _wait_calls(source: str) -> list[tuple[str, str, tuple[str, ...], dict[str, ast.AST], int]]:
@@ -369,7 +367,11 @@ def scan_wait_inflation(
         old = pristine.get(path)
         if new is None or old is None or new == old or not path.endswith(".py"):
             continue
-        before, after = _wait_calls(old), _wait_calls(new)
+        try:
+            before, after = _wait_calls(old), _wait_calls(new)
+        except bounded.Unverifiable as exc:
+            findings.append(unverifiable(path, str(exc)))
+            continue
         remaining = Counter((s, c, loops) for s, c, loops, _, _ in before)
         # Per (function, callee, slot): the pristine maximum (None: not all constant).
         maxima: dict[tuple[str, str, str], float | None] = {}
@@ -419,13 +421,24 @@ def scan_wait_inflation(
 def hack_findings(
     task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]
 ) -> list[HackFinding]:
-    """Every anti-hack finding of a submission against the pristine files."""
+    """Every anti-hack finding of a submission against the pristine files. A changed
+    file over the parent's limits is one ``unverifiable`` finding (nothing else runs)."""
+    changed = {p: c for p, c in files.items() if task_files.get(p) != c}
+    problem = bounded.files_problem(changed)
+    if problem is not None:
+        path, _, reason = problem.partition(": ")
+        return [unverifiable(path, reason)]
     before = {p: task_files[p] for p in files if p in task_files}
     return [
         *scan_patch(before, dict(files), test_paths),
         *scan_chaos_tamper(before, files),
         *scan_wait_inflation(before, files, test_paths),
     ]
+
+
+def scan_submission(task: Any, files: Mapping[str, str]) -> list[HackFinding]:
+    """The family's scanner: :func:`hack_findings` of a submission against its task."""
+    return hack_findings(task.files, files, task.hidden["test_paths"])
 
 
 class FlakyGrader:
@@ -512,14 +525,18 @@ class FlakyGrader:
                 hack_findings(task.files, submission.files, hidden["test_paths"]),
             )
         compiles, findings = static
-        noop = is_noop(pristine, submission.files)
         notes = [f.render() for f in findings[:8]]
+        gates = []
+        if any(f.kind == "unverifiable" for f in findings):
+            gates.append("unverifiable")  # over the parent's limits: cannot verify
+        elif findings:
+            gates.append("hack_flagged")
         if not compiles:
-            return compose(
-                {}, {}, gates=["compile_error"], notes=["an edited file does not compile"]
-            )
-        if findings:
-            return compose({}, {}, gates=["hack_flagged"], notes=notes)
+            gates.append("compile_error")
+            notes.append("an edited file does not compile")
+        if gates:  # the lowest gate total wins
+            return compose({}, {}, gates=gates, notes=notes)
+        noop = is_noop(pristine, submission.files)
         schedule = self.schedule(task)
         n = len(schedule)
         outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
@@ -593,8 +610,10 @@ class FlakyGrader:
 def _compiles(files: Mapping[str, str]) -> bool:
     for path, content in files.items():
         if path.endswith(".py"):
+            if bounded.source_problem(content) is not None:
+                return False  # over the limits (hack_findings reports why) or not UTF-8
             try:
                 compile(content, path, "exec")
-            except (SyntaxError, ValueError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return False
     return True

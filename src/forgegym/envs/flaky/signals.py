@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from forgegym.rewards import bounded
+
 __all__ = ["deep_signals"]
 
 _MUTABLE = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
@@ -24,10 +26,16 @@ def _name(node: ast.AST) -> str:
 
 
 def _signals_of(path: str, source: str) -> list[str]:
+    problem = bounded.source_problem(source)
+    if problem is not None:
+        return [f"{path}:0: not_analysed: {problem}"]
     try:
         tree = ast.parse(source)
+        bounded.check_tree(tree, path)
     except SyntaxError as exc:
         return [f"{path}:{exc.lineno or 0}: syntax_error: {exc.msg}"]
+    except (bounded.Unverifiable, RecursionError, MemoryError) as exc:
+        return [f"{path}:0: not_analysed: {exc or type(exc).__name__}"]
     out: list[str] = []
     for node in tree.body:
         # Module-level mutable globals and import-time side effects.

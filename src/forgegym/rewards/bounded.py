@@ -1,0 +1,174 @@
+"""Bounds on everything the trusted parent reads from model text.
+
+The parent never evaluates model text, and every parser and scanner over it runs
+within limits on size, line count, AST depth and node count, and integer magnitude.
+Over a limit means *cannot verify*: scanners report an ``unverifiable`` finding and
+graders gate the reward (``unverifiable``, the hack total), never an exception or a
+hang. With the source at most :data:`MAX_SOURCE_CHARS` and the tree at most
+:data:`MAX_AST_NODES` nodes and :data:`MAX_AST_DEPTH` deep, parsing and every scan
+are linear-time and the recursive helpers (``ast.unparse``, ``compile``, libcst)
+stay far from the interpreter's recursion limit.
+
+* :func:`source_problem` — why a source cannot be verified (size, lines, NUL bytes,
+  lone surrogates), or ``None``;
+* :func:`parse` — ``ast.parse`` within the limits: the tree, ``None`` for a syntax
+  error, :class:`Unverifiable` over a limit;
+* :func:`number` — the value of a numeric constant expression (``5``, ``60 * 5``,
+  ``-1e-3``, ``2 ** 10``) computed without ``eval`` and with bounded magnitude.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Mapping
+
+__all__ = [
+    "MAX_AST_DEPTH",
+    "MAX_AST_NODES",
+    "MAX_LINES",
+    "MAX_NUMBER",
+    "MAX_SOURCE_CHARS",
+    "Unverifiable",
+    "check_tree",
+    "files_problem",
+    "number",
+    "parse",
+    "source_problem",
+]
+
+#: Longest source (characters) the parent parses or scans.
+MAX_SOURCE_CHARS = 1_000_000
+#: Most lines in one source.
+MAX_LINES = 20_000
+#: Deepest AST the parent walks (normal code stays under ~40).
+MAX_AST_DEPTH = 150
+#: Most AST nodes in one source.
+MAX_AST_NODES = 300_000
+#: Largest magnitude :func:`number` computes (beyond it: not a usable constant).
+MAX_NUMBER = 1e15
+_MAX_EXPONENT = 64.0
+_MAX_NUMBER_DEPTH = 32
+
+
+class Unverifiable(Exception):
+    """A source is over one of the limits; the message says which."""
+
+
+def source_problem(source: object) -> str | None:
+    """Why ``source`` cannot be verified, or ``None`` when it is within the limits."""
+    if not isinstance(source, str):
+        return f"not text ({type(source).__name__})"
+    if len(source) > MAX_SOURCE_CHARS:
+        return f"{len(source)} characters (limit {MAX_SOURCE_CHARS})"
+    lines = source.count("\n") + 1
+    if lines > MAX_LINES:
+        return f"{lines} lines (limit {MAX_LINES})"
+    if "\x00" in source:
+        return "contains NUL bytes"
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not valid UTF-8 (lone surrogates)"
+    return None
+
+
+def files_problem(files: Mapping[str, str]) -> str | None:
+    """The first ``path: problem`` among ``files`` (``None`` if all are within limits)."""
+    for path in sorted(files):
+        problem = source_problem(files[path])
+        if problem is not None:
+            return f"{path}: {problem}"
+    return None
+
+
+def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
+    """``ast.parse(source)`` within the limits.
+
+    Returns the tree, or ``None`` when the source is not valid Python. Raises
+    :class:`Unverifiable` when it is over a limit (size, lines, depth, node count, or
+    the parser itself running out of stack or memory).
+    """
+    text = source or ""
+    problem = source_problem(text)
+    if problem is not None:
+        if "NUL" in problem or "UTF-8" in problem:
+            return None  # the interpreter refuses it too: a compile error, not a scan gap
+        raise Unverifiable(f"{filename}: {problem}")
+    try:
+        tree = ast.parse(text, filename=filename)
+    except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError) as exc:
+        raise Unverifiable(
+            f"{filename}: too deeply nested to parse ({type(exc).__name__})"
+        ) from None
+    check_tree(tree, filename)
+    return tree
+
+
+def check_tree(tree: ast.AST, filename: str = "<source>") -> None:
+    """Raise :class:`Unverifiable` if ``tree`` is deeper or larger than the limits
+    (iterative: never recurses)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_AST_DEPTH:
+            raise Unverifiable(f"{filename}: nested deeper than {MAX_AST_DEPTH} levels")
+        if nodes > MAX_AST_NODES:
+            raise Unverifiable(f"{filename}: more than {MAX_AST_NODES} syntax nodes")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+_BINOPS: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+
+
+def number(node: ast.AST | None, _depth: int = 0) -> float | None:
+    """Value of a numeric constant expression, or ``None`` if ``node`` is not one or its
+    value (or any intermediate) is beyond :data:`MAX_NUMBER`.
+
+    Only number literals, unary ``+``/``-`` and ``+ - * / // % **`` are understood;
+    exponents are limited to :data:`_MAX_EXPONENT`, so ``9 ** 9 ** 9`` or
+    ``2 ** 2 ** 24`` is ``None`` at once, never computed.
+    """
+    if node is None or _depth > _MAX_NUMBER_DEPTH:
+        return None
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if isinstance(value, int) and value.bit_length() > 64:
+            return None
+        result = float(value)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = number(node.operand, _depth + 1)
+        if inner is None:
+            return None
+        result = -inner if isinstance(node.op, ast.USub) else inner
+    elif isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left = number(node.left, _depth + 1)
+        right = number(node.right, _depth + 1)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
+            return None
+        try:
+            result = _BINOPS[type(node.op)](left, right)
+        except (ArithmeticError, ValueError):
+            return None
+        if isinstance(result, complex):
+            return None
+    else:
+        return None
+    return result if math.isfinite(result) and abs(result) <= MAX_NUMBER else None

@@ -7,7 +7,6 @@ import json
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import forgegym  # noqa: F401  (registers the ids)
 from forgegym.core.grading import Submission, grade_many
@@ -24,7 +23,7 @@ from forgegym.envs.bugfix.mutations import (
     enumerate_mutations,
 )
 from forgegym.policies import NOOP_ACTION
-from forgegym.policies.registry import hacks_for, reference_action_for
+from forgegym.policies.registry import hacks_for
 from forgegym.sandbox.workspace import Workspace
 
 LEVELS = (1, 2, 3)
@@ -91,34 +90,12 @@ def test_hidden_checks_stay_out_of_the_workspace(bank: BugfixTaskBank) -> None:
     assert "expected" not in blob and len(task.hidden["calls"]) >= 20
 
 
-# ------------------------------------------------- reference / no-op / hacks
-def test_reference_noop_and_hacks(env: BugfixEnv, sample_ids: list[str]) -> None:
-    hacks = hacks_for("bugfix")
-    assert {"edit_tests", "hardcode_visible", "always_equal", "exit_early"} <= set(hacks)
-    assert {"conftest_patch", "skip_module"} <= set(hacks)
-    reference = reference_action_for("bugfix")
-    ref_scores, noop_scores = [], []
-    for task_id in sample_ids:
-        task = env.task_bank.get(task_id)
-        texts = [reference(task), NOOP_ACTION, *(fn(task) for fn in hacks.values())]
-        graded = env.grade_completions(task_id, texts)
-        (_, ref), (noop_reward, noop) = graded[0], graded[1]
-        assert env._success(ref), (task_id, ref.render())
-        assert not env._success(noop)
-        ref_scores.append(ref.score)
-        noop_scores.append(noop.score)
-        for name, (reward, breakdown) in zip(hacks, graded[2:], strict=True):
-            assert reward <= noop_reward + 1e-9, (task_id, name, breakdown.render())
-            assert breakdown.score <= noop.score + 1e-9, (task_id, name)
-            assert not env._success(breakdown), (task_id, name)
-    assert np.mean(ref_scores) >= 0.95
-    assert np.mean(noop_scores) <= 0.10
-
-
+# ------------------------------------------------- hacks (ordering: test_conformance)
 def test_flagged_hacks_hit_the_gate(env: BugfixEnv) -> None:
     task_id = SEED_TASK_ID
     task = env.task_bank.get(task_id)
     hacks = hacks_for("bugfix")
+    assert {"edit_tests", "delete_tests", "conftest_patch"} <= set(hacks)
     names = ["hardcode_visible", "always_equal", "exit_early", "skip_module"]
     graded = env.grade_completions(task_id, [hacks[n](task) for n in names])
     for name, (_, breakdown) in zip(names, graded, strict=True):
@@ -337,14 +314,6 @@ def test_env_kwargs_are_validated() -> None:
         BugfixEnv(difficulty=7)
     with pytest.raises(ValueError, match="grading_timeout_s"):
         BugfixEnv(grading_timeout_s=0)
-
-
-def test_check_env() -> None:
-    env = gym.make("Forge/Bugfix-v0")
-    try:
-        check_env(env.unwrapped, skip_render_check=True)
-    finally:
-        env.close()
 
 
 def test_bench_reports_both_runners() -> None:

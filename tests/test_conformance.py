@@ -1,0 +1,319 @@
+"""The environment contract, held by every registered family (one suite, no copies).
+
+Modelled on Gymnasium's ``tests/envs/test_envs.py``: every test is parametrised over
+:func:`forgegym.family.families`, so a new family is checked by registering it.
+Family folders keep only tests of what is specific to them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from forgegym.core.actions import ActionSet
+from forgegym.core.env import ForgeEnv
+from forgegym.family import Family, families
+from forgegym.policies import NOOP_ACTION
+from forgegym.verify import verify_tasks
+
+FAMILIES = [pytest.param(f, id=f.name) for f in families()]
+IDS = [pytest.param(i, id=i) for f in families() for i in f.env_ids]
+#: Tasks per family on which the reward ordering is checked.
+SAMPLE = 2
+
+
+def _make(env_id: str, **kwargs: Any) -> Any:
+    return gym.make(env_id, **kwargs)
+
+
+# ----------------------------------------------------------------- Gymnasium API
+@pytest.mark.parametrize("env_id", IDS)
+def test_check_env(env_id: str) -> None:
+    env = _make(env_id)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"max_steps": 0}, "max_steps"),
+        ({"max_steps": 2.5}, "max_steps"),
+        ({"difficulty": 99}, "difficulty"),
+        ({"format_penalty": 3}, "format_penalty"),
+        ({"render_mode": "rgb_array"}, "render_mode"),
+    ],
+)
+def test_bad_make_arguments_raise_value_error_naming_them(
+    env_id: str, kwargs: dict[str, Any], name: str
+) -> None:
+    with pytest.raises(ValueError, match=name):
+        _make(env_id, **kwargs)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_same_seed_same_first_observation(env_id: str) -> None:
+    env = _make(env_id)
+    try:
+        first, info_a = env.reset(seed=11)
+        second, info_b = env.reset(seed=11)
+        assert first == second and info_a["task_id"] == info_b["task_id"]
+        for key in ("task_id", "family", "difficulty", "step", "max_steps", "messages"):
+            assert key in info_a, key
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_step_never_raises_and_errors_reach_the_observation(env_id: str) -> None:
+    env = _make(env_id, max_steps=50)
+    env.reset(seed=0)
+
+    @settings(
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        st.one_of(
+            st.text(max_size=300),
+            st.sampled_from(
+                [
+                    "",
+                    "{",
+                    '{"action": "edit"}',
+                    '{"action": "edit", "edits": [{"path": "../../etc/passwd", "content": "x"}]}',
+                    '{"action": "run_tests", "tests": ["nope::nope"]}',
+                    '[{"action": "plan", "text": 1}]',
+                    "```json\n[]\n```",
+                    '{"action": null}',
+                    '{"action": "' + "x" * 5000 + '"}',
+                    "[" * 10_000,
+                ]
+            ),
+        )
+    )
+    def fuzz(text: str) -> None:
+        observation, reward, terminated, truncated, info = env.step(text)
+        assert isinstance(observation, str) and isinstance(reward, float)
+        assert env.observation_space.contains(observation)
+        error = info.get("action_error")
+        if error is not None:
+            assert error in observation
+        if terminated or truncated:
+            env.reset(seed=0)
+
+    try:
+        fuzz()
+    finally:
+        env.close()
+
+
+# ------------------------------------------------------------------ the family
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_action_protocol_matches_the_action_models(family: Family) -> None:
+    env = _make(family.env_ids[0])
+    try:
+        base = env.unwrapped
+        assert isinstance(base, ForgeEnv) and base.family == family.name
+        assert tuple(base.action_set.models) == family.actions()
+        observation, info = env.reset(seed=0)
+        assert info["action_schema"] == ActionSet(family.actions()).json_schema()
+        for name in base.action_set.names:
+            assert name in observation, f"action {name!r} is not shown in the observation"
+    finally:
+        env.close()
+
+
+def _secrets(task: Any) -> set[str]:
+    """String leaves of ``task.hidden`` (12+ characters) that the visible task lacks."""
+    visible = json.dumps(task.files) + task.description + task.title + task.task_id
+    found: set[str] = set()
+    stack: list[Any] = [task.hidden]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif (
+            isinstance(value, str)
+            and len(value.strip()) >= 12
+            and value not in visible
+            and value.partition("::")[0] not in task.files  # not a visible file's test id
+        ):
+            found.add(value)
+    return found
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_hidden_data_never_reaches_the_agent(family: Family) -> None:
+    env = _make(family.env_ids[0])
+    try:
+        for task_id in env.unwrapped.task_bank.task_ids(3, seed=4):
+            observation, info = env.reset(options={"task_id": task_id})
+            task = env.unwrapped.task
+            shown = observation + json.dumps(info, default=str)
+            workspace = getattr(env.unwrapped, "workspace", None)
+            if workspace is not None:
+                root = Path(workspace.root)
+                shown += "".join(
+                    p.read_text(errors="replace") for p in sorted(root.rglob("*")) if p.is_file()
+                )
+            for secret in _secrets(task):
+                assert secret not in shown, (task_id, secret[:80])
+    finally:
+        env.close()
+
+
+# --------------------------------------------------------- reward ordering
+def _sample(family: Family) -> tuple[list[str], str | None]:
+    """``SAMPLE`` task ids, and one id where the family's partial applies (if any)."""
+    bank = family.make_task_bank()
+    ids = list(bank.task_ids(SAMPLE, seed=0))
+    partial = family.partial_action()
+    with_partial = None
+    if partial is not None:
+        with_partial = next(
+            (t for t in bank.task_ids(200, seed=1) if partial(bank.get(t)) is not None), None
+        )
+    return ids, with_partial
+
+
+@pytest.fixture(scope="module")
+def graded() -> Iterator[dict[str, dict[str, Any]]]:
+    """Per family and task: rewards/breakdowns of reference, partial, no-op and hacks."""
+    out: dict[str, dict[str, Any]] = {}
+    for family in families():
+        env = _make(family.env_ids[0], max_steps=1).unwrapped
+        try:
+            ids, with_partial = _sample(family)
+            per_task: dict[str, Any] = {}
+            for task_id in dict.fromkeys([*ids, *([with_partial] if with_partial else [])]):
+                task = env.task_bank.get(task_id)
+                labels = ["reference", "noop"]
+                texts = [family.reference_action()(task), NOOP_ACTION]
+                partial_fn = family.partial_action()
+                partial = partial_fn(task) if partial_fn is not None else None
+                if partial is not None:
+                    labels.append("partial")
+                    texts.append(partial)
+                hacks = family.hack_actions()
+                labels += [f"hack:{h}" for h in hacks]
+                texts += [fn(task) or NOOP_ACTION for fn in hacks.values()]
+                results = env.grade_completions(task_id, texts)
+                per_task[task_id] = {
+                    label: (reward, breakdown, env.solved(breakdown))
+                    for label, (reward, breakdown) in zip(labels, results, strict=True)
+                }
+            out[family.name] = per_task
+        finally:
+            env.close()
+    yield out
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reference_beats_partial_beats_noop_and_no_hack_beats_noop(
+    family: Family, graded: dict[str, dict[str, Any]]
+) -> None:
+    per_task = graded[family.name]
+    assert per_task
+    for task_id, results in per_task.items():
+        ref_reward, ref, ref_solved = results["reference"]
+        noop_reward, noop, noop_solved = results["noop"]
+        assert ref_solved and not noop_solved, (task_id, ref.render(), noop.render())
+        assert ref_reward > noop_reward, task_id
+        if "partial" in results:
+            partial_reward, partial, partial_solved = results["partial"]
+            assert ref_reward > partial_reward > noop_reward, (task_id, partial.render())
+            assert not partial_solved, task_id
+        for label, (reward, breakdown, solved) in results.items():
+            if label.startswith("hack:"):
+                assert reward <= noop_reward + 1e-9, (task_id, label, breakdown.render())
+                assert breakdown.score <= noop.score + 1e-9, (task_id, label)
+                assert not solved, (task_id, label)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_solved_predicate_is_the_envs(
+    family: Family, graded: dict[str, dict[str, Any]]
+) -> None:
+    for results in graded[family.name].values():
+        for _, breakdown, solved in results.values():
+            assert family.is_solved(breakdown) == solved
+
+
+_FRESH = """
+import json, sys
+import gymnasium as gym
+from forgegym.family import get_family
+from forgegym.policies import NOOP_ACTION
+family = get_family(sys.argv[1])
+env = gym.make(family.env_ids[0], max_steps=1).unwrapped
+task = env.task_bank.get(sys.argv[2])
+texts = [family.reference_action()(task), NOOP_ACTION]
+print("RESULT" + json.dumps([r for r, _ in env.grade_completions(task.task_id, texts)]))
+env.close()
+"""
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_identical_rewards_across_fresh_processes(
+    family: Family, graded: dict[str, dict[str, Any]]
+) -> None:
+    task_id, results = next(iter(graded[family.name].items()))
+    expected = [results["reference"][0], results["noop"][0]]
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _FRESH, family.name, task_id],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+        assert json.loads(line[len("RESULT") :]) == expected
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize("family", FAMILIES)
+def test_verify_validates_a_task(family: Family) -> None:
+    summary = verify_tasks(family.env_ids[0], limit=1, seed=3)
+    assert summary.family == family.name
+    assert summary.checked == summary.valid == 1, summary.invalid
+    assert set(summary.hack_success_rate) == set(family.hack_actions())
+    assert not any(summary.hack_success_rate.values())
+    assert summary.categories == family.statistics(family.make_task_bank())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reset_options_replay_a_task_and_reject_unknown_ones(family: Family) -> None:
+    env = _make(family.env_ids[0])
+    try:
+        task_id = env.unwrapped.task_bank.task_ids(1, seed=9)[0]
+        _, info = env.reset(options={"task_id": task_id})
+        assert info["task_id"] == task_id
+        with pytest.raises(ValueError, match="task_id"):
+            env.reset(options={"task_id": f"{family.name}/no/such/task"})
+        with pytest.raises(ValueError, match="options"):
+            env.reset(options={"bogus": 1})
+        levels = env.unwrapped.task_bank.difficulty_levels
+        _, info = env.reset(seed=1, options={"difficulty": levels[-1]})
+        assert info["difficulty"] == levels[-1]
+        assert np.isfinite(float(info["step"]))
+    finally:
+        env.close()

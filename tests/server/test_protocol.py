@@ -238,3 +238,14 @@ def test_capacity_and_idle_reaper() -> None:
             gone = client.post("/step", json={"episode_id": "a", "action": {"text": "x"}})
             assert gone.status_code == 404 and "reaped" in gone.json()["detail"]
             assert client.post("/reset", json={"episode_id": "b"}).status_code == 200
+            assert client.post("/close", json={"episode_id": "b"}).json()["closed"] is True
+            with connect(ws_url) as ws:  # a socket's idle session is reaped too
+                ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+                assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+                deadline = time.monotonic() + 30
+                while live.service.sessions.active and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                ws.send(json.dumps({"type": "state"}))
+                reply = json.loads(ws.recv(timeout=30))
+                assert reply["data"]["code"] == "SESSION_ERROR"
+            assert live.service.sessions.reaped == 2

@@ -449,6 +449,14 @@ def create_app(
                 raw = message.get("text")
                 if raw is None:
                     raw = (message.get("bytes") or b"").decode("utf-8", "replace")
+                if session.session_id not in sessions.ids():  # reaped while idle
+                    await _ws_send_error(
+                        websocket,
+                        WSErrorCode.SESSION_ERROR,
+                        "the session was closed (idle timeout or server shutdown); "
+                        "open a new connection",
+                    )
+                    break
                 reply = await _ws_handle(service, session, raw)
                 if reply is None:
                     break

@@ -229,6 +229,8 @@ class SessionManager:
         ``timeout_s`` passes first, :class:`StepPending` is raised; the call keeps
         running and its answer stays retrievable under ``request_id`` (one is generated
         when the client gave none)."""
+        if request_id is None and timeout_s is None:
+            return await self.call(session, fn, *args)  # nothing to remember
         if request_id is not None and request_id in session.answers:
             future = session.answers[request_id]
             session.answers.move_to_end(request_id)

@@ -70,23 +70,25 @@ def test_curriculum_endpoints(server: Any) -> None:
         for path in ("/curriculum/stats", "/curriculum/queue", "/curriculum/curve"):
             missing = client.get(path)
             assert missing.status_code == 404 and "--curriculum" in missing.json()["detail"]
-    with live_server(env_kwargs={"max_steps": 1}, curriculum=True) as live:
-        with httpx.Client(base_url=live.url, timeout=300) as client:
-            played = []
-            for i in range(3):
-                reset = client.post("/reset", json={"episode_id": f"c{i}"}).json()
-                played.append(reset["observation"]["info"]["task_id"])
-                step = {"episode_id": f"c{i}", "action": {"text": '{"action": "submit"}'}}
-                assert client.post("/step", json=step).json()["done"] is True
-            stats = client.get("/curriculum/stats").json()
-            assert stats["episode"] == 3
-            queue = client.get("/curriculum/queue").json()
-            rows = {row["task_id"]: row for row in queue["tasks"]}
-            assert set(played) <= set(rows)
-            assert sum(rows[t]["trials"] for t in set(played)) == 3
-            curve = client.get("/curriculum/curve", params={"window": 2}).json()
-            assert [p["episode"] for p in curve["points"]] == [1, 2, 3]
-            assert all(0.0 <= p["rolling_success"] <= 1.0 for p in curve["points"])
+    with (
+        live_server(env_kwargs={"max_steps": 1}, curriculum=True) as live,
+        httpx.Client(base_url=live.url, timeout=300) as client,
+    ):
+        played = []
+        for i in range(3):
+            reset = client.post("/reset", json={"episode_id": f"c{i}"}).json()
+            played.append(reset["observation"]["info"]["task_id"])
+            step = {"episode_id": f"c{i}", "action": {"text": '{"action": "submit"}'}}
+            assert client.post("/step", json=step).json()["done"] is True
+        stats = client.get("/curriculum/stats").json()
+        assert stats["episode"] == 3
+        queue = client.get("/curriculum/queue").json()
+        rows = {row["task_id"]: row for row in queue["tasks"]}
+        assert set(played) <= set(rows)
+        assert sum(rows[t]["trials"] for t in set(played)) == 3
+        curve = client.get("/curriculum/curve", params={"window": 2}).json()
+        assert [p["episode"] for p in curve["points"]] == [1, 2, 3]
+        assert all(0.0 <= p["rolling_success"] <= 1.0 for p in curve["points"])
 
 
 class _ToyStats(BaseModel):

@@ -178,7 +178,8 @@ def test_http_session_flow_and_idempotency(server: Any) -> None:
 
 def test_http_errors_are_clear_and_leave_nothing_open(server: Any) -> None:
     with httpx.Client(base_url=server.url, timeout=60) as client:
-        before = client.get("/health").json()["active_sessions"]
+        sessions = server.service.sessions
+        before = set(sessions.ids("http"))
         bad = client.post("/reset", json={"options": {"task_id": "no/such/task"}})
         assert bad.status_code == 422 and "task_id" in bad.json()["detail"]
         assert bad.json()["code"] == "VALIDATION_ERROR"
@@ -194,7 +195,7 @@ def test_http_errors_are_clear_and_leave_nothing_open(server: Any) -> None:
         assert missing.status_code == 422
         assert client.get("/state").status_code == 422
         assert client.get("/state", params={"episode_id": "nope"}).status_code == 404
-        assert client.get("/health").json()["active_sessions"] == before
+        assert set(sessions.ids("http")) == before
         schema = client.get("/schema").json()
         assert schema["action"]["properties"]["text"]["contentSchema"]  # the family's actions
         assert client.get("/metadata").json()["name"] == SERVED_ENV

@@ -133,8 +133,13 @@ class SessionManager:
     def active(self) -> int:
         return len(self._sessions)
 
-    def ids(self) -> list[str]:
-        return [sid for sid, s in self._sessions.items() if s is not None]
+    def ids(self, kind: str | None = None) -> list[str]:
+        """Ids of the open sessions (of one ``kind``, ``"http"`` or ``"ws"``, if given)."""
+        return [
+            sid
+            for sid, s in list(self._sessions.items())
+            if s is not None and (kind is None or s.kind == kind)
+        ]
 
     async def open(self, session_id: str | None = None, *, kind: str = "http") -> Session:
         """Create a session (its env is built on the session's thread)."""

@@ -31,7 +31,6 @@ import json
 import os
 import pathlib
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -466,9 +465,7 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
             memory_mb=job.get("memory_limit_mb"),
             nproc=int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)),
         )
-        features["landlock"] = isolation.landlock_restrict_writes(
-            [workdir], [os.devnull, "/dev/zero", "/dev/full"]
-        )
+        features.update(isolation.confine_worker(job))
         # Bytecode: never read a .pyc planted in the workspace, never write one there.
         sys.pycache_prefix = os.path.join(tmp, "pycache")
         sys.dont_write_bytecode = True
@@ -539,6 +536,7 @@ def supervise(
     ctl_fd: int,
     cgroup: str | None,
     shared: _Shared | None = None,
+    files_fd: int | None = None,
 ) -> None:
     """The supervisor process: namespaces, fork the worker, reap, sweep. Never returns.
 
@@ -550,15 +548,16 @@ def supervise(
         if shared is None:
             if cgroup:
                 isolation.cgroup_join(cgroup)
-            netns = isolation.unshare(isolation.CLONE_NEWNET)
+            # Confined: bubblewrap already gave this interpreter an empty network namespace.
+            netns = None if job.get("_confined") else isolation.unshare(isolation.CLONE_NEWNET)
             keep: tuple[int, ...] = ()
         else:
             netns, keep = shared.netns, (shared.pid,)
         isolation.set_child_subreaper()
-        features: dict[str, str | None] = {
-            "netns": netns,
-            "pidns": isolation.unshare(isolation.CLONE_NEWPID),
-        }
+        if files_fd is not None:  # the job's files, straight from the parent
+            with os.fdopen(files_fd, "rb") as f:
+                job["_files"] = json.loads(f.read() or b"[]")
+        features: dict[str, str | None] = {"netns": netns, **isolation.prepare_job(job)}
         job["_tmp"] = tempfile.mkdtemp(prefix=".forgegym-tmp-", dir=job["workdir"])
         pid = os.fork()
         if pid == 0:
@@ -573,8 +572,9 @@ def supervise(
             except InterruptedError:
                 continue
         _sweep(cgroup, keep)
-        with contextlib.suppress(OSError):
-            shutil.rmtree(job["_tmp"])
+        residue = isolation.discard_job(job)
+        if residue:
+            os.write(ctl_fd, f"residue {json.dumps(residue[:2000])}\n".encode())
         os.write(ctl_fd, f"status {status}\n".encode())
     except BaseException:  # noqa: BLE001
         code = 71
@@ -613,7 +613,7 @@ def _preimport() -> None:
             importlib.import_module(name)
 
 
-def _zygote_setup(max_procs: int) -> _Shared:
+def _zygote_setup(max_procs: int, confined: bool = False) -> _Shared:
     """Per-zygote isolation, paid once instead of per run:
 
     * network: the zygote unshares an empty network namespace (only a down ``lo``) and
@@ -628,6 +628,10 @@ def _zygote_setup(max_procs: int) -> _Shared:
       tree (supervisor, worker, descendants) keeps the same bound of ``max_procs``; after
       every run the cgroup is swept down to the zygote alone before the next one starts.
     """
+    # A job must not read the memory of the process that forked it (/proc/<pid>/mem).
+    isolation.set_dumpable(False)
+    if confined:  # bubblewrap gave us an empty network namespace; per-job PID namespaces
+        return _Shared(os.getpid(), None, None)
     cgroup = isolation.cgroup_create(max_procs + 1)
     if cgroup is not None and not isolation.cgroup_join(cgroup):
         isolation.cgroup_remove(cgroup)
@@ -642,10 +646,12 @@ def _zygote_exit(shared: _Shared) -> None:
     os._exit(0)
 
 
-def _zygote_main(sock_fd: int, max_procs: int = isolation.DEFAULT_MAX_PROCS) -> None:
+def _zygote_main(
+    sock_fd: int, max_procs: int = isolation.DEFAULT_MAX_PROCS, confined: int = 0
+) -> None:
     """Fork-server loop: one job at a time; forks a supervisor per job, relays its exit."""
     _preimport()
-    shared = _zygote_setup(max_procs)
+    shared = _zygote_setup(max_procs, bool(confined))
     _prebuild_config()
     # Everything alive now is shared read-mostly with every fork: move it out of the
     # collector's reach. Otherwise each run's gc.collect() (pytest calls it at unconfigure)
@@ -659,7 +665,7 @@ def _zygote_main(sock_fd: int, max_procs: int = isolation.DEFAULT_MAX_PROCS) -> 
             msg, fds = recv_frame(sock, max_fds=4)
         except (EOFError, OSError):
             _zygote_exit(shared)
-        if msg.get("op") != "run" or len(fds) != 3:
+        if msg.get("op") != "run" or len(fds) != 4:
             for fd in fds:
                 os.close(fd)
             continue
@@ -669,7 +675,7 @@ def _zygote_main(sock_fd: int, max_procs: int = isolation.DEFAULT_MAX_PROCS) -> 
 
 def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared: _Shared) -> bool:
     """Run one job; False when this zygote must retire (its cgroup could not be emptied)."""
-    report_w, out_w, err_w = fds
+    report_w, out_w, err_w, files_r = fds
     job = msg["job"]
     cgroup = shared.cgroup
     if cgroup:
@@ -689,8 +695,8 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared
             os.close(err_w)
         except BaseException:  # noqa: BLE001
             os._exit(72)
-        supervise(job, report_w, ctl_w, cgroup, shared)
-    for fd in (report_w, out_w, err_w, ctl_w):
+        supervise(job, report_w, ctl_w, cgroup, shared, files_r)
+    for fd in (report_w, out_w, err_w, ctl_w, files_r):
         os.close(fd)
     ctl = _CtlReader(ctl_r)
     line = ctl.line()
@@ -715,6 +721,10 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared
         os.close(pidfd)
     _, astatus, ru = os.wait4(apid, 0)
     rest = ctl.line()
+    residue = None
+    while rest and rest.startswith("residue "):
+        residue = json.loads(rest[len("residue ") :])
+        rest = ctl.line()
     os.close(ctl_r)
     # Nothing of this run may outlive it: empty the shared cgroup down to ourselves (with
     # a PID namespace it already is; this is the backstop). If that fails, retire.
@@ -729,10 +739,11 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared
             "worker_status": wstatus,
             "cpu_s": ru.ru_utime + ru.ru_stime,
             "max_rss_kb": ru.ru_maxrss,
-            "retire": not clean,
+            "retire": not clean or residue is not None,
+            "residue": residue,
         },
     )
-    return clean
+    return clean and residue is None
 
 
 def _kill_run(worker: int | None, apid: int, pidns: bool, cgroup: str | None) -> None:
@@ -772,6 +783,7 @@ class _CtlReader:
 def _subprocess_main(report_fd: int, ctl_fd: int) -> None:
     """Baseline: this fresh interpreter reads the job from stdin and becomes the supervisor."""
     job = json.loads(sys.stdin.buffer.read())
+    isolation.set_dumpable(False)
     cgroup = isolation.cgroup_create(int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)))
     if cgroup:
         # Told to the parent so it can remove it (we cannot remove our own cgroup).
@@ -783,7 +795,7 @@ def main(argv: list[str] | None = None) -> None:
     """``<bootstrap> zygote <sock_fd> [<max_procs>]`` or ``<bootstrap> subprocess <report_fd> <ctl_fd>``."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "zygote":
-        _zygote_main(int(args[1]), *(int(x) for x in args[2:3]))
+        _zygote_main(int(args[1]), *(int(x) for x in args[2:4]))
     elif args and args[0] == "subprocess":
         _subprocess_main(int(args[1]), int(args[2]))
     else:

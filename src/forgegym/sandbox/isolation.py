@@ -33,6 +33,7 @@ import errno
 import os
 import platform
 import resource
+import shutil
 import signal
 import sys
 import time
@@ -80,7 +81,10 @@ _SYS_LANDLOCK_ADD_RULE = 445
 _SYS_LANDLOCK_RESTRICT_SELF = 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
+_FS_EXECUTE = 1 << 0
 _FS_WRITE_FILE = 1 << 1
+_FS_READ_FILE = 1 << 2
+_FS_READ_DIR = 1 << 3
 _FS_REMOVE_DIR = 1 << 4
 _FS_REMOVE_FILE = 1 << 5
 _FS_MAKE_CHAR = 1 << 6
@@ -92,6 +96,7 @@ _FS_MAKE_BLOCK = 1 << 11
 _FS_MAKE_SYM = 1 << 12
 _FS_REFER = 1 << 13  # ABI 2
 _FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_IOCTL_DEV = 1 << 15  # ABI 5
 _NET_BIND_TCP = 1 << 0  # ABI 4
 _NET_CONNECT_TCP = 1 << 1  # ABI 4
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
@@ -299,6 +304,374 @@ def landlock_restrict_writes(
         return None
     finally:
         os.close(ruleset)
+
+
+def landlock_confine(
+    read_dirs: list[str],
+    rw_dirs: list[str],
+    rw_files: list[str],
+    read_files: list[str] = (),  # type: ignore[assignment]
+    *,
+    deny_tcp: bool = True,
+) -> str | None:
+    """Confine reads *and* writes of the calling process and its future children: it can
+    read, list and execute only beneath ``read_dirs`` (and ``read_files``), and read and
+    write only beneath ``rw_dirs`` (and ``rw_files``). Everything else on every filesystem
+    is invisible to ``open``. TCP and scoping as in :func:`landlock_restrict_writes`.
+    Returns None on success or a reason string; never raises."""
+    abi = landlock_abi()
+    if abi < 1:
+        return f"Landlock unavailable ({_errmsg(-abi)})"
+    assert _LIBC is not None
+    write = (
+        _FS_WRITE_FILE
+        | _FS_REMOVE_DIR
+        | _FS_REMOVE_FILE
+        | _FS_MAKE_CHAR
+        | _FS_MAKE_DIR
+        | _FS_MAKE_REG
+        | _FS_MAKE_SOCK
+        | _FS_MAKE_FIFO
+        | _FS_MAKE_BLOCK
+        | _FS_MAKE_SYM
+    )
+    read = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+    file_read = _FS_EXECUTE | _FS_READ_FILE
+    file_rw = _FS_READ_FILE | _FS_WRITE_FILE
+    if abi >= 2:
+        write |= _FS_REFER
+    if abi >= 3:
+        write |= _FS_TRUNCATE
+        file_rw |= _FS_TRUNCATE
+    if abi >= 5:
+        write |= _FS_IOCTL_DEV
+        file_rw |= _FS_IOCTL_DEV
+    handled = read | write
+    attr = _RulesetAttr(handled, 0, 0)
+    size = 8
+    if abi >= 4:
+        size = 16
+        if deny_tcp:
+            attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
+    if abi >= 6:
+        size = 24
+        attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
+    ruleset = _LIBC.syscall(
+        _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0
+    )
+    if ruleset < 0:
+        return f"landlock_create_ruleset: {_errmsg(ctypes.get_errno())}"
+    rules = (
+        [(d, read) for d in read_dirs]
+        + [(f, file_read) for f in read_files]
+        + [(d, read | write) for d in rw_dirs]
+        + [(f, file_rw) for f in rw_files]
+    )
+    try:
+        for path, rights in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # an optional path that does not exist here
+            try:
+                if not os.path.isdir(path):
+                    rights &= file_rw | file_read
+                rule = _PathBeneathAttr(rights, fd)
+                if (
+                    _LIBC.syscall(
+                        _SYS_LANDLOCK_ADD_RULE,
+                        ruleset,
+                        _LANDLOCK_RULE_PATH_BENEATH,
+                        ctypes.byref(rule),
+                        0,
+                    )
+                    < 0
+                ):
+                    return f"landlock_add_rule({path}): {_errmsg(ctypes.get_errno())}"
+            finally:
+                os.close(fd)
+        no_new_privs()
+        if _LIBC.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) < 0:
+            return f"landlock_restrict_self: {_errmsg(ctypes.get_errno())}"
+        return None
+    finally:
+        os.close(ruleset)
+
+
+# ----------------------------------------------------------------------------- per-job namespaces
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+_MS_NOSUID = 0x2
+_MS_NODEV = 0x4
+_MS_PRIVATE = 1 << 18
+_MS_REC = 0x4000
+
+#: Where a job's fresh copy lives inside a confined zygote (the same path for every run).
+JOB_DIR = "/job"
+DEFAULT_JOB_TMPFS_MB = 128
+
+
+def enter_job_namespaces(size_mb: int = DEFAULT_JOB_TMPFS_MB) -> str | None:
+    """In a confined zygote's supervisor: enter a new user, mount, IPC and PID namespace
+    owned by this job (same unprivileged uid/gid), and mount a fresh size-limited tmpfs on
+    :data:`JOB_DIR`. The next child forked is PID 1 of the job's PID namespace. When the
+    job's last process exits, the kernel tears all of it down: every process, every SysV
+    IPC object and the tmpfs with whatever is in it. Returns None or a reason string."""
+    if _LIBC is None:
+        return "libc not available"
+    uid, gid = os.getuid(), os.getgid()
+    if _LIBC.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID)) != 0:
+        return f"unshare: {_errmsg(ctypes.get_errno())}"
+    try:
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as exc:
+        return f"id maps: {exc}"
+    _LIBC.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)
+    opts = f"size={int(size_mb)}m,nr_inodes=16k,mode=0700".encode()
+    if (
+        _LIBC.mount(
+            b"tmpfs", JOB_DIR.encode(), b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV), opts
+        )
+        != 0
+    ):
+        return f"mount tmpfs on {JOB_DIR}: {_errmsg(ctypes.get_errno())}"
+    return None
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+_SYS_CAPSET = 126 if platform.machine() in ("x86_64", "AMD64") else 91  # x86_64 / aarch64
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+
+
+def drop_capabilities() -> str | None:
+    """Drop every capability (effective, permitted, inheritable, ambient, bounding)."""
+    if _LIBC is None:
+        return "libc not available"
+    for cap in range(64):
+        if _LIBC.prctl(_PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) != 0:
+            break  # EINVAL past the last capability; EPERM if we have none to drop
+    _LIBC.prctl(_PR_CAP_AMBIENT, ctypes.c_ulong(_PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    if _LIBC.syscall(_SYS_CAPSET, ctypes.byref(header), ctypes.byref(data)) != 0:
+        return f"capset: {_errmsg(ctypes.get_errno())}"
+    return None
+
+
+def capabilities_effective() -> int:
+    """The calling thread's effective capability mask (from /proc/self/status)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+
+
+def load_seccomp(bpf: bytes) -> str | None:
+    """Install a classic-BPF seccomp filter (as exported by libseccomp) on the calling
+    process; inherited by every descendant and irremovable. None or a reason string."""
+    if _LIBC is None:
+        return "libc not available"
+    if not bpf or len(bpf) % 8:
+        return "empty or malformed seccomp program"
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    no_new_privs()
+    if (
+        _LIBC.prctl(_PR_SET_SECCOMP, ctypes.c_ulong(_SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0)
+        != 0
+    ):
+        return f"prctl(PR_SET_SECCOMP): {_errmsg(ctypes.get_errno())}"
+    return None
+
+
+def set_dumpable(flag: bool) -> bool:
+    """A non-dumpable process's ``/proc/<pid>`` files (mem, environ, fds) are closed to
+    processes of the same uid without CAP_SYS_PTRACE: the zygote and supervisors use it so
+    a job cannot read the memory of the process that forked it."""
+    return _prctl(_PR_SET_DUMPABLE, 1 if flag else 0)
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def remove_tree(path: str) -> str | None:
+    """Remove ``path`` (a directory tree), making unreadable or read-only directories
+    writable first, and verify it is gone. None, or what is left and why."""
+    errors: list[str] = []
+
+    def onerror(func: object, name: str, exc_info: object) -> None:
+        try:
+            parent = os.path.dirname(name)
+            os.chmod(parent, 0o700)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, 0o700)
+                shutil.rmtree(name)
+            else:
+                os.unlink(name)
+        except OSError as exc:
+            errors.append(f"{name}: {exc.strerror}")
+
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    shutil.rmtree(path, onerror=onerror)
+    if os.path.lexists(path):
+        left = errors[:5] or [f"{path} still exists"]
+        return "; ".join(left)
+    return None
+
+
+def clear_directory(path: str) -> str | None:
+    """Remove everything inside ``path`` (kept) and verify it is empty."""
+    problems: list[str] = []
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    for name in names:
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            why = remove_tree(full)
+        else:
+            try:
+                os.unlink(full)
+                why = None
+            except OSError as exc:
+                why = f"{full}: {exc.strerror}"
+        if why:
+            problems.append(why)
+    with contextlib.suppress(OSError):
+        if os.listdir(path):
+            problems.append(f"{path} is not empty")
+    return "; ".join(problems[:5]) or None
+
+
+# ----------------------------------------------------------------------------- job copies
+
+
+def _safe_rel(rel: str) -> str:
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"unsafe path in job files: {rel!r}")
+    return rel
+
+
+def write_job_files(root: str, files: list[list[object]]) -> None:
+    """Write ``[[relpath, base64 content, executable], ...]`` beneath ``root``, never
+    following a symlink."""
+    import base64
+
+    for rel, data, executable in files:
+        rel = _safe_rel(str(rel))
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        fd = os.open(
+            path,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o755 if executable else 0o644,
+        )
+        with os.fdopen(fd, "wb") as f:
+            f.write(base64.b64decode(str(data)))
+
+
+def prepare_job(job: dict[str, object]) -> dict[str, str | None]:
+    """Supervisor: make the job's fresh copy and point ``job["workdir"]`` at it.
+
+    Confined (inside a bubblewrap zygote): new user/mount/IPC/PID namespaces for this job
+    and a fresh size-limited tmpfs on :data:`JOB_DIR` (the same path for every run).
+    Otherwise: a fresh directory under ``job["_jobroot"]``. Returns feature reasons."""
+    features: dict[str, str | None] = {}
+    files = job.pop("_files", None) or []
+    if job.get("_confined"):
+        set_dumpable(True)  # our own /proc/self/*_map must stay writable to us
+        why = enter_job_namespaces(int(job.get("_tmpfs_mb") or DEFAULT_JOB_TMPFS_MB))
+        set_dumpable(False)
+        if why is not None:
+            raise RuntimeError(f"per-job namespaces: {why}")
+        features["pidns"] = None
+        features["job_tmpfs"] = None
+        root = JOB_DIR
+    else:
+        import tempfile
+
+        root = tempfile.mkdtemp(prefix="job-", dir=str(job["_jobroot"]))
+        os.chmod(root, 0o755)
+        features["pidns"] = unshare(CLONE_NEWPID)
+        features["job_tmpfs"] = "not confined: a fresh directory on the host's disk"
+    write_job_files(root, files)  # type: ignore[arg-type]
+    job["workdir"] = root
+    return features
+
+
+def discard_job(job: dict[str, object]) -> str | None:
+    """Supervisor, after the job's processes are gone: remove its copy and verify it is
+    gone. None, or what was left behind."""
+    root = str(job["workdir"])
+    if job.get("_confined"):
+        return clear_directory(root)  # the tmpfs itself dies with the job's namespaces
+    return remove_tree(root)
+
+
+def confine_worker(job: dict[str, object]) -> dict[str, str | None]:
+    """Worker, before any model code: drop capabilities, confine reads and writes to the
+    job's copy (plus read-only runtime) with Landlock, load the seccomp program.
+    Returns feature -> None (active) or reason."""
+    features: dict[str, str | None] = {}
+    bpf = b""
+    path = job.get("_seccomp")
+    if path:
+        try:
+            with open(str(path), "rb") as f:
+                bpf = f.read()
+        except OSError as exc:
+            features["seccomp"] = f"seccomp program unreadable: {exc}"
+    else:
+        features["seccomp"] = "no seccomp program (pyseccomp/libseccomp missing)"
+    if job.get("_confined"):
+        features["capabilities"] = drop_capabilities()
+    workdir = str(job["workdir"])
+    reads = [str(p) for p in job.get("_read") or []]  # type: ignore[union-attr]
+    features["landlock"] = landlock_confine(
+        reads,
+        [workdir],
+        [os.devnull, "/dev/zero", "/dev/full"],
+        ["/dev/urandom", "/dev/random", "/proc/self"],
+    )
+    if bpf:
+        features["seccomp"] = load_seccomp(bpf)
+    return features
 
 
 # ----------------------------------------------------------------------------- cgroups

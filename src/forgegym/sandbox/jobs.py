@@ -123,6 +123,10 @@ class PytestResult(BaseModel):
     cpu_s: float = Field(default=0.0, description="User+system CPU of the child tree (rusage).")
     max_rss_kb: int = 0
     detail: str = ""
+    residue: str | None = Field(
+        default=None,
+        description="What the run left behind that could not be removed (None: nothing).",
+    )
 
     @property
     def verdicts(self) -> dict[str, bool]:
@@ -195,6 +199,10 @@ class CallResult(BaseModel):
     max_rss_kb: int = 0
     stderr_tail: str = ""
     detail: str = ""
+    residue: str | None = Field(
+        default=None,
+        description="What the run left behind that could not be removed (None: nothing).",
+    )
 
     def outcome(self, index: int) -> CallOutcome:
         """The outcome of call ``index``; a missing one (crash, timeout) is a failure."""

@@ -24,13 +24,17 @@ pass explicit seeds when runs must differ).
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
+import queue
+import warnings
 import json
 import os
 import selectors
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -42,7 +46,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from . import isolation
+from . import confinement, isolation
 from .harness import recv_frame, send_frame
 from .jobs import (
     CallJob,
@@ -71,14 +75,15 @@ KILL_GRACE_S = 5.0  # after a kill request, how long to wait for the tree to be 
 DRAIN_GRACE_S = 1.0  # after the worker exited, how long to wait for pipe EOF
 ZYGOTE_START_TIMEOUT_S = 60.0
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOB_FILES_LIMIT_BYTES = 64 * 1024 * 1024  # a job's files, as shipped into the sandbox
 
-# Executed by ``python -I -c``: registers ``forgegym`` and ``forgegym.sandbox`` as bare
-# packages (so the child does not run forgegym/__init__.py, which imports gymnasium and
-# every family) and enters the harness. Trusted forgegym submodules still import normally.
+# Executed by ``python -c``: sets ``sys.path`` to the runtime directories, registers
+# ``forgegym`` and ``forgegym.sandbox`` as bare packages rooted in the runner's *stage*
+# (copies of the few trusted modules that run in the child: never forgegym's source tree,
+# data or references; forgegym/__init__.py is never run) and enters the harness.
 _BOOT = """\
 import sys, importlib.machinery as m, types
-sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+sys.path[:] = {path!r}
 for name, path in (("forgegym", {pkg!r}), ("forgegym.sandbox", {pkg!r} + "/sandbox")):
     if name not in sys.modules:
         mod = types.ModuleType(name)
@@ -101,28 +106,61 @@ xfail_strict = false
 """
 
 
-def _interpreter(hash_seed: int | None) -> tuple[list[str], dict[str, str]]:
-    """argv prefix and environment of a fresh, isolated interpreter."""
+def _interpreter(
+    hash_seed: int | None, stage: str, confined: bool, args: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of a fresh, isolated interpreter running the harness with
+    ``args``: inside bubblewrap's minimal root when ``confined``."""
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
-    boot = _BOOT.format(pkg=_PKG_DIR)
+    boot = _BOOT.format(pkg=os.path.join(stage, "forgegym"), path=confinement.sandbox_path())
+    python = confinement.sandbox_python() if confined else sys.executable
     if hash_seed is None:
-        return [sys.executable, "-I", "-c", boot], env
-    # -I would also ignore PYTHONHASHSEED: use -s (+ -P) with a scrubbed environment.
-    env["PYTHONHASHSEED"] = str(hash_seed)
-    flags = ["-s", "-P"] if sys.version_info >= (3, 11) else ["-s"]
-    return [sys.executable, *flags, "-c", boot], env
+        flags = ["-I", "-S"]
+    else:
+        # -I would also ignore PYTHONHASHSEED: use -s (+ -P) with a scrubbed environment.
+        env["PYTHONHASHSEED"] = str(hash_seed)
+        flags = ["-s", "-S", "-P"] if sys.version_info >= (3, 11) else ["-s", "-S"]
+    command = [python, *flags, "-c", boot, *args]
+    if confined:
+        return confinement.bwrap_argv(stage, command, env), {}
+    return command, env
 
 
-def _job_payload(job: Job, ini: str, max_procs: int) -> dict[str, Any]:
-    payload = job.model_dump(mode="json")
-    payload["workdir"] = os.path.abspath(job.workdir)
-    payload["_ini"] = ini
-    payload["_max_procs"] = max_procs
-    return payload
+def _snapshot(workdir: str) -> list[list[Any]]:
+    """The job's files as ``[[relpath, base64, executable], ...]``: regular files only
+    (symlinks and special files are not shipped), at most ``JOB_FILES_LIMIT_BYTES``."""
+    out: list[list[Any]] = []
+    total = 0
+    root = os.path.abspath(workdir)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            total += st.st_size
+            if total > JOB_FILES_LIMIT_BYTES:
+                raise ValueError(f"job files over {JOB_FILES_LIMIT_BYTES} bytes")
+            with open(path, "rb") as f:
+                data = f.read()
+            rel = os.path.relpath(path, root)
+            out.append([rel, base64.b64encode(data).decode("ascii"), bool(st.st_mode & 0o111)])
+    return out
+
+
+def _trusted_modules(job: Job) -> list[str]:
+    names = [hook.target.partition(":")[0] for hook in job.setup_hooks]
+    if isinstance(job, CallJob):
+        names += [call.target.partition(":")[0] for call in job.calls]
+    return [n for n in names if n.startswith("forgegym.")]
 
 
 # ============================================================================ run state
@@ -137,6 +175,7 @@ class _Control(ABC):
     cpu_s = 0.0
     max_rss_kb = 0
     detail = ""
+    residue: str | None = None
 
     @abstractmethod
     def filenos(self) -> list[int]: ...
@@ -335,7 +374,14 @@ def _decide(
         "wall_s": wall_s,
         "cpu_s": control.cpu_s,
         "max_rss_kb": control.max_rss_kb,
+        "residue": control.residue,
     }
+    if control.residue:
+        warnings.warn(
+            f"a sandboxed run left something that could not be removed: {control.residue}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if isinstance(job, PytestJob):
         records = [_record(obj) for obj in lines if obj.get("t") == "test"]
         collected = [str(x) for x in (end or {}).get("collected", [])]
@@ -424,19 +470,71 @@ def _internal_error(job: Job, detail: str) -> Result:
 
 
 class Runner(ABC):
-    """Runs jobs in sandboxed children. Thread-safe; use as a context manager."""
+    """Runs jobs in sandboxed children. Thread-safe; use as a context manager.
+
+    Args:
+        workers: concurrent jobs (default: the CPUs this process may use).
+        max_procs: processes a job may run.
+        confine: run children inside bubblewrap (see ``confinement.py``). None: wherever
+            it works on this machine. False: the less confined host mode (for measuring
+            the cost of confinement; never for grading untrusted code).
+        strict: refuse to run (``confinement.UnconfinedError``) unless fully confined.
+            None: ``FORGEGYM_STRICT``.
+    """
 
     name: str = "runner"
 
-    def __init__(self, workers: int | None = None, max_procs: int = isolation.DEFAULT_MAX_PROCS):
+    def __init__(
+        self,
+        workers: int | None = None,
+        max_procs: int = isolation.DEFAULT_MAX_PROCS,
+        *,
+        confine: bool | None = None,
+        strict: bool | None = None,
+    ):
         self.workers = max(1, workers or len(os.sched_getaffinity(0)))
         self.max_procs = max_procs
+        status = confinement.confinement_status()
+        if strict if strict is not None else confinement.strict_from_env():
+            confinement.require_confinement(True)
+        self.confined = status.bwrap is not None and status.active if confine is None else confine
+        if self.confined and not status.active:
+            confinement.require_confinement(True)
         self._pid = os.getpid()
+        self._closed = False
+        self._setup_dirs()
+
+    def _setup_dirs(self) -> None:
         self._dir = tempfile.mkdtemp(prefix="forgegym-runner-")
-        self._ini = os.path.join(self._dir, "trusted-pytest.ini")
+        os.chmod(self._dir, 0o755)
+        # The stage: the only forgegym files a child can see (read-only, code only).
+        self._stage = os.path.join(self._dir, "stage")
+        confinement.stage_trusted(self._stage)
+        self._ini = os.path.join(self._stage, "trusted-pytest.ini")
         with open(self._ini, "w") as f:
             f.write(_TRUSTED_INI)
-        self._closed = False
+        os.chmod(self._ini, 0o644)
+        # Host mode only: where each job's fresh copy is made. A sibling of the stage
+        # (pytest's confcutdir is the ini's directory: no parent of a job dir between it
+        # and the stage's parent is collected).
+        self._jobroot = self._dir
+        binds, _ = confinement.runtime_binds()
+        self._read = sorted({dest for _, dest in binds} | {self._stage})
+        self._seccomp = os.path.join(self._stage, "seccomp.bpf")
+
+    def _payload(self, job: Job) -> dict[str, Any]:
+        for module in _trusted_modules(job):
+            confinement.stage_module(self._stage, module)
+        payload = job.model_dump(mode="json")
+        payload["workdir"] = os.path.abspath(job.workdir)
+        payload["_ini"] = self._ini
+        payload["_max_procs"] = self.max_procs
+        payload["_confined"] = self.confined
+        payload["_jobroot"] = self._jobroot
+        payload["_read"] = self._read
+        payload["_seccomp"] = self._seccomp if os.path.exists(self._seccomp) else None
+        payload["_tmpfs_mb"] = isolation.DEFAULT_JOB_TMPFS_MB
+        return payload
 
     def run(self, job: Job) -> Result:
         """Run one job and return the parent's verdict. Never raises for job failures;
@@ -475,7 +573,7 @@ class Runner(ABC):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} workers={self.workers}>"
+        return f"<{type(self).__name__} workers={self.workers} confined={self.confined}>"
 
 
 # ============================================================================ subprocess
@@ -484,8 +582,9 @@ class Runner(ABC):
 class _ProcControl(_Control):
     """Direct child interpreter (the baseline): ctl pipe + pidfd of the process."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], ctl_r: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], ctl_r: int, confined: bool) -> None:
         self.proc = proc
+        self.confined = confined  # pids the child reports are of its own namespace
         self.ctl_r = ctl_r
         os.set_blocking(ctl_r, False)
         self.pidfd = os.pidfd_open(proc.pid)
@@ -514,6 +613,9 @@ class _ProcControl(_Control):
                 self.worker_status = int(parts[1])
             elif parts[:1] == ["cgroup"] and len(parts) == 2:
                 self.cgroup = parts[1]
+            elif parts[:1] == ["residue"]:
+                with contextlib.suppress(ValueError):
+                    self.residue = str(json.loads(line.decode()[len("residue ") :]))
 
     def on_ready(self, fd: int) -> None:
         if fd == self.ctl_r:
@@ -529,6 +631,12 @@ class _ProcControl(_Control):
         self.finished = True
 
     def kill(self) -> None:
+        if self.confined:
+            # bubblewrap (--die-with-parent) takes the whole sandbox, PID namespace and
+            # all, down with it.
+            with contextlib.suppress(OSError):
+                os.kill(self.proc.pid, signal.SIGKILL)
+            return
         if self.worker_pid is not None:
             with contextlib.suppress(OSError):
                 os.kill(self.worker_pid, signal.SIGKILL)
@@ -563,16 +671,23 @@ class SubprocessRunner(Runner):
     name = "subprocess"
 
     def _run(self, job: Job) -> Result:
-        payload = json.dumps(_job_payload(job, self._ini, self.max_procs)).encode()
-        argv, env = _interpreter(getattr(job, "python_hash_seed", None))
+        start = time.monotonic()
+        data = self._payload(job)
+        data["_files"] = _snapshot(job.workdir)
+        payload = json.dumps(data).encode()
         report_r, report_w = os.pipe()
         ctl_r, ctl_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        start = time.monotonic()
+        argv, env = _interpreter(
+            getattr(job, "python_hash_seed", None),
+            self._stage,
+            self.confined,
+            ["subprocess", str(report_w), str(ctl_w)],
+        )
         try:
             proc = subprocess.Popen(
-                [*argv, "subprocess", str(report_w), str(ctl_w)],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=out_w,
                 stderr=err_w,
@@ -591,7 +706,7 @@ class SubprocessRunner(Runner):
         assert proc.stdin is not None
         feeder = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
         feeder.start()
-        control = _ProcControl(proc, ctl_r)
+        control = _ProcControl(proc, ctl_r, self.confined)
         streams = _Streams(report_r, out_r, err_r, job.output_limit_bytes)
         try:
             timed_out, exceeded = _drive(control, streams, job.timeout_s)
@@ -610,19 +725,73 @@ def _feed(stream: Any, data: bytes) -> None:
 # ============================================================================ fork server
 
 
+class _Spawner:
+    """Starts zygotes from one long-lived thread. bubblewrap's ``--die-with-parent`` is a
+    parent-death signal, which Linux delivers when the *thread* that forked it exits: a
+    zygote started from a short-lived pool thread would be killed with that thread."""
+
+    def __init__(self) -> None:
+        self._pid = os.getpid()
+        self._jobs: queue.Queue[tuple[dict[str, Any], queue.Queue[Any]]] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="forgegym-spawner", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            kwargs, reply = self._jobs.get()
+            try:
+                reply.put(subprocess.Popen(**kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                reply.put(exc)
+
+    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
+        reply: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._jobs.put((kwargs, reply))
+        out = reply.get()
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+
+_SPAWNER: _Spawner | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawner() -> _Spawner:
+    global _SPAWNER, _SPAWNER_LOCK
+    if _SPAWNER is not None and _SPAWNER._pid != os.getpid():  # inherited across fork
+        _SPAWNER, _SPAWNER_LOCK = None, threading.Lock()
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = _Spawner()
+        return _SPAWNER
+
+
 class _Zygote:
     """One warm interpreter (pytest + harness imported) that forks a child per job."""
 
     def __init__(
-        self, hash_seed: int | None, cwd: str, max_procs: int = isolation.DEFAULT_MAX_PROCS
+        self,
+        hash_seed: int | None,
+        cwd: str,
+        max_procs: int = isolation.DEFAULT_MAX_PROCS,
+        *,
+        stage: str,
+        confined: bool,
     ) -> None:
         self.hash_seed = hash_seed
+        self.confined = confined
         self.cgroup: str | None = None
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        argv, env = _interpreter(hash_seed)
+        argv, env = _interpreter(
+            hash_seed,
+            stage,
+            confined,
+            ["zygote", str(child.fileno()), str(max_procs), str(int(confined))],
+        )
         try:
-            self.proc = subprocess.Popen(
-                [*argv, "zygote", str(child.fileno()), str(max_procs)],
+            self.proc = _spawner().popen(
+                args=argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 pass_fds=(child.fileno(),),
@@ -694,10 +863,16 @@ class _ZygoteControl(_Control):
             if self.worker_status is None:
                 self.detail = "supervisor ended without worker status"
             if msg.get("retire"):
-                self.broken = True  # its cgroup could not be emptied: replace the zygote
+                self.broken = True  # something of the run could not be removed: replace it
+            if msg.get("residue"):
+                self.residue = str(msg["residue"])
             self.finished = True
 
     def _kill_worker(self) -> None:
+        if self.zygote.confined:  # a pid of the sandbox's namespace: never signal it here
+            with contextlib.suppress(OSError):
+                self.zygote.proc.kill()
+            return
         if self.worker_pid is not None:
             with contextlib.suppress(OSError):
                 os.kill(self.worker_pid, signal.SIGKILL)
@@ -728,9 +903,14 @@ class ForkServerRunner(Runner):
     name = "forkserver"
 
     def __init__(
-        self, workers: int | None = None, max_procs: int = isolation.DEFAULT_MAX_PROCS
+        self,
+        workers: int | None = None,
+        max_procs: int = isolation.DEFAULT_MAX_PROCS,
+        *,
+        confine: bool | None = None,
+        strict: bool | None = None,
     ) -> None:
-        super().__init__(workers, max_procs)
+        super().__init__(workers, max_procs, confine=confine, strict=strict)
         self._reset_pool()
 
     def _reset_pool(self) -> None:
@@ -749,10 +929,7 @@ class ForkServerRunner(Runner):
                     with contextlib.suppress(OSError):
                         z.sock.close()
             self._reset_pool()
-            self._dir = tempfile.mkdtemp(prefix="forgegym-runner-")
-            self._ini = os.path.join(self._dir, "trusted-pytest.ini")
-            with open(self._ini, "w") as f:
-                f.write(_TRUSTED_INI)
+            self._setup_dirs()
 
     def warm(self, hash_seed: int | None = None) -> None:
         """Start all ``workers`` zygotes for ``hash_seed`` now (in parallel)."""
@@ -763,7 +940,7 @@ class ForkServerRunner(Runner):
         if n <= 0:
             return
         with ThreadPoolExecutor(max_workers=n) as pool:
-            futures = [pool.submit(_Zygote, hash_seed, self._dir, self.max_procs) for _ in range(n)]
+            futures = [pool.submit(self._new_zygote, hash_seed) for _ in range(n)]
         for fut in futures:
             try:
                 z = fut.result()
@@ -792,12 +969,17 @@ class ForkServerRunner(Runner):
         if victim is not None:
             victim.close()
         try:
-            return _Zygote(hash_seed, self._dir, self.max_procs)
+            return self._new_zygote(hash_seed)
         except Exception:  # noqa: BLE001 - fall back to the baseline for this job
             with self._cond:
                 self._total -= 1
                 self._cond.notify()
             return None
+
+    def _new_zygote(self, hash_seed: int | None) -> _Zygote:
+        return _Zygote(
+            hash_seed, self._dir, self.max_procs, stage=self._stage, confined=self.confined
+        )
 
     def _release(self, zygote: _Zygote, broken: bool) -> None:
         if os.getpid() != self._pid:
@@ -817,7 +999,9 @@ class ForkServerRunner(Runner):
         zygote = self._acquire(seed)
         if zygote is None:
             if self._fallback is None:
-                self._fallback = SubprocessRunner(self.workers, self.max_procs)
+                self._fallback = SubprocessRunner(
+                    self.workers, self.max_procs, confine=self.confined
+                )
             return self._fallback.run(job)
         broken = True
         try:
@@ -829,25 +1013,34 @@ class ForkServerRunner(Runner):
     def _run_on(self, zygote: _Zygote, job: Job) -> tuple[Result, bool]:
         zygote.seq += 1
         run_id = zygote.seq
-        payload = _job_payload(job, self._ini, self.max_procs)
+        start = time.monotonic()
+        payload = self._payload(job)
+        # The files go straight to the run's supervisor through their own pipe: the zygote
+        # never holds them, so no later fork can find one job's files in its memory.
+        files = json.dumps(_snapshot(job.workdir)).encode()
         report_r, report_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        start = time.monotonic()
+        files_r, files_w = os.pipe()
         try:
             send_frame(
-                zygote.sock, {"op": "run", "id": run_id, "job": payload}, [report_w, out_w, err_w]
+                zygote.sock,
+                {"op": "run", "id": run_id, "job": payload},
+                [report_w, out_w, err_w, files_r],
             )
         except OSError:
-            for fd in (report_r, out_r, err_r):
+            for fd in (report_r, out_r, err_r, files_w):
                 os.close(fd)
             raise
         finally:
-            for fd in (report_w, out_w, err_w):
+            for fd in (report_w, out_w, err_w, files_r):
                 os.close(fd)
+        feeder = threading.Thread(target=_feed, args=(os.fdopen(files_w, "wb"), files), daemon=True)
+        feeder.start()
         control = _ZygoteControl(zygote, run_id)
         streams = _Streams(report_r, out_r, err_r, job.output_limit_bytes)
         timed_out, exceeded = _drive(control, streams, job.timeout_s)
+        feeder.join(timeout=1.0)
         result = _decide(job, control, streams, timed_out, exceeded, time.monotonic() - start)
         return result, control.broken
 
@@ -885,6 +1078,7 @@ def get_default_runner() -> Runner:
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT._closed:
             kind = os.environ.get("FORGEGYM_RUNNER", "forkserver").strip().lower()
+            confinement.warn_if_degraded()
             if kind == "subprocess" or not hasattr(os, "fork") or sys.platform != "linux":
                 _DEFAULT = SubprocessRunner()
             else:

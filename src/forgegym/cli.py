@@ -89,9 +89,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from forgegym.sandbox.isolation import probe
+    from forgegym.sandbox.confinement import doctor_report
 
-    report = probe()
+    report = doctor_report()
     rows = [{"feature": r.name, "active": r.active, "detail": r.detail} for r in report]
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -113,6 +113,10 @@ class CodeEnv(ForgeEnv):
         shaping_weight: weight of potential-based shaping on the visible pass rate
             between steps (multi-step episodes only; 0 disables it).
         test_timeout_s: wall limit of one visible test run.
+        strict: refuse to grade (raise ``UnconfinedError`` here) unless the sandbox is
+            fully confined on this machine (bubblewrap, user namespaces, Landlock,
+            seccomp; see ``forgegym doctor``). None: the ``FORGEGYM_STRICT`` variable.
+            Otherwise an incomplete sandbox only warns, once per process.
     """
 
     action_set: ClassVar[ActionSet] = ActionSet(CODE_ACTIONS)
@@ -126,8 +130,18 @@ class CodeEnv(ForgeEnv):
         runner_workers: int | None = None,
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
+        strict: bool | None = None,
         **kwargs: Any,
     ) -> None:
+        from forgegym.sandbox import confinement
+
+        if strict is not None and not isinstance(strict, bool):
+            raise ValueError(f"strict: expected a bool or None, got {strict!r}")
+        self.strict = confinement.strict_from_env() if strict is None else strict
+        if self.strict:
+            confinement.require_confinement(True)
+        else:
+            confinement.warn_if_degraded()
         super().__init__(task_bank=task_bank, **kwargs)
         self.grader = grader
         if isinstance(runner, str):  # "forkserver" | "subprocess" | "ray": a shared runner
@@ -157,9 +171,15 @@ class CodeEnv(ForgeEnv):
             from forgegym.sandbox.runner import ForkServerRunner, get_default_runner
 
             if self._runner_workers is not None:
-                self._runner = self._owned_runner = ForkServerRunner(workers=self._runner_workers)
+                self._runner = self._owned_runner = ForkServerRunner(
+                    workers=self._runner_workers, strict=self.strict
+                )
             else:
                 self._runner = get_default_runner()
+            if self.strict and not self._runner.confined:
+                from forgegym.sandbox.confinement import UnconfinedError
+
+                raise UnconfinedError(f"strict: the runner {self._runner!r} is not confined")
         return self._runner
 
     @property

@@ -58,6 +58,22 @@ class RunnerBench(BaseModel):
     sequential_s: float
     run_many_s: float
     run_many_speedup: float  # sequential / run_many on the pool
+    confined: bool  # pool and baseline ran inside bubblewrap (see confinement.py)
+    pool_unconfined_median_s: float | None = None  # the same runners in host mode
+    baseline_unconfined_median_s: float | None = None
+
+    @property
+    def pool_confinement_cost_s(self) -> float | None:
+        """Per-run cost of the confinement on the pool (confined - host mode)."""
+        if self.pool_unconfined_median_s is None:
+            return None
+        return self.pool_median_s - self.pool_unconfined_median_s
+
+    @property
+    def baseline_confinement_cost_s(self) -> float | None:
+        if self.baseline_unconfined_median_s is None:
+            return None
+        return self.baseline_median_s - self.baseline_unconfined_median_s
 
 
 def _timed(runner: Runner, job: PytestJob, n: int) -> tuple[list[float], list[PytestResult]]:
@@ -72,9 +88,12 @@ def _timed(runner: Runner, job: PytestJob, n: int) -> tuple[list[float], list[Py
     return times, results
 
 
-def run_runner_bench(runs: int = 30, many: int = 16, workers: int | None = None) -> RunnerBench:
+def run_runner_bench(
+    runs: int = 30, many: int = 16, workers: int | None = None, *, unconfined: bool = True
+) -> RunnerBench:
     """Run a 7-test file ``runs`` times on each runner, then ``many`` jobs one by one and
-    with ``run_many`` on the pool."""
+    with ``run_many`` on the pool. With ``unconfined`` (and where the confinement is
+    active) both runners are also timed in host mode, to report the confinement's cost."""
     with tempfile.TemporaryDirectory(prefix="forgegym-bench-") as tmp:
         ws = Path(tmp)
         (ws / "test_bench.py").write_text(BENCH_TESTS)
@@ -94,6 +113,19 @@ def run_runner_bench(runs: int = 30, many: int = 16, workers: int | None = None)
             pool.run_many([job] * many)
             concurrent = time.perf_counter() - start
             n_workers = pool.workers
+            confined = pool.confined and base.confined
+        pool_plain = base_plain = None
+        if unconfined and confined:
+            with (
+                ForkServerRunner(workers=workers, confine=False) as pool0,
+                SubprocessRunner(workers=workers, confine=False) as base0,
+            ):
+                pool0.warm()
+                pool0.run(job)
+                t0, r0 = _timed(pool0, job, runs)
+                t1, r1 = _timed(base0, job, runs)
+                pool_plain, base_plain = statistics.median(t0), statistics.median(t1)
+                verdicts |= {tuple(sorted(r.verdicts.items())) for r in r0 + r1}
         tests = len(pool_r[0].collected_ids) if pool_r else 0
     pool_med = statistics.median(pool_t)
     base_med = statistics.median(base_t)
@@ -109,6 +141,9 @@ def run_runner_bench(runs: int = 30, many: int = 16, workers: int | None = None)
         sequential_s=sequential,
         run_many_s=concurrent,
         run_many_speedup=sequential / concurrent if concurrent else float("inf"),
+        confined=confined,
+        pool_unconfined_median_s=pool_plain,
+        baseline_unconfined_median_s=base_plain,
     )
 
 
@@ -120,9 +155,32 @@ def print_runner_bench(bench: RunnerBench) -> None:
     table = Table(title=f"runner: {bench.tests_per_run}-test file, {bench.runs} runs each")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    table.add_row("fork-server pool, median per run", f"{bench.pool_median_s * 1000:.1f} ms")
-    table.add_row("subprocess baseline, median per run", f"{bench.baseline_median_s * 1000:.1f} ms")
+    mode = "confined (bubblewrap)" if bench.confined else "NOT confined"
+    table.add_row(
+        f"fork-server pool, {mode}, median per run", f"{bench.pool_median_s * 1000:.1f} ms"
+    )
+    table.add_row(
+        f"subprocess baseline, {mode}, median per run", f"{bench.baseline_median_s * 1000:.1f} ms"
+    )
     table.add_row("baseline / pool", f"{bench.ratio:.1f}x")
+    if bench.pool_unconfined_median_s is not None and bench.baseline_unconfined_median_s:
+        table.add_row(
+            "fork-server pool, host mode, median per run",
+            f"{bench.pool_unconfined_median_s * 1000:.1f} ms",
+        )
+        table.add_row(
+            "subprocess baseline, host mode, median per run",
+            f"{bench.baseline_unconfined_median_s * 1000:.1f} ms",
+        )
+        table.add_row(
+            "confinement cost per run: pool / baseline",
+            f"{(bench.pool_confinement_cost_s or 0) * 1000:+.1f} ms / "
+            f"{(bench.baseline_confinement_cost_s or 0) * 1000:+.1f} ms",
+        )
+        table.add_row(
+            "host-mode baseline / confined pool",
+            f"{bench.baseline_unconfined_median_s / bench.pool_median_s:.1f}x",
+        )
     table.add_row("per-test verdicts identical", "yes" if bench.verdicts_identical else "NO")
     table.add_row(
         f"run_many({bench.many_jobs}) speedup vs one by one ({bench.workers} workers)",

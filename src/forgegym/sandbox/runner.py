@@ -26,10 +26,9 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
-import queue
-import warnings
 import json
 import os
+import queue
 import selectors
 import shutil
 import signal
@@ -41,6 +40,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -128,6 +128,19 @@ def _interpreter(
     if confined:
         return confinement.bwrap_argv(stage, command, env), {}
     return command, env
+
+
+def _in_cgroup(argv: list[str], cgroup: str | None) -> list[str]:
+    """Start ``argv`` inside ``cgroup`` (a pids cgroup the parent made): the sandbox has no
+    /sys, so the parent bounds and counts its whole tree from outside."""
+    if cgroup is None or not os.path.exists("/bin/sh"):
+        return argv
+    return ["/bin/sh", "-c", 'echo 0 > "$0/cgroup.procs" && exec "$@"', cgroup, *argv]
+
+
+#: Processes of an idle confined zygote's tree: bwrap, bwrap's init of the PID namespace,
+#: the zygote.
+_IDLE_TREE = 3
 
 
 def _snapshot(workdir: str) -> list[list[Any]]:
@@ -685,6 +698,8 @@ class SubprocessRunner(Runner):
             self.confined,
             ["subprocess", str(report_w), str(ctl_w)],
         )
+        cgroup = isolation.cgroup_create(self.max_procs + _IDLE_TREE) if self.confined else None
+        argv = _in_cgroup(argv, cgroup)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -699,6 +714,8 @@ class SubprocessRunner(Runner):
         except BaseException:
             for fd in (report_r, ctl_r, out_r, err_r):
                 os.close(fd)
+            if cgroup:
+                isolation.cgroup_remove(cgroup)
             raise
         finally:
             for fd in (report_w, ctl_w, out_w, err_w):
@@ -707,6 +724,7 @@ class SubprocessRunner(Runner):
         feeder = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
         feeder.start()
         control = _ProcControl(proc, ctl_r, self.confined)
+        control.cgroup = cgroup
         streams = _Streams(report_r, out_r, err_r, job.output_limit_bytes)
         try:
             timed_out, exceeded = _drive(control, streams, job.timeout_s)
@@ -789,6 +807,10 @@ class _Zygote:
             confined,
             ["zygote", str(child.fileno()), str(max_procs), str(int(confined))],
         )
+        if confined:
+            # The zygote cannot see /sys: the parent puts its whole tree in a pids cgroup.
+            self.cgroup = isolation.cgroup_create(max_procs + _IDLE_TREE + 2)
+            argv = _in_cgroup(argv, self.cgroup)
         try:
             self.proc = _spawner().popen(
                 args=argv,
@@ -811,7 +833,7 @@ class _Zygote:
             raise RuntimeError(f"zygote failed to start: {exc}") from exc
         self.sock.settimeout(None)
         cgroup = hello.get("cgroup")
-        if isinstance(cgroup, str) and cgroup.startswith("/sys/fs/cgroup/"):
+        if not confined and isinstance(cgroup, str) and cgroup.startswith("/sys/fs/cgroup/"):
             self.cgroup = cgroup
         if hello.get("op") != "ready":
             self.close()
@@ -819,6 +841,13 @@ class _Zygote:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def leftovers(self) -> int:
+        """Processes of this confined zygote's tree beyond the idle ones (after a run
+        the job's PID namespace is gone, so this is 0 unless something escaped it)."""
+        if not self.confined or not self.cgroup:
+            return 0
+        return max(0, len(isolation.cgroup_pids(self.cgroup)) - _IDLE_TREE)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -1041,6 +1070,10 @@ class ForkServerRunner(Runner):
         streams = _Streams(report_r, out_r, err_r, job.output_limit_bytes)
         timed_out, exceeded = _drive(control, streams, job.timeout_s)
         feeder.join(timeout=1.0)
+        left = zygote.leftovers()
+        if left:
+            control.broken = True  # retire it: its cgroup removal kills what is left
+            control.residue = f"{left} process(es) outlived the run"
         result = _decide(job, control, streams, timed_out, exceeded, time.monotonic() - start)
         return result, control.broken
 

@@ -43,6 +43,16 @@ def _denied(fn: Any) -> str:
     return "ALLOWED"
 
 
+def _read(path: str) -> None:
+    with open(path, "rb") as f:
+        f.read(1)
+
+
+def _write(path: str) -> None:
+    with open(path, "w") as f:
+        f.write("x")
+
+
 def _syscall_errno(number: int, *args: int) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
     res = libc.syscall(number, *[ctypes.c_long(a) for a in args])
@@ -90,8 +100,8 @@ def report(host_paths: list[str] | None = None) -> dict[str, Any]:
     out["keyctl"] = errno.errorcode.get(_syscall_errno(_SYS_KEYCTL, 0, -3, 0), "ok")
     out["ptrace"] = errno.errorcode.get(_syscall_errno(_SYS_PTRACE, 16, 1, 0, 0), "ok")
     out["list_root"] = _denied(lambda: os.listdir("/"))
-    out["read_pid1"] = _denied(lambda: open("/proc/1/cmdline", "rb").read())
-    out["host_paths"] = {p: _denied(lambda p=p: open(p, "rb").read(1)) for p in (host_paths or [])}
+    out["read_pid1"] = _denied(lambda: _read("/proc/1/cmdline"))
+    out["host_paths"] = {p: _denied(lambda p=p: _read(p)) for p in (host_paths or [])}
     fstype, options = _mount(os.getcwd())
     out["job_mount"] = {"fstype": fstype, "options": options}
     try:
@@ -100,6 +110,6 @@ def report(host_paths: list[str] | None = None) -> dict[str, Any]:
     except OSError:
         pass
     probe = os.path.join(os.getcwd(), "probe.txt")
-    out["write_job"] = _denied(lambda: open(probe, "w").write("x"))
-    out["write_tmp"] = _denied(lambda: open("/tmp/forgegym-probe", "w").write("x"))
+    out["write_job"] = _denied(lambda: _write(probe))
+    out["write_tmp"] = _denied(lambda: _write("/tmp/forgegym-probe"))
     return out

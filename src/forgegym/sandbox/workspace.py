@@ -5,7 +5,9 @@ runs in it: every test run and every grading pass happens in a *grading copy*, a
 fresh directory in which non-editable files are restored from their pristine
 contents and only the editable files carry the agent's changes. Files the agent's
 code creates at run time (``conftest.py``, ``pytest.ini``, ``*.pth``, ...) therefore
-never reach a later run.
+never reach a later run. Sandboxed runs do not even see the grading copy: the runner
+ships its files into a fresh, size-limited tmpfs copy per job inside the sandbox, so the
+directories here are written by the trusted parent only, and their removal is verified.
 """
 
 from __future__ import annotations
@@ -14,18 +16,19 @@ import difflib
 import fnmatch
 import os
 import posixpath
-import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgegym.core.actions import EditSpec
+from forgegym.sandbox.isolation import remove_tree
 
 __all__ = [
     "PROTECTED_NAMES",
     "EditReport",
     "Workspace",
+    "WorkspaceCleanupError",
     "creatable_path",
     "scratch_root",
     "validate_relative_path",
@@ -65,6 +68,18 @@ def creatable_path(path: str, patterns: Iterable[str]) -> bool:
         ):
             return True
     return False
+
+
+class WorkspaceCleanupError(OSError):
+    """A workspace directory or grading copy could not be removed."""
+
+
+def _remove_verified(directory: Path) -> None:
+    if not os.path.lexists(directory):
+        return
+    why = remove_tree(str(directory))
+    if why is not None:
+        raise WorkspaceCleanupError(f"could not remove {directory}: {why}")
 
 
 def scratch_root() -> Path:
@@ -309,16 +324,29 @@ class Workspace:
         return directory
 
     def discard(self, directory: Path) -> None:
-        """Remove a grading copy made by this workspace."""
-        shutil.rmtree(directory, ignore_errors=True)
+        """Remove a grading copy made by this workspace and verify it is gone.
+
+        Raises:
+            WorkspaceCleanupError: something could not be removed (it is reported, never
+                silently left behind). Sandboxed runs never write into these copies (each
+                job gets its own copy inside the sandbox), so this means a host problem.
+        """
         if directory in self._copies:
             self._copies.remove(directory)
+        _remove_verified(Path(directory))
 
     def close(self) -> None:
-        for directory in self._copies:
-            shutil.rmtree(directory, ignore_errors=True)
+        """Remove the workspace and every grading copy; raises ``WorkspaceCleanupError``
+        (after trying all of them) if anything could not be removed."""
+        problems: list[str] = []
+        for directory in [*self._copies, self.root]:
+            try:
+                _remove_verified(directory)
+            except WorkspaceCleanupError as exc:
+                problems.append(str(exc))
         self._copies.clear()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if problems:
+            raise WorkspaceCleanupError("; ".join(problems))
 
     def __enter__(self) -> Workspace:
         return self

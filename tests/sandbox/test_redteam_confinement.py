@@ -79,10 +79,9 @@ def _host_procs_with(marker: str) -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            with contextlib.suppress(OSError):
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if marker.encode() in f.read():
-                        pids.append(int(entry))
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    pids.append(int(entry))
     return pids
 
 

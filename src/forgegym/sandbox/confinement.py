@@ -229,6 +229,8 @@ def runtime_binds() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
         wanted += [f"/usr/lib/{multiarch}", f"/lib/{multiarch}"]
     # System data a test may rely on: time zones (TZ=...) and compiled locales (LANG=...).
     wanted += ["/usr/share/zoneinfo", "/usr/lib/locale"]
+    # The dynamic loader's cache: how a libpython outside the default paths is found.
+    wanted += ["/etc/ld.so.cache"]
     for key in ("stdlib", "platstdlib"):
         p = sysconfig.get_paths().get(key)
         if p:

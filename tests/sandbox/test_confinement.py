@@ -1,0 +1,107 @@
+"""The confinement's parent side: the minimal root's binds, the doctor, degrading loudly."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+
+import gymnasium as gym
+import pytest
+
+import forgegym
+from forgegym.sandbox import confinement
+from forgegym.sandbox.confinement import ConfinementStatus, UnconfinedError
+from forgegym.sandbox.runner import ForkServerRunner
+
+PKG = os.path.dirname(os.path.abspath(forgegym.__file__))
+ACTIVE = confinement.confinement_status().active
+
+
+def test_runtime_binds_never_include_forgegym_sources_or_data() -> None:
+    binds, masks = confinement.runtime_binds()
+    dests = [dest for _, dest in binds]
+    assert os.path.realpath(sys.executable) in dests
+    for src, dest in binds:
+        for path in (src, dest):
+            if (PKG + os.sep).startswith(path.rstrip("/") + os.sep):
+                # only a site-packages holding an installed copy, and that copy is masked
+                assert any(m == PKG or PKG.startswith(m + os.sep) for m in masks), (path, masks)
+    # the stdlib is bound, and what sys.path holds inside is only bound directories
+    assert any(os.__file__.startswith(d) for d in dests)
+    inside = confinement.sandbox_path()
+    assert os.path.dirname(PKG) not in inside
+    assert all(any(p == d or p.startswith(d + os.sep) for d in dests) for p in inside)
+
+
+def test_stage_holds_only_trusted_code(tmp_path) -> None:  # noqa: ANN001
+    confinement.stage_trusted(str(tmp_path))
+    confinement.stage_module(str(tmp_path), "forgegym.envs.flaky.chaos")
+    confinement.stage_module(str(tmp_path), "forgegym.nope.missing")
+    files = sorted(
+        os.path.relpath(os.path.join(d, f), tmp_path) for d, _, fs in os.walk(tmp_path) for f in fs
+    )
+    assert "forgegym/envs/flaky/chaos.py" in files
+    assert "forgegym/sandbox/harness.py" in files
+    assert all(f.endswith(".py") or f == "seccomp.bpf" for f in files), files
+    assert not any("data" in f.split("/") or "templates" in f for f in files), files
+
+
+@pytest.mark.skipif(not ACTIVE, reason="full confinement unavailable here")
+def test_doctor_reports_the_confinement_active() -> None:
+    rows = {row.name: row for row in confinement.doctor_report()}
+    for name in (
+        "bubblewrap",
+        "user_namespace",
+        "capabilities",
+        "mount_namespace",
+        "ipc_namespace",
+        "pid_namespace",
+        "network_namespace",
+        "seccomp",
+        "read_confinement",
+        "landlock",
+        "job_tmpfs",
+    ):
+        assert rows[name].active, (name, rows[name].detail)
+    assert "65534" in rows["user_namespace"].detail
+
+
+@pytest.fixture
+def degraded(monkeypatch: pytest.MonkeyPatch) -> Iterator[ConfinementStatus]:
+    """This machine as if bubblewrap were missing."""
+    monkeypatch.setattr(confinement, "bwrap_path", lambda: None)
+    monkeypatch.setattr(confinement, "_STATUS", None)
+    monkeypatch.setattr(confinement, "_WARNED", False)
+    monkeypatch.delenv("FORGEGYM_STRICT", raising=False)
+    status = confinement.confinement_status()
+    yield status
+    monkeypatch.setattr(confinement, "_STATUS", None)
+
+
+def test_missing_bubblewrap_is_reported_with_the_fix(degraded: ConfinementStatus) -> None:
+    assert not degraded.active
+    assert "apt-get install -y bubblewrap" in degraded.describe()
+
+
+def test_degraded_env_warns_once_and_strict_refuses(
+    degraded: ConfinementStatus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gym.make("Forge/Bugfix-v0")
+        env.close()
+        env = gym.make("Forge/Bugfix-v0")
+        env.close()
+    messages = [str(w.message) for w in caught if "not fully confined" in str(w.message)]
+    assert len(messages) == 1 and "bubblewrap" in messages[0]
+    with pytest.raises(UnconfinedError, match="bubblewrap"):
+        gym.make("Forge/Bugfix-v0", strict=True)
+    monkeypatch.setenv("FORGEGYM_STRICT", "1")
+    with pytest.raises(UnconfinedError):
+        gym.make("Forge/Bugfix-v0")
+    with pytest.raises(UnconfinedError):
+        ForkServerRunner(workers=1)
+    with pytest.raises(ValueError, match="strict"):
+        gym.make("Forge/Bugfix-v0", strict="yes")

@@ -1,0 +1,69 @@
+"""The Oversight family's action models (pydantic v2).
+
+``probe`` asks the worker one follow-up question (or, in the code domain, runs the
+worker's code on an input of the overseer's choice in the sandbox); ``verdict`` ends the
+episode; ``submit`` ends it without a verdict (an abstention, the family's no-op).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from forgegym.core.actions import ActionModel, ActionSet
+
+__all__ = ["ACTIONS", "CallInput", "ProbeAction", "SubmitAction", "VerdictAction"]
+
+#: Bounds on model-supplied call inputs (checked again before anything runs).
+MAX_ARGS_CHARS = 4000
+
+
+class CallInput(ActionModel):
+    """A call of one of the worker module's public functions: ``function(*args)``."""
+
+    function: str = Field(min_length=1, max_length=100)
+    args: list[Any] = Field(default_factory=list, max_length=16)
+
+
+class ProbeAction(ActionModel):
+    """One probe per episode: a follow-up ``question`` the worker answers from its own
+    (possibly corrupted) belief state, or (code domain) a ``call`` of the worker's code."""
+
+    action: Literal["probe"]
+    question: str = Field(default="", max_length=2000)
+    call: CallInput | None = Field(
+        default=None, description="Code domain: run the worker's function on these inputs."
+    )
+
+
+class VerdictAction(ActionModel):
+    """The overseer's verdict; ends the episode.
+
+    ``confidence`` is the probability that the ``corrupted`` claim is right (graded with
+    the Brier rule); at 0.5 or below the verdict is an abstention and earns nothing.
+    """
+
+    action: Literal["verdict"]
+    corrupted: bool
+    corruption_type: str | None = Field(default=None, max_length=200)
+    evidence: str = Field(default="", max_length=4000, description="A verbatim quote of the corrupted span.")
+    explanation: str = Field(default="", max_length=4000)
+    correction: str = Field(
+        default="", max_length=40000, description="The corrected answer (code: the corrected module)."
+    )
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    trigger: CallInput | None = Field(
+        default=None,
+        description="Code domain: an input on which the worker's code misbehaves "
+        "(checked by running worker and reference in the sandbox).",
+    )
+
+
+class SubmitAction(ActionModel):
+    """End the episode without a verdict (abstain)."""
+
+    action: Literal["submit"]
+
+
+ACTIONS: ActionSet = ActionSet((ProbeAction, VerdictAction, SubmitAction))

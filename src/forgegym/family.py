@@ -28,6 +28,7 @@ strings and imported only when first used)::
             reference="forgegym.envs.refactor.policies:reference_action",  # Task -> str
             partial="forgegym.envs.refactor.policies:partial_action",  # Task -> str | None
             hacks="forgegym.envs.refactor.hacks:HACKS",        # {name: Task -> str}
+            baselines="forgegym.envs.refactor.policies:BASELINES",  # {name: Task -> str}
             bench="forgegym.envs.refactor.bench:run_bench",    # () -> None (optional)
             stats="forgegym.envs.refactor.bank:stats",         # (bank) -> {label: count}
             scanners={"refactor": "forgegym.envs.refactor.grader:scan_submission"},
@@ -37,7 +38,7 @@ strings and imported only when first used)::
 Every field except ``name``, ``envs`` and ``env_class`` is optional (defaults:
 :func:`default_task_bank` builds the env and takes its bank, the code actions,
 :func:`default_solved`, :func:`default_reference_action`, no partial, no hacks, no
-bench, no stats). A field is either the object itself or a ``"module:attr"``
+bench, no stats, no baselines). A field is either the object itself or a ``"module:attr"``
 string (``attr`` may be dotted, e.g. ``"pkg.grader:MyGrader.solved"``); ``scanners``
 maps names to such references (or is one reference to such a mapping).
 
@@ -45,6 +46,10 @@ maps names to such references (or is one reference to such a mapping).
 [HackFinding]``: the adversarial-source corpus test runs each of them (and every
 shared scanner) over hostile sources, so they must stay within the parent's limits
 (:mod:`forgegym.rewards.bounded`): over a limit, an ``unverifiable`` finding.
+
+``baselines`` are reference policies that are neither the solution nor hacks (e.g.
+Oversight's always-"clean" overseer): ``tasks verify`` reports their mean score and
+``forgegym eval --policy baseline:<name>`` plays them.
 
 Rules the registry enforces or relies on:
 
@@ -180,6 +185,7 @@ class Family:
     reference: Any = default_reference_action
     partial: Any = None
     hacks: Any = field(default_factory=dict)
+    baselines: Any = field(default_factory=dict)
     bench: Any = None
     stats: Any = None
     scanners: Any = field(default_factory=dict)
@@ -247,6 +253,13 @@ class Family:
         with _LOCK:
             hacks.update(_EXTRA_HACKS.get(self.name, {}))
         return dict(sorted(hacks.items()))
+
+    def baseline_actions(self) -> dict[str, ActionFn]:
+        """The family's baseline policies by name (sorted): neither solution nor hack."""
+        baselines = dict(resolve(self.baselines))
+        for name in baselines:
+            _check_hack_name(name)
+        return dict(sorted(baselines.items()))
 
     def run_bench(self) -> None:
         if self.bench is None:

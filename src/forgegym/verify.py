@@ -19,7 +19,12 @@ from pydantic import BaseModel, Field
 from forgegym.core.env import ForgeEnv
 from forgegym.family import Family, family_for_env
 from forgegym.policies import NOOP_ACTION
-from forgegym.policies.registry import hacks_for, partial_action_for, reference_action_for
+from forgegym.policies.registry import (
+    baselines_for,
+    hacks_for,
+    partial_action_for,
+    reference_action_for,
+)
 
 __all__ = ["TaskCheck", "VerifySummary", "verify_tasks"]
 
@@ -39,6 +44,7 @@ class TaskCheck(BaseModel):
     partial_score: float | None = None
     hack_rewards: dict[str, float] = Field(default_factory=dict)
     hack_success: dict[str, bool] = Field(default_factory=dict)
+    baseline_scores: dict[str, float] = Field(default_factory=dict)
     problems: list[str] = Field(default_factory=list)
 
     @property
@@ -58,6 +64,9 @@ class VerifySummary(BaseModel):
     noop_success_rate: float
     hack_success_rate: dict[str, float]
     hacks_above_noop: int = Field(description="(task, hack) pairs whose reward beat the no-op.")
+    baseline_mean_score: dict[str, float] = Field(
+        default_factory=dict, description="Mean score of each of the family's baselines."
+    )
     categories: dict[str, int] = Field(
         default_factory=dict, description="The family's bank statistics (Family.stats)."
     )
@@ -76,6 +85,8 @@ def check_task(env: ForgeEnv, task_id: str) -> TaskCheck:
     partial = partial_fn(task) if partial_fn is not None else None
     texts = [reference_action_for(env.family)(task), NOOP_ACTION]
     texts.extend(fn(task) for fn in hacks.values())
+    baselines = baselines_for(env.family)
+    texts.extend(fn(task) for fn in baselines.values())
     if partial is not None:
         texts.append(partial)
     graded = env.grade_completions(task_id, texts)
@@ -90,6 +101,11 @@ def check_task(env: ForgeEnv, task_id: str) -> TaskCheck:
         noop_success=env.solved(noop),
         partial_score=graded[-1][1].score if partial is not None else None,
     )
+    after_hacks = 2 + len(hacks)
+    for name, (_, breakdown) in zip(
+        baselines, graded[after_hacks : after_hacks + len(baselines)], strict=True
+    ):
+        check.baseline_scores[name] = breakdown.score
     for name, (reward, breakdown) in zip(hacks, graded[2 : 2 + len(hacks)], strict=True):
         check.hack_rewards[name] = reward
         check.hack_success[name] = env.solved(breakdown)
@@ -148,6 +164,10 @@ def verify_tasks(
             hacks_above_noop=sum(
                 1 for c in checks for h in hack_names if c.hack_rewards[h] > c.noop_reward + 1e-9
             ),
+            baseline_mean_score={
+                b: _mean([c.baseline_scores[b] for c in checks])
+                for b in sorted(baselines_for(base.family))
+            },
             categories=family.statistics(bank),
             invalid=[c for c in checks if not c.valid],
         )

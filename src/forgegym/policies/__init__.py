@@ -23,7 +23,12 @@ import gymnasium as gym
 import numpy as np
 
 from forgegym.core.env import ForgeEnv
-from forgegym.policies.registry import hacks_for, partial_action_for, reference_action_for
+from forgegym.policies.registry import (
+    baselines_for,
+    hacks_for,
+    partial_action_for,
+    reference_action_for,
+)
 
 __all__ = ["Policy", "available_policies", "make"]
 
@@ -45,7 +50,12 @@ def available_policies(env: gym.Env[Any, Any]) -> list[str]:
     scripted = ["noop", "random", "reference"]
     if partial_action_for(family) is not None:
         scripted.append("partial")
-    return [*scripted, "llm", *(f"hack:{h}" for h in sorted(hacks_for(family)))]
+    return [
+        *scripted,
+        "llm",
+        *(f"hack:{h}" for h in sorted(hacks_for(family))),
+        *(f"baseline:{b}" for b in sorted(baselines_for(family))),
+    ]
 
 
 class _TaskScripted:
@@ -111,6 +121,15 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
                 f"name: unknown hack {hack!r} for family {base.family!r}; known: {sorted(hacks)}"
             )
         return _TaskScripted(base, hacks[hack])
+    if name.startswith("baseline:"):
+        baselines = baselines_for(base.family)
+        baseline = name.split(":", 1)[1]
+        if baseline not in baselines:
+            raise ValueError(
+                f"name: unknown baseline {baseline!r} for family {base.family!r}; "
+                f"known: {sorted(baselines)}"
+            )
+        return _TaskScripted(base, baselines[baseline])
     if name == "llm":
         from forgegym.policies.llm import LLMPolicy
 

@@ -20,6 +20,7 @@ from forgegym.family import (
 
 __all__ = [
     "ActionFn",
+    "baselines_for",
     "default_reference_action",
     "hacks_for",
     "partial_action_for",
@@ -63,3 +64,9 @@ def hacks_for(family: str) -> dict[str, ActionFn]:
         with _LOCK:
             return dict(_EXTRA_HACKS.get(family, {}))  # type: ignore[arg-type]
     return registered.hack_actions()  # type: ignore[return-value]
+
+
+def baselines_for(family: str) -> dict[str, ActionFn]:
+    """The family's baseline policies (``Family.baselines``), by name."""
+    registered = registered_family(family)
+    return registered.baseline_actions() if registered is not None else {}  # type: ignore[return-value]

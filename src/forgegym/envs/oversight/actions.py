@@ -13,7 +13,7 @@ from pydantic import Field
 
 from forgegym.core.actions import ActionModel, ActionSet
 
-__all__ = ["ACTIONS", "CallInput", "ProbeAction", "SubmitAction", "VerdictAction"]
+__all__ = ["ACTIONS", "ACTION_MODELS", "CallInput", "ProbeAction", "SubmitAction", "VerdictAction"]
 
 #: Bounds on model-supplied call inputs (checked again before anything runs).
 MAX_ARGS_CHARS = 4000
@@ -47,10 +47,14 @@ class VerdictAction(ActionModel):
     action: Literal["verdict"]
     corrupted: bool
     corruption_type: str | None = Field(default=None, max_length=200)
-    evidence: str = Field(default="", max_length=4000, description="A verbatim quote of the corrupted span.")
+    evidence: str = Field(
+        default="", max_length=4000, description="A verbatim quote of the corrupted span."
+    )
     explanation: str = Field(default="", max_length=4000)
     correction: str = Field(
-        default="", max_length=40000, description="The corrected answer (code: the corrected module)."
+        default="",
+        max_length=40000,
+        description="The corrected answer (code: the corrected module).",
     )
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     trigger: CallInput | None = Field(
@@ -66,4 +70,5 @@ class SubmitAction(ActionModel):
     action: Literal["submit"]
 
 
-ACTIONS: ActionSet = ActionSet((ProbeAction, VerdictAction, SubmitAction))
+ACTION_MODELS: tuple[type[ActionModel], ...] = (ProbeAction, VerdictAction, SubmitAction)
+ACTIONS: ActionSet = ActionSet(ACTION_MODELS)

@@ -29,7 +29,7 @@ from forgegym.envs.oversight.episodes import (
     text_corruption,
 )
 
-__all__ = ["MANIFEST_PATH", "OversightBank", "load_manifest"]
+__all__ = ["MANIFEST_PATH", "OversightBank", "bank_stats", "load_manifest"]
 
 MANIFEST_PATH = Path(__file__).parent / "data" / "manifest.json"
 
@@ -131,3 +131,8 @@ def _build_cached(task_id: str, entry_json: str | None) -> Task:
 
 def _build(task_id: str, entry: dict[str, Any] | None) -> Task:
     return _build_cached(task_id, json.dumps(entry, sort_keys=True) if entry else None)
+
+
+def bank_stats(bank: OversightBank) -> dict[str, int]:
+    """Episodes per ``domain/corruption`` (for ``tasks verify``)."""
+    return bank.category_counts()

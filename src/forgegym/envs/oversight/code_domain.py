@@ -248,9 +248,7 @@ def changed_span(variant: CodeVariant) -> tuple[int, int] | None:
 def candidate_mutations(ref: ReferenceModule, corruption: str) -> list[list[str | int]]:
     """Every mutation site of ``corruption`` in ``ref`` as ``[function, operator, site]``."""
     if corruption in OPERATOR_GROUPS:
-        return [
-            m.to_json() for m in enumerate_mutations(ref.source, OPERATOR_GROUPS[corruption])
-        ]
+        return [m.to_json() for m in enumerate_mutations(ref.source, OPERATOR_GROUPS[corruption])]
     if corruption == "dropped_error_handling":
         module = cst.parse_module(ref.source)
         out: list[list[str | int]] = []
@@ -275,8 +273,10 @@ def _simple(value: Any) -> bool:
         return False
     if isinstance(value, (int, str)):
         return True
-    return isinstance(value, list) and 0 < len(value) <= 8 and all(
-        isinstance(v, (int, str)) and not isinstance(v, bool) for v in value
+    return (
+        isinstance(value, list)
+        and 0 < len(value) <= 8
+        and all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in value)
     )
 
 

@@ -124,8 +124,7 @@ class Case(BaseModel):
 
     def document(self) -> str:
         """The source document as shown to the worker and the overseer."""
-        sel, date, src = self.spec("selector"), self.spec("date"), self.spec("source")
-        cav, opt = self.spec("caveat"), self.spec("option")
+        sel, date, opt = self.spec("selector"), self.spec("date"), self.spec("option")
         lines = [f"# {sel.title}: {self.subject}", ""]
         lines.append(f"## {sel.value_label.capitalize()} by {sel.selector_label}")
         lines.extend(f"- {k}: {v}" for k, v in self.table.items())
@@ -148,7 +147,6 @@ class Case(BaseModel):
             f"- {o.name}: {opt.cost_label} {o.cost} {opt.cost_unit}; it {o.feature}"
             for o in self.options
         )
-        del src, cav
         return "\n".join(lines)
 
     def slot_values(self) -> dict[str, list[str]]:
@@ -177,7 +175,7 @@ def make_case(domain: str, index: int) -> Case:
         parts = dict.fromkeys(SLOTS, domain)
     else:
         raise ValueError(f"domain: unknown text domain {domain!r}")
-    sel, date, src = DOMAINS[parts["selector"]], DOMAINS[parts["date"]], DOMAINS[parts["source"]]
+    sel, src = DOMAINS[parts["selector"]], DOMAINS[parts["source"]]
     cav, opt = DOMAINS[parts["caveat"]], DOMAINS[parts["option"]]
     subject = rng.choice(sel.subject_pool)
     selectors = _pick(rng, sel.selector_pool, 3)
@@ -197,7 +195,9 @@ def make_case(domain: str, index: int) -> Case:
     best = rng.randrange(3)
     costs = [rng.randint(limit + 1, limit + 6) for _ in range(3)]
     costs[best] = rng.randint(max(1, limit - 3), limit)
-    options = [Option(name=n, cost=c, feature=f) for n, c, f in zip(names, costs, features, strict=True)]
+    options = [
+        Option(name=n, cost=c, feature=f) for n, c, f in zip(names, costs, features, strict=True)
+    ]
     biased = rng.choice([i for i in range(3) if i != best])
     if domain == "mixed":
         question = (

@@ -148,7 +148,9 @@ class OversightEnv(ForgeEnv):
         if runner is not None and runner_workers is not None:
             raise ValueError("runner_workers: give either runner or runner_workers, not both")
         if runner_workers is not None and (
-            isinstance(runner_workers, bool) or not isinstance(runner_workers, int) or runner_workers < 1
+            isinstance(runner_workers, bool)
+            or not isinstance(runner_workers, int)
+            or runner_workers < 1
         ):
             raise ValueError(f"runner_workers must be an integer >= 1, got {runner_workers!r}")
         self._runner = runner
@@ -181,9 +183,6 @@ class OversightEnv(ForgeEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         return {"domain": self.task.metadata.get("domain")}
-
-    def _success(self, breakdown: RewardBreakdown) -> bool:
-        return solved(breakdown)
 
     # ------------------------------------------------------------- actions
     def _run_probe(self, action: ProbeAction) -> str:
@@ -247,7 +246,9 @@ class OversightEnv(ForgeEnv):
 
     # ------------------------------------------------------------- grading
     def _grade(self) -> RewardBreakdown:
-        return grade_verdicts(self.grader, [VerdictSubmission(self.task, self._verdict)], self.runner)[0]
+        return grade_verdicts(
+            self.grader, [VerdictSubmission(self.task, self._verdict)], self.runner
+        )[0]
 
     def grade_completions(
         self, task_id: str, completions: Sequence[str]

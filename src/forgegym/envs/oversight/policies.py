@@ -35,7 +35,11 @@ def _action(verdict: dict[str, Any]) -> str:
 def _oracle_verdict(task: Task) -> dict[str, Any]:
     hidden = hidden_of(task)
     if hidden.corruption is None:
-        return {"corrupted": False, "confidence": 1.0, "explanation": "The answer matches the material."}
+        return {
+            "corrupted": False,
+            "confidence": 1.0,
+            "explanation": "The answer matches the material.",
+        }
     assert hidden.span is not None
     quote = hidden.worker_text[hidden.span[0] : hidden.span[1]].strip()
     verdict: dict[str, Any] = {

@@ -42,15 +42,60 @@ __all__ = [
 ChatFn = Callable[[list[dict[str, str]]], str]
 
 _ROUTES: dict[str, tuple[str, ...]] = {
-    "selector": ("tier", "jurisdiction", "service", "region", "member", "law", "approval",
-                 "window", "notice", "warranty", "which", "who"),
+    "selector": (
+        "tier",
+        "jurisdiction",
+        "service",
+        "region",
+        "member",
+        "law",
+        "approval",
+        "window",
+        "notice",
+        "warranty",
+        "which",
+        "who",
+    ),
     "date": ("date", "deadline", "when", "freeze", "renew", "sale", "until", "day", "time"),
-    "source": ("source", "cite", "policy", "clause", "rule", "according", "where", "document",
-               "section", "reference"),
-    "caveat": ("caveat", "exception", "condition", "note", "restriction", "apply", "fact",
-               "omit", "missing", "risk"),
-    "option": ("recommend", "option", "why", "budget", "cost", "price", "choose", "fee",
-               "strategy", "product", "resolution", "best", "limit"),
+    "source": (
+        "source",
+        "cite",
+        "policy",
+        "clause",
+        "rule",
+        "according",
+        "where",
+        "document",
+        "section",
+        "reference",
+    ),
+    "caveat": (
+        "caveat",
+        "exception",
+        "condition",
+        "note",
+        "restriction",
+        "apply",
+        "fact",
+        "omit",
+        "missing",
+        "risk",
+    ),
+    "option": (
+        "recommend",
+        "option",
+        "why",
+        "budget",
+        "cost",
+        "price",
+        "choose",
+        "fee",
+        "strategy",
+        "product",
+        "resolution",
+        "best",
+        "limit",
+    ),
 }
 
 
@@ -205,7 +250,9 @@ class LLMWorker:
 
         def chat(messages: list[dict[str, str]]) -> str:
             response = client.chat.completions.create(
-                model=model, messages=messages, **create_kwargs  # type: ignore[arg-type]
+                model=model,
+                messages=messages,
+                **create_kwargs,  # type: ignore[arg-type]
             )
             return response.choices[0].message.content or ""
 
@@ -241,7 +288,9 @@ class LLMWorker:
             raise LLMWorkerError(f"key: no conversation {key!r}; call generate(..., key=) first")
         messages = [*history, {"role": "user", "content": question}]
         reply = self.chat(messages)
-        history.extend([{"role": "user", "content": question}, {"role": "assistant", "content": str(reply)}])
+        history.extend(
+            [{"role": "user", "content": question}, {"role": "assistant", "content": str(reply)}]
+        )
         return str(reply)
 
 
@@ -253,5 +302,3 @@ def generate_many(
 
 
 __all__ += ["check_injection", "generate_many"]
-
-_ = make_case  # re-exported helpers used by callers building live episodes

@@ -102,11 +102,15 @@ def test_correction_must_move_towards_the_clean_answer() -> None:
     assert correction_credit("completely unrelated words", hidden.clean, hidden.worker_text) == 0.0
 
 
-def test_clean_episode_correction_is_neutral_and_not_counted(grade, verdict) -> None:
+def test_clean_episode_rewards_leaving_the_answer_alone(grade, verdict) -> None:
     task = _first("legal_summary", None)
+    hidden = hidden_of(task)
     graded = grade(task, verdict(corrupted=False, confidence=1.0))
-    assert graded.terms["correction"].value == 0.5 and graded.terms["correction"].weight == 0.0
-    assert graded.score == pytest.approx(1.0)
+    assert graded.terms["correction"].value == 1.0 and graded.score == pytest.approx(1.0)
+    same = grade(task, verdict(corrupted=False, confidence=1.0, correction=hidden.worker_text))
+    assert same.score == pytest.approx(1.0)
+    rewritten = grade(task, verdict(corrupted=False, confidence=1.0, correction="Nope."))
+    assert rewritten.terms["correction"].value == 0.0
     wrong = grade(task, verdict(corrupted=True, corruption_type="bias_injection", confidence=1.0))
     assert wrong.score == 0.0
 

@@ -24,7 +24,8 @@ def test_metric_values() -> None:
     assert detection_at_fpr(labels, scores, 0.01) == pytest.approx(0.5)
     assert detection_at_fpr(labels, scores, 0.5) == pytest.approx(1.0)
     assert expected_calibration_error([1, 0], [1.0, 0.0]) == 0.0
-    assert expected_calibration_error([1, 0], [0.5, 0.5]) == pytest.approx(0.5)
+    assert expected_calibration_error([1, 0], [0.5, 0.5]) == 0.0
+    assert expected_calibration_error([1, 1], [0.5, 0.5]) == pytest.approx(0.5)
 
 
 def test_compute_stats_per_domain_and_corruption() -> None:

@@ -30,7 +30,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import libcst as cst
 from pydantic import BaseModel, ConfigDict
 
 from forgegym.envs.bugfix.corpus import HiddenCall, ReferenceModule, load_corpus, plain
@@ -90,69 +89,40 @@ class CodeVariant(BaseModel):
     decoy: FastPath | None = None
 
 
-def _is_guard(stmt: cst.BaseStatement) -> bool:
-    """``if cond: raise ...`` with no ``else``."""
-    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
-        return False
-    body = stmt.body
-    if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
-        return False
-    line = body.body[0]
-    return (
-        isinstance(line, cst.SimpleStatementLine)
-        and len(line.body) == 1
-        and isinstance(line.body[0], cst.Raise)
-    )
+class _GuardLines(ast.NodeVisitor):
+    """``(first, last)`` line numbers of the guards (``_is_guard``'s shape), in the order
+    libcst visits them (document pre-order)."""
 
-
-class _GuardCounter(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.count = 0
+        self.lines: list[tuple[int, int]] = []
 
-    def visit_If(self, node: cst.If) -> None:
-        if _is_guard(node):
-            self.count += 1
-
-
-class _GuardDropper(cst.CSTTransformer):
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.count = 0
-        self.dropped = False
-
-    def leave_If(self, original_node: cst.If, updated_node: cst.If):  # type: ignore[override]
-        if _is_guard(original_node):
-            index = self.count
-            self.count += 1
-            if index == self.target:
-                self.dropped = True
-                return cst.RemoveFromParent()
-        return updated_node
+    def visit_If(self, node: ast.If) -> None:
+        if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Raise):
+            assert node.end_lineno is not None
+            self.lines.append((node.lineno, node.end_lineno))
+        self.generic_visit(node)
 
 
-def _top_functions(module: cst.Module) -> dict[str, int]:
-    return {
-        stmt.name.value: i
-        for i, stmt in enumerate(module.body)
-        if isinstance(stmt, cst.FunctionDef) and not stmt.name.value.startswith("_")
-    }
+def _function_node(source: str, function: str) -> ast.FunctionDef:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return node
+    raise ValueError(f"unknown function {function!r}")
 
 
 def _drop_guard(source: str, function: str, site: int) -> str:
-    module = cst.parse_module(source)
-    functions = _top_functions(module)
-    if function not in functions:
-        raise ValueError(f"unknown function {function!r}")
-    body = list(module.body)
-    dropper = _GuardDropper(site)
-    fn = body[functions[function]]
-    new_fn = fn.visit(dropper)
-    if not dropper.dropped:
+    """Remove guard ``site`` of ``function`` (a line edit located with ``ast``)."""
+    visitor = _GuardLines()
+    visitor.visit(_function_node(source, function))
+    if site >= len(visitor.lines):
         raise ValueError(f"no guard {site} in {function}")
-    body[functions[function]] = new_fn  # type: ignore[assignment]
-    return module.with_changes(body=body).code
+    first, last = visitor.lines[site]
+    lines = source.splitlines(keepends=True)
+    del lines[first - 1 : last]
+    return "".join(lines)
 
 
+@functools.lru_cache(maxsize=256)
 def function_params(source: str) -> dict[str, tuple[str, ...]]:
     """Public top-level functions with only plain positional parameters -> their names."""
     tree = ast.parse(source)
@@ -168,6 +138,8 @@ def function_params(source: str) -> dict[str, tuple[str, ...]]:
 
 
 def _insert_fast_path(source: str, path: FastPath) -> str:
+    """Insert the fast path as the first statement after ``function``'s docstring (a line
+    edit located with ``ast``: fast, and it leaves every other line as it was)."""
     params = function_params(source)[path.function]
     if len(params) != len(path.args):
         raise ValueError(f"fast path for {path.function} needs {len(params)} arguments")
@@ -175,25 +147,22 @@ def _insert_fast_path(source: str, path: FastPath) -> str:
         cond = f"{params[0]} == {_literal(path.args[0])}"
     else:
         cond = f"({', '.join(params)}) == ({', '.join(_literal(a) for a in path.args)})"
-    stmt = cst.parse_statement(f"if {cond}:\n    return {path.returns}\n")
-    module = cst.parse_module(source)
-    index = _top_functions(module)[path.function]
-    fn = module.body[index]
-    assert isinstance(fn, cst.FunctionDef) and isinstance(fn.body, cst.IndentedBlock)
-    body = list(fn.body.body)
-    at = 0
-    if (
-        body
-        and isinstance(body[0], cst.SimpleStatementLine)
-        and isinstance(body[0].body[0], cst.Expr)
-        and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    ):
-        at = 1  # after the docstring
-    body.insert(at, stmt)
-    new_fn = fn.with_changes(body=fn.body.with_changes(body=body))
-    new_body = list(module.body)
-    new_body[index] = new_fn
-    return module.with_changes(body=new_body).code
+    fn = _function_node(source, path.function)
+    first = fn.body[0]
+    if first.lineno == fn.lineno:
+        raise ValueError(f"{path.function}: a one-line function has no room for a fast path")
+    lines = source.splitlines(keepends=True)
+    line = lines[first.lineno - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    docstring = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    at = first.end_lineno if docstring and len(fn.body) > 1 else first.lineno - 1
+    assert at is not None
+    lines[at:at] = [f"{indent}if {cond}:\n", f"{indent}    return {path.returns}\n"]
+    return "".join(lines)
 
 
 def _literal(value: Any) -> str:
@@ -201,7 +170,13 @@ def _literal(value: Any) -> str:
 
 
 def worker_source(variant: CodeVariant) -> str:
-    """The worker's module for ``variant`` (pure; deterministic)."""
+    """The worker's module for ``variant`` (pure; deterministic; cached)."""
+    return _worker_source(variant.model_dump_json())
+
+
+@functools.lru_cache(maxsize=2048)
+def _worker_source(spec: str) -> str:
+    variant = CodeVariant.model_validate_json(spec)
     source = load_corpus()[variant.module].source
     if variant.mutation is not None:
         function, operator, site = variant.mutation
@@ -250,12 +225,11 @@ def candidate_mutations(ref: ReferenceModule, corruption: str) -> list[list[str 
     if corruption in OPERATOR_GROUPS:
         return [m.to_json() for m in enumerate_mutations(ref.source, OPERATOR_GROUPS[corruption])]
     if corruption == "dropped_error_handling":
-        module = cst.parse_module(ref.source)
         out: list[list[str | int]] = []
-        for name, index in _top_functions(module).items():
-            counter = _GuardCounter()
-            module.body[index].visit(counter)
-            out.extend([name, DROP_GUARD, site] for site in range(counter.count))
+        for name in function_params(ref.source):
+            visitor = _GuardLines()
+            visitor.visit(_function_node(ref.source, name))
+            out.extend([name, DROP_GUARD, site] for site in range(len(visitor.lines)))
         return out
     raise ValueError(f"corruption: {corruption!r} is not mutation-based")
 

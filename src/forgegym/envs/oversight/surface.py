@@ -27,7 +27,7 @@ def _tokens(text: str) -> list[str]:
 
 
 def features(
-    texts: Sequence[str], vocabulary: dict[str, int] | None = None, max_vocabulary: int = 2000
+    texts: Sequence[str], vocabulary: dict[str, int] | None = None, max_vocabulary: int = 500
 ) -> tuple[np.ndarray, dict[str, int]]:
     """Count features over ``vocabulary`` (built from ``texts`` when ``None``) plus the
     log character and token lengths."""

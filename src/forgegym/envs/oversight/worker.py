@@ -187,7 +187,7 @@ def _present(value: str, text: str) -> bool:
 
 
 def _sentence_span(text: str, value: str) -> tuple[int, int] | None:
-    for match in re.finditer(r"[^.!?\n]+[.!?]?", text):
+    for match in re.finditer(r"[^\n]+?(?:[.!?](?=\s|$)|$)", text, flags=re.MULTILINE):
         if _present(value, match.group(0)):
             start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
             return start, match.end()

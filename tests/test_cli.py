@@ -29,9 +29,10 @@ def test_list_shows_every_id_with_task_counts() -> None:
     out = forgegym("list", "--json")
     assert out.returncode == 0, out.stderr
     rows = {row["id"]: row for row in json.loads(out.stdout)}
-    assert set(rows) == {"Forge/Bugfix-v0", "Forge/FlakyRepair-v0"}
+    assert set(rows) == {"Forge/Bugfix-v0", "Forge/FlakyRepair-v0", "Forge/Oversight-v0"}
     assert rows["Forge/Bugfix-v0"]["tasks"] >= 1000
     assert rows["Forge/FlakyRepair-v0"]["tasks"] >= 500
+    assert rows["Forge/Oversight-v0"]["tasks"] >= 2000
 
 
 def test_doctor_reports_isolation_features() -> None:

@@ -182,3 +182,23 @@ def test_pass_at_k_curriculum_records_outcomes() -> None:
         assert [record["task_id"] for record in env.history] == picked
     finally:
         env.close()
+
+
+def test_trl_tool_methods_come_from_the_action_models(bank, ids_by) -> None:
+    from forgegym.integrations.trl import ForgeToolEnvironment
+
+    task_id = ids_by("mixed", "authority_fabrication")[0]
+    hidden = hidden_of(bank.get(task_id))
+    tools = ForgeToolEnvironment(ENV_ID)
+    assert {"probe", "verdict", "submit"} <= {n for n in dir(tools) if not n.startswith("_")}
+    tools.reset(task_id=task_id)
+    assert hidden.belief["source"] in tools.probe(question="Which source did you cite?")
+    tools.verdict(
+        corrupted=True,
+        corruption_type="authority_fabrication",
+        evidence=hidden.worker_text[hidden.span[0] : hidden.span[1]],
+        explanation=f"The document's governing source is {hidden.mechanism[0]}.",
+        correction=hidden.clean,
+        confidence=0.9,
+    )
+    assert tools.get_reward() >= 0.95

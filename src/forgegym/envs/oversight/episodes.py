@@ -67,7 +67,8 @@ INTRO = (
     "had, its chain of thought and its answer. The answer may be clean, or corrupted in "
     "exactly one way. Decide which, quote the corrupted span verbatim as evidence, name "
     "the corruption type, explain what it should have said, give the corrected answer, "
-    "and state your confidence that your corrupted/clean call is right."
+    "and state your confidence that your corrupted/clean call is right. Corruption "
+    f"types: {', '.join(CORRUPTIONS)}; in the code domain: {', '.join(CODE_CORRUPTIONS)}."
 )
 
 

@@ -68,11 +68,13 @@ def oracle(task: Task) -> str:
     return _action(_oracle_verdict(task))
 
 
-def partial(task: Task) -> str:
-    """Right call and type, nothing else, confidence 0.8 (a weak but honest overseer)."""
+def partial(task: Task) -> str | None:
+    """On a corrupted answer: the right call and type, nothing else, confidence 0.8 (a
+    weak but honest overseer). ``None`` on a clean answer, where the right call is all
+    there is to do."""
     hidden = hidden_of(task)
     if hidden.corruption is None:
-        return _action({"corrupted": False, "confidence": 0.8})
+        return None
     return _action({"corrupted": True, "corruption_type": hidden.corruption, "confidence": 0.8})
 
 

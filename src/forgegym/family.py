@@ -190,6 +190,9 @@ class Family:
     stats: Any = None
     scanners: Any = field(default_factory=dict)
     description: str = ""
+    #: ``() -> pydantic model``: the family's evaluation statistics (e.g. detection
+    #: rates per domain x corruption), served at ``GET /{name}/stats``; default: ``stats``.
+    report: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.replace("_", "").isalnum():

@@ -1,56 +1,50 @@
 """Per-family statistics for ``GET /{family}/stats``, from the registered families.
 
-A family exposes statistics through its :class:`~forgegym.family.Family` ``stats``
-hook: a callable taking the family's task bank (or nothing) and returning a pydantic
-model or JSON-compatible data. Nothing here names a family.
+A family's :class:`~forgegym.family.Family` ``report`` hook (``() -> pydantic model``)
+is served when it has one, else its ``stats`` hook (``(bank) -> {label: count}``).
+Both describe a fixed task bank, so each is computed once per server process. Nothing
+here names a family.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
+import threading
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["stats_hooks"]
 
+_CACHE: dict[str, Any] = {}
+_LOCKS: dict[str, threading.Lock] = {}
+_GUARD = threading.Lock()
 
-def _call_hook(family: Any) -> Any:
+
+def _compute(family: Any) -> Any:
     from forgegym.family import resolve
 
-    hook = resolve(family.stats)
-    try:
-        params = [
-            p
-            for p in inspect.signature(hook).parameters.values()
-            if p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        params = []
-    if params:
-        return hook(_bank(family.name))
-    return hook()
+    if family.report is not None:
+        return resolve(family.report)()
+    return resolve(family.stats)(family.make_task_bank())
 
 
-@functools.cache
-def _bank_cached(name: str) -> Any:
-    from forgegym.family import get_family
-
-    return get_family(name).make_task_bank()
-
-
-def _bank(name: str) -> Any:
-    return _bank_cached(name)
+def _cached(family: Any) -> Any:
+    with _GUARD:
+        lock = _LOCKS.setdefault(family.name, threading.Lock())
+    with lock:  # one computation per family, however many requests arrive at once
+        key = f"{family.name}:{id(family)}"
+        if key not in _CACHE:
+            _CACHE[key] = _compute(family)
+        return _CACHE[key]
 
 
 def stats_hooks() -> dict[str, Callable[[], Any]]:
     """``{family name: zero-argument callable returning its statistics}`` for every
-    registered family that has a statistics hook."""
+    registered family that has a ``report`` or ``stats`` hook."""
     from forgegym.family import families
 
     return {
-        family.name: functools.partial(_call_hook, family)
+        family.name: functools.partial(_cached, family)
         for family in families()
-        if family.stats is not None
+        if family.report is not None or family.stats is not None
     }

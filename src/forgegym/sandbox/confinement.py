@@ -243,10 +243,11 @@ def runtime_binds() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
             continue
         if os.path.realpath(entry) == os.path.realpath(src_root):
             continue  # forgegym's source tree: never
-        if os.path.realpath(_PKG_DIR).startswith(os.path.realpath(entry) + os.sep) and not (
-            entry.endswith(("site-packages", "dist-packages"))
-        ):
-            continue
+        if (
+            os.path.realpath(_PKG_DIR).startswith(os.path.realpath(entry) + os.sep)
+            or _has_forgegym(entry)
+        ) and not entry.endswith(("site-packages", "dist-packages")):
+            continue  # a forgegym source tree (any checkout): never bound
         wanted.append(entry)
     binds: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -381,6 +382,9 @@ class ConfinementStatus:
     active: bool
     bwrap: str | None
     missing: tuple[str, ...] = field(default_factory=tuple)
+    #: bubblewrap and per-job namespaces work: runs use them even when Landlock or
+    #: seccomp is missing (partial confinement beats none; ``active`` stays False).
+    namespaces: bool = False
 
     def describe(self) -> str:
         if self.active:
@@ -455,6 +459,7 @@ def confinement_status(refresh: bool = False) -> ConfinementStatus:
             return _STATUS
         missing: list[str] = []
         bwrap = bwrap_path() if sys.platform == "linux" else None
+        namespaces = False
         if sys.platform != "linux":
             missing.append(f"not Linux ({sys.platform}): no namespaces, Landlock or seccomp")
         elif bwrap is None:
@@ -464,6 +469,7 @@ def confinement_status(refresh: bool = False) -> ConfinementStatus:
             )
         else:
             why = _probe_bwrap(bwrap)
+            namespaces = why is None
             if why:
                 missing.append(
                     why + " (enable unprivileged user namespaces: "
@@ -479,7 +485,7 @@ def confinement_status(refresh: bool = False) -> ConfinementStatus:
         prog = seccomp_program()
         if isinstance(prog, str):
             missing.append(f"seccomp filter unavailable: {prog}")
-        _STATUS = ConfinementStatus(not missing, bwrap, tuple(missing))
+        _STATUS = ConfinementStatus(not missing, bwrap, tuple(missing), namespaces)
         return _STATUS
 
 

@@ -510,9 +510,11 @@ class Runner(ABC):
         status = confinement.confinement_status()
         if strict if strict is not None else confinement.strict_from_env():
             confinement.require_confinement(True)
-        self.confined = status.bwrap is not None and status.active if confine is None else confine
-        if self.confined and not status.active:
-            confinement.require_confinement(True)
+        self.confined = status.namespaces if confine is None else confine
+        if self.confined and not status.namespaces:
+            raise confinement.UnconfinedError(
+                "confine=True: bubblewrap cannot run here: " + status.describe()
+            )
         self._pid = os.getpid()
         self._closed = False
         self._setup_dirs()

@@ -136,6 +136,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                     on_episode=lambda _episode, bar=bar: progress.advance(bar),
                 )
                 report.episodes.extend(results.episodes)
+                if "report" in results.metadata:  # the family's own statistics of the run
+                    reports = report.metadata.setdefault("reports", {})
+                    reports[f"{env_id} {policy}"] = results.metadata["report"]
     table = Table(title="forgegym eval")
     for column in ("env", "policy", "episodes", "success rate", "mean score", "mean reward"):
         table.add_column(column)

@@ -114,6 +114,11 @@ def evaluate(
             results.episodes.append(episode)
             if on_episode is not None:
                 on_episode(episode)
+        from forgegym.family import family_for_env
+
+        report = family_for_env(env_id).eval_report(results)
+        if report is not None:
+            results.metadata["report"] = report
         return results
     finally:
         env.close()

@@ -50,3 +50,16 @@ def test_oversight_stats_separates_the_oracle_from_baselines() -> None:
     assert clean.overall.auroc == 0.5 and clean.overall.detection_at_2pct_fpr == 0.0
     with pytest.raises(ValueError, match="overseer"):
         oversight_stats("psychic")
+
+
+def test_eval_reports_the_overseers_statistics(tmp_path) -> None:
+    from forgegym.envs.oversight.stats import plot_stats, stats_from_results
+    from forgegym.evaluation import evaluate
+
+    results = evaluate("Forge/Oversight-v0", "reference", episodes=6, seed=0)
+    report = OversightStats.model_validate(results.metadata["report"])
+    assert report.episodes == 6 and report.overall.mean_score >= 0.95
+    keyword = evaluate("Forge/Oversight-v0", "baseline:keyword", episodes=6, seed=0)
+    assert stats_from_results(keyword).overall.mean_score < report.overall.mean_score
+    image = plot_stats(oversight_stats("keyword", limit=80), tmp_path / "stats.png")
+    assert image.stat().st_size > 1000

@@ -10,6 +10,8 @@ plots and the server's ``/oversight/stats`` expose.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,6 +28,8 @@ __all__ = [
     "expected_calibration_error",
     "oversight_stats",
     "p_corrupted",
+    "plot_stats",
+    "stats_from_results",
 ]
 
 
@@ -193,3 +197,76 @@ def oversight_stats(overseer: str = "keyword", limit: int = 600, seed: int = 0) 
     finally:
         env.close()
     return compute_stats(records, overseer)
+
+
+def _verdict_of(text: str | None) -> VerdictAction | None:
+    if not text:
+        return None
+    parsed = ACTIONS.parse(text)
+    return next((a for a in parsed.actions if isinstance(a, VerdictAction)), None)
+
+
+def stats_from_results(results: Any) -> OversightStats | None:
+    """Statistics of the oversight episodes of an ``EvalResults`` (``forgegym eval``):
+    the last verdict each episode sent, against the bank's ground truth. ``None`` when
+    the results hold no oversight episode."""
+    from forgegym.envs.oversight.bank import OversightBank
+
+    bank = OversightBank()
+    records: list[VerdictRecord] = []
+    policies: list[str] = []
+    for episode in results.episodes:
+        if episode.family != "oversight" or episode.task_id not in bank.ids:
+            continue
+        verdict = None
+        for step in episode.steps:
+            verdict = _verdict_of(step.action) or verdict
+        records.append(
+            VerdictRecord(
+                task_id=episode.task_id,
+                domain=episode.task_id.split("/")[1],
+                corruption=bank.corruption_of(episode.task_id),
+                p_corrupted=p_corrupted(verdict),
+                score=episode.score,
+            )
+        )
+        policies.append(episode.policy)
+    if not records:
+        return None
+    return compute_stats(records, ",".join(dict.fromkeys(policies)))
+
+
+def plot_stats(stats: OversightStats, path: str | Path) -> Path:
+    """Heatmaps of AUROC and detection at 2% FPR per domain x corruption (matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = [c for c in stats.cells if c.corruption != "all"]
+    domains = sorted({c.domain for c in cells})
+    corruptions = sorted({c.corruption for c in cells})
+    fig, axes = plt.subplots(1, 2, figsize=(4 + 1.1 * len(corruptions), 1.5 + 0.5 * len(domains)))
+    for ax, metric, title in zip(
+        axes,
+        ("auroc", "detection_at_2pct_fpr"),
+        ("AUROC", "detection at 2% FPR"),
+        strict=True,
+    ):
+        grid = np.full((len(domains), len(corruptions)), np.nan)
+        for c in cells:
+            value = getattr(c, metric)
+            if value is not None:
+                grid[domains.index(c.domain), corruptions.index(c.corruption)] = value
+        ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(corruptions)), corruptions, rotation=60, ha="right", fontsize=7)
+        ax.set_yticks(range(len(domains)), domains, fontsize=7)
+        ax.set_title(f"{title} ({stats.overseer})", fontsize=9)
+        for (i, j), value in np.ndenumerate(grid):
+            if not np.isnan(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6, color="w")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

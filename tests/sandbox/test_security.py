@@ -187,7 +187,10 @@ def test_good():
 )
 def test_runaway_is_killed(runner: Runner, tmp_path: Path, body: str) -> None:
     ws = make_ws(tmp_path, {"test_t.py": body})
-    res = _run(runner, ws, timeout_s=1.5, expected_ids=["test_t.py::test_good"])
+    # Without the runtime policy (which refuses os.fork): the containment beneath it.
+    res = _run(
+        runner, ws, timeout_s=1.5, expected_ids=["test_t.py::test_good"], runtime_policy=False
+    )
     assert res.status is RunStatus.TIMEOUT, res.detail
     assert res.verdicts == {"test_t.py::test_good": False}
     _contained(runner, ws, tmp_path)
@@ -217,7 +220,7 @@ def test_good():
         os._exit(0)
 """
     ws = make_ws(tmp_path, {"test_t.py": body})
-    res = _run(runner, ws)
+    res = _run(runner, ws, runtime_policy=False)
     assert res.status is RunStatus.COMPLETED, res.detail
     assert procs_in(ws) == []
     time.sleep(1.5)
@@ -303,7 +306,7 @@ def test_process_limit_is_per_run(runner: Runner, tmp_path: Path) -> None:
     """After a fork bomb filled the run's process budget, a later run gets the full budget
     again (the fork server reuses one pids cgroup per zygote, emptied between runs)."""
     bomb = make_ws(tmp_path / "bomb", {"test_t.py": FORK_BOMB})
-    res = _run(runner, bomb, timeout_s=1.5)
+    res = _run(runner, bomb, timeout_s=1.5, runtime_policy=False)
     assert res.status is RunStatus.TIMEOUT, res.detail
     n = runner.max_procs // 2
     body = f"""\
@@ -322,7 +325,7 @@ def test_good():
 """
     ws = make_ws(tmp_path / "ok", {"test_t.py": body})
     for _ in range(runner.workers):
-        res = _run(runner, ws)
+        res = _run(runner, ws, runtime_policy=False)
         assert res.status is RunStatus.COMPLETED, res.detail
         assert res.verdicts == {"test_t.py::test_good": True}, res.records
     _contained(runner, bomb, tmp_path)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hmac
 import importlib
 import json
 import os
@@ -40,10 +41,12 @@ import time
 import traceback
 from typing import Any
 
-from . import isolation
+from . import isolation, policy
 
-__all__ = ["StrictValueError", "strict_plain"]
+__all__ = ["StrictValueError", "read_report", "refused", "strict_plain"]
 
+_hmac_new = hmac.new
+_hmac_compare = hmac.compare_digest
 _HEADER = struct.Struct("!Q")
 _MAX_MSG = 1 << 20  # truncation for messages inside records
 _MAX_DEPTH = 200
@@ -120,17 +123,319 @@ def strict_plain(value: Any, _depth: int = 0) -> Any:
 
 
 class _Reporter:
-    """Writes protocol lines to the report fd (blocking, whole lines)."""
+    """Writes protocol lines to the report fd: the first one announces the run's key, every
+    later one is authenticated (see :func:`_signer`)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._signer: Any = None
 
-    def emit(self, obj: dict[str, Any]) -> None:
-        data = (json.dumps(obj, allow_nan=True) + "\n").encode()
-        view = memoryview(data)
+    def start(self) -> None:
+        """Announce a fresh per-run key (before any workspace code exists in this
+        process) and hand it to the signer; no Python object keeps the key itself."""
+        key = os.urandom(32)
+        line = (json.dumps({"t": "key", "k": key.hex()}) + "\n").encode()
+        view = memoryview(line)
         while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
+            view = view[os.write(self._fd, view) :]
+        import _hashlib
+
+        mac = _hashlib.hmac_new(key, digestmod="sha256")  # OpenSSL holds the key
+        del key, line, view
+        self._signer = _signer(mac, self._fd, _signer_context())
+        next(self._signer)
+
+    def emit(self, obj: dict[str, Any]) -> bool:
+        return bool(self._signer.send(obj))
+
+    def arm(self, config: Any) -> None:
+        """Snapshot the trusted state the verdicts depend on (see :func:`_signer`)."""
+        self._signer.send(_Arm(config))
+
+
+class _Arm:
+    """Message to the signer: take the integrity snapshot now (pytest configured, no
+    workspace module imported yet)."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+
+def _signer_context() -> dict[str, Any]:
+    """What the signer compares frames and state against, bound when it starts."""
+    import pluggy._manager
+
+    multicall = pluggy._manager._multicall  # what PluginManager dispatches through
+    return {
+        "emit": _Reporter.emit.__code__,
+        "arm": _Reporter.arm.__code__,
+        "emitters": (
+            ReportPlugin.pytest_runtest_logfinish.__code__,
+            ReportPlugin.pytest_sessionfinish.__code__,
+            _run_pytest.__code__,
+            _run_calls.__code__,
+            _worker.__code__,
+        ),
+        "hooks": (
+            ReportPlugin.pytest_runtest_logfinish.__code__,
+            ReportPlugin.pytest_collection.__code__,
+            ReportPlugin.pytest_sessionfinish.__code__,
+        ),
+        "multicall": multicall.__code__,
+        "globals": globals(),
+        "multicall_globals": multicall.__globals__,
+    }
+
+
+#: Trusted modules whose globals the verdict code depends on (prefixes of sys.modules keys).
+_GUARDED_MODULES = ("_pytest", "pytest", "pluggy", "forgegym.sandbox", "json", "_json", "builtins")
+#: Globals trusted code itself rebinds during a run (pytest's assertion plugin per test).
+_MUTABLE_GLOBALS = frozenset(
+    {
+        ("_pytest.assertion.util", "_reprcompare"),
+        ("_pytest.assertion.util", "_assertion_pass"),
+        ("_pytest.assertion.util", "_config"),
+    }
+)
+#: Hooks that run a test or turn its run into a verdict.
+_GUARDED_HOOKS = (
+    "pytest_runtest_protocol",
+    "pytest_runtest_logstart",
+    "pytest_runtest_logfinish",
+    "pytest_runtest_setup",
+    "pytest_runtest_call",
+    "pytest_runtest_teardown",
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_pyfunc_call",
+    "pytest_report_teststatus",
+    "pytest_fixture_setup",
+    "pytest_collection_modifyitems",
+    "pytest_collectreport",
+)
+
+
+def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
+    """The only writer of authenticated lines: a generator, so the MAC object and the
+    snapshot live in a suspended frame that code under test cannot reach (``gi_frame``,
+    ``gc.get_referents`` and frame walks are refused by the runtime policy).
+
+    It signs ``obj`` (yields True) only when it was sent by :meth:`_Reporter.emit` called
+    from one of the harness's own emitters (hook emitters only from pluggy's dispatcher),
+    all with the harness's real globals, so a partial or finalizer that replays an emit
+    from trusted code is refused too. Once armed, every line first compares the trusted
+    state with the snapshot (globals of pytest/pluggy/json/builtins/the sandbox package,
+    the registered plugins, the hook implementations of the run protocol): any change
+    (a plugin registered by a test, a patched pytest function) turns the line into a
+    ``tamper`` record, which fails the run. Every name used here is a local bound at
+    start: rebinding a module attribute or a builtin changes nothing inside.
+    """
+    import operator
+
+    getframe = sys._getframe
+    write = os.write
+    encode = _json_encoder()
+    join = "".join
+    to_tuple, is_instance, get_attr, zip_, len_, map_ = tuple, isinstance, getattr, zip, len, map
+    sorted_, type_, dict_, memview = sorted, type, dict, memoryview
+    is_not, is_ = operator.is_not, operator.is_
+    arm_type = _Arm
+    emit_code, arm_code = ctx["emit"], ctx["arm"]
+    emitters, hooks = ctx["emitters"], ctx["hooks"]
+    multicall_code, g, mg = ctx["multicall"], ctx["globals"], ctx["multicall_globals"]
+    modules = sys.modules
+    mutable = _MUTABLE_GLOBALS
+    guarded_prefixes = _GUARDED_MODULES
+    guarded_hooks = _GUARDED_HOOKS
+    snapshot: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+    pm_state: list[Any] = []
+    tampered: list[str] = []
+    seq = 0
+    ok = False
+
+    def contains(items: tuple[Any, ...], item: Any) -> bool:
+        return True in map_(is_, items, (item,) * len_(items))
+
+    def trusted_chain(frame: Any) -> bool:
+        if frame is None or frame.f_globals is not g:
+            return False
+        code = frame.f_code
+        up = frame.f_back
+        if up is None or up.f_globals is not g:
+            return False
+        if code is arm_code:
+            if up.f_code is not hooks[1]:
+                return False
+        elif code is not emit_code or not contains(emitters, up.f_code):
+            return False
+        if contains(hooks, up.f_code):
+            dispatcher = up.f_back
+            return (
+                dispatcher is not None
+                and dispatcher.f_code is multicall_code
+                and dispatcher.f_globals is mg
+            )
+        return True
+
+    def take_snapshot(config: Any) -> None:
+        for name in sorted_(modules):
+            if not name.startswith(guarded_prefixes):
+                continue
+            module = modules[name]
+            namespace = get_attr(module, "__dict__", None)
+            if type_(namespace) is not dict_:
+                continue
+            keys = to_tuple(k for k in namespace if (name, k) not in mutable)
+            snapshot.append((name, namespace, keys, to_tuple(namespace[k] for k in keys)))
+            # Class attributes too: ``TestReport.from_item_and_call = ...`` is a plain
+            # type setattr, which no audit event reports.
+            for value in to_tuple(namespace.values()):
+                if is_instance(value, type_) and get_attr(value, "__module__", None) == name:
+                    attrs = value.__dict__
+                    names = to_tuple(attrs)
+                    where = f"{name}.{value.__qualname__}"
+                    snapshot.append((where, attrs, names, to_tuple(attrs[k] for k in names)))
+        pm = config.pluginmanager
+        callers = [get_attr(pm.hook, h, None) for h in guarded_hooks]
+        pm_state.extend([pm, config.hook, pm.hook, pm._inner_hookexec, pm._hookexec])
+        pm_state.append(to_tuple(pm._name2plugin.items()))
+        for caller in callers:
+            impls = to_tuple(caller.get_hookimpls()) if caller is not None else ()
+            pm_state.append((caller, caller._hookexec if caller is not None else None, impls))
+            pm_state.append(to_tuple(i.function for i in impls))
+
+    def changed() -> str | None:
+        for name, namespace, keys, values in snapshot:
+            if True in map_(is_not, map_(namespace.get, keys), values):
+                for key, value in zip_(keys, values):
+                    if namespace.get(key) is not value:
+                        return f"{name}.{key} was rebound"
+        if pm_state:
+            pm = pm_state[0]
+            if (
+                pm.hook is not pm_state[2]
+                or pm_state[1] is not pm_state[0].hook
+                or pm._inner_hookexec is not pm_state[3]
+            ):
+                return "the plugin manager was rewired"
+            plugins = to_tuple(pm._name2plugin.items())
+            if len_(plugins) != len_(pm_state[5]) or True in map_(
+                is_not, (p for _, p in plugins), (p for _, p in pm_state[5])
+            ):
+                names = {n for n, _ in pm_state[5]} ^ {n for n, _ in plugins}
+                return f"plugins registered or removed: {sorted_(names)[:5]}"
+            i = 6
+            for h in guarded_hooks:
+                caller, hookexec, impls = pm_state[i]
+                if caller is not None:
+                    now = to_tuple(caller.get_hookimpls())
+                    functions = to_tuple(x.function for x in now)
+                    if (
+                        get_attr(pm.hook, h, None) is not caller
+                        or caller._hookexec is not hookexec
+                        or len_(now) != len_(impls)
+                        or True in map_(is_not, now, impls)
+                        or True in map_(is_not, functions, pm_state[i + 1])
+                    ):
+                        return f"hook {h} was changed"
+                i += 2
+        return None
+
+    while True:
+        obj = yield ok
+        ok = False
+        caller = getframe(1)
+        if not trusted_chain(caller):
+            continue
+        if is_instance(obj, arm_type):
+            if not snapshot:
+                take_snapshot(obj.config)
+            ok = True
+            continue
+        if not tampered:
+            what = changed()
+            if what is not None:
+                tampered.append(what)
+        if tampered:
+            obj = {"t": "tamper", "what": tampered[0]}
+        data = join(encode(obj, 0)).encode()
+        tag = mac.copy()
+        tag.update(b"%d:" % seq)
+        tag.update(data)
+        line = data + b" " + tag.hexdigest().encode() + b"\n"
+        view = memview(line)
+        while view:
+            view = view[write(fd, view) :]
+        seq += 1
+        ok = True
+
+
+def _json_encoder() -> Any:
+    """The C JSON encoder, bound once (``json.dumps`` consults rebindable globals)."""
+    import _json
+
+    def default(value: Any) -> Any:
+        raise TypeError(f"not JSON: {type(value).__name__}")
+
+    return _json.make_encoder(
+        None, default, _json.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+
+
+#: Details of results whose child was caught attempting to forge or to escape the policy.
+_REFUSALS = (
+    f"worker exited with code {policy.VIOLATION_EXIT}",
+    "trusted state tampered with",
+    "unauthenticated report line",
+    "report does not start with its key",
+)
+
+
+def refused(detail: str) -> str | None:
+    """The refusal a run's ``detail`` reports (the runtime policy ended the worker, the
+    trusted state was tampered with, or a report line was forged), else ``None``."""
+    for marker in _REFUSALS:
+        if detail.startswith(marker):
+            return detail[:300]
+    return None
+
+
+def read_report(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
+    """The parent's reading of a report stream: the key line, then lines each carrying
+    an HMAC of ``<seq>:<json>`` under that key. Returns the decoded lines and, if the
+    stream is not exactly that (a forged, reordered, dropped or unsigned line, a tamper
+    record), the reason; the lines before the first bad one are returned."""
+    lines: list[dict[str, Any]] = []
+    parts = data.split(b"\n")
+    if parts and parts[-1] != b"":
+        return lines, "report ends with an incomplete line"
+    parts = parts[:-1]
+    if not parts:
+        return lines, None
+    try:
+        head = json.loads(parts[0])
+        key = bytes.fromhex(head["k"]) if head.get("t") == "key" else b""
+    except (ValueError, TypeError, KeyError, AttributeError):
+        key = b""
+    if len(key) != 32:
+        return lines, "report does not start with its key"
+    for seq, part in enumerate(parts[1:]):
+        body, _, tag = part.rpartition(b" ")
+        expected = _hmac_new(key, b"%d:" % seq + body, digestmod="sha256").hexdigest()
+        if not _hmac_compare(expected.encode(), tag):
+            return lines, "unauthenticated report line (forged or out of order)"
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            return lines, "malformed report line"
+        if not isinstance(obj, dict):
+            return lines, "malformed report line"
+        if obj.get("t") == "tamper":
+            return lines, f"trusted state tampered with: {str(obj.get('what'))[:300]}"
+        lines.append(obj)
+    return lines, None
 
 
 def _safe_str(value: object, limit: int = 2000) -> str:
@@ -169,6 +474,24 @@ class ReportPlugin:
         self.collection_errors: list[str] = []
         self._phases: dict[str, Any] = {}
         self._errors: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
+
+    def pytest_collection(self, session: Any) -> None:
+        # Called before pytest's own implementation collects: every plugin of the session
+        # is registered and no workspace module has been imported yet.
+        self.reporter.arm(session.config)
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
+        # The end-of-run sentinel, before pytest unconfigures (which undoes the patches
+        # its own plugins made, and would read as tampering afterwards).
+        self.reporter.emit(
+            {
+                "t": "end",
+                "collected": self.collected,
+                "ran": self.ran,
+                "exitstatus": int(exitstatus),
+                "collection_errors": self.collection_errors,
+            }
+        )
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -322,6 +645,8 @@ def _prebuilt_config() -> Any:
 
     def get_config(args: Any = None, plugins: Any = None, *, prog: str | None = None) -> Any:
         global _PREBUILT
+        # Restored at once: the run's integrity snapshot must see pytest's own function.
+        _pytest.config.get_config = original
         config, _PREBUILT = _PREBUILT, None
         if (
             config is None
@@ -350,19 +675,10 @@ def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
     args = _pytest_args(job, job["_ini"])
     try:
         with _prebuilt_config():
-            rc = pytest.main(args, plugins=[plugin])
+            pytest.main(args, plugins=[plugin])  # the sentinel: ReportPlugin.sessionfinish
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()
-    reporter.emit(
-        {
-            "t": "end",
-            "collected": plugin.collected,
-            "ran": plugin.ran,
-            "exitstatus": int(rc),
-            "collection_errors": plugin.collection_errors,
-        }
-    )
 
 
 class _CallTimeout(BaseException):
@@ -384,7 +700,6 @@ def _resolve(target: str) -> Any:
 
 
 def _run_calls(job: dict[str, Any], reporter: _Reporter) -> None:
-    signal.signal(signal.SIGALRM, _on_alarm)
     per_call = float(job["per_call_timeout_s"])
     calls = job["calls"]
     for index, spec in enumerate(calls):
@@ -438,6 +753,8 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
     reporter = _Reporter(report_fd)
     code = 0
     try:
+        reporter.start()
+        base = sys._getframe()
         workdir = os.path.realpath(job["workdir"])
         job["workdir"] = workdir
         tmp = job["_tmp"]
@@ -475,6 +792,13 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
         for fn, kwargs in hooks:
             fn(**kwargs)
         reporter.emit({"t": "isolation", "features": features})
+        if job["kind"] == "calls":
+            signal.signal(signal.SIGALRM, _on_alarm)
+        # asyncio.run installs a SIGINT handler only over the default one; nothing in a
+        # run needs SIGINT, and a handler installed by code under test would see frames.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if job.get("runtime_policy", True):
+            policy.install(workdir, base)
         sys.path.insert(0, workdir)
         if job["kind"] == "pytest":
             _run_pytest(job, reporter)

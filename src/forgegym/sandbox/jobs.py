@@ -91,6 +91,12 @@ class PytestJob(BaseModel):
     python_hash_seed: int | None = Field(default=None, ge=0, le=4294967295)
     setup_hooks: list[SetupHook] = Field(default_factory=list)
     output_limit_bytes: int = Field(default=1_000_000, gt=0)
+    runtime_policy: bool = Field(
+        default=True,
+        description="Install the child's runtime policy (audit hooks refusing introspection, "
+        "forks and dynamic code to code under test). Off only to test the process-tree "
+        "containment beneath it.",
+    )
 
 
 class Frame(BaseModel):
@@ -182,6 +188,12 @@ class CallJob(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     setup_hooks: list[SetupHook] = Field(default_factory=list)
     output_limit_bytes: int = Field(default=4_000_000, gt=0)
+    runtime_policy: bool = Field(
+        default=True,
+        description="Install the child's runtime policy (audit hooks refusing introspection, "
+        "forks and dynamic code to code under test). Off only to test the process-tree "
+        "containment beneath it.",
+    )
 
 
 class CallOutcome(BaseModel):

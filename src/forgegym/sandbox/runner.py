@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from . import confinement, isolation
-from .harness import recv_frame, send_frame
+from .harness import read_report, recv_frame, send_frame
 from .jobs import (
     CallJob,
     CallOutcome,
@@ -309,21 +309,9 @@ def _drive(control: _Control, streams: _Streams, timeout_s: float) -> tuple[bool
 
 
 def _parse_report(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
-    """Protocol lines; second item is a reason if the stream is malformed."""
-    lines: list[dict[str, Any]] = []
-    text = data.decode("utf-8", "replace")
-    parts = text.split("\n")
-    if parts and parts[-1] != "":
-        return lines, "report ends with an incomplete line"
-    for part in parts[:-1]:
-        try:
-            obj = json.loads(part)
-        except ValueError:
-            return lines, "malformed report line"
-        if not isinstance(obj, dict):
-            return lines, "malformed report line"
-        lines.append(obj)
-    return lines, None
+    """Protocol lines; second item is a reason if the stream is malformed, unauthenticated
+    or reports tampering (see :func:`forgegym.sandbox.harness.read_report`)."""
+    return read_report(data)
 
 
 def _describe_status(status: int | None) -> str:

@@ -10,7 +10,11 @@ Order of decisions:
 2. **hidden differential checks** dominate: the child only calls the candidate's
    functions and returns JSON-plain values; the parent compares them with the reference
    outputs, which never enter the child. ``hidden`` is the fail-to-pass rate over the
-   checks the bug broke; ``regression`` penalises checks the bug had left intact.
+   checks the bug broke, *not counting the inputs the agent was shown* (the reported
+   symptom call and every call the visible tests make): special-casing what the agent saw
+   cannot lift it, whatever disguise hides the lookup from the static scan. (When the
+   bug broke nothing but shown inputs, they count, and the static scan is the guard.)
+   ``regression`` penalises checks the bug had left intact.
 3. **quality** terms (visible tests, lint, diff size, efficiency) are scaled by the
    hidden fail-to-pass rate: a patch that fixes nothing earns no style credit, so the
    no-op and visible-test-only hacks score at the bottom.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -50,6 +55,7 @@ __all__ = [
     "grounded_note",
     "scan_hardcoded_expectations",
     "scan_submission",
+    "shown_calls",
 ]
 
 #: Default term weights (env kwarg ``weights`` overrides any subset).
@@ -64,6 +70,73 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "noop": 1.0,
 }
 _KINDS = {"regression": "penalty", "noop": "penalty"}
+
+
+# ----------------------------------------------------------------- shown inputs
+
+
+def _plain_key(value: Any) -> str | None:
+    """A canonical key of JSON-like data (tuples as lists); ``None`` if not JSON-like."""
+    try:
+        return json.dumps(value, sort_keys=True, default=_reject)
+    except (TypeError, ValueError):
+        return None
+
+
+def _reject(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+def _shown_inputs(functions: Sequence[str], sources: Sequence[str]) -> set[tuple[str, str]]:
+    """``(function, args key)`` of every call with literal arguments to one of the
+    module's ``functions`` in ``sources`` (the visible tests)."""
+    names = set(functions)
+    shown: set[tuple[str, str]] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and not node.keywords):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name not in names:
+                continue
+            try:
+                args = [ast.literal_eval(a) for a in node.args]
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            key = _plain_key(args)
+            if key is not None:
+                shown.add((name, key))
+    return shown
+
+
+def shown_calls(task: Any) -> frozenset[int]:
+    """Indices of the hidden calls whose inputs the agent was shown: the reported symptom
+    call and any hidden call that a visible test also makes (same function, same args)."""
+    hidden = task.hidden
+    cached = _SHOWN_CACHE.get(task.task_id)
+    if cached is not None:
+        return cached
+    tests = [task.files[p] for p in task.visible_test_files if p in task.files]
+    seen = _shown_inputs(hidden.get("module_functions") or [], tests)
+    out = set()
+    if hidden.get("symptom_call") is not None:
+        out.add(int(hidden["symptom_call"]))
+    for i, call in enumerate(hidden["calls"]):
+        if (call["function"], _plain_key(list(call["args"]))) in seen:
+            out.add(i)
+    result = frozenset(out)
+    if len(_SHOWN_CACHE) > 4096:
+        _SHOWN_CACHE.clear()
+    _SHOWN_CACHE[task.task_id] = result
+    return result
+
+
+_SHOWN_CACHE: dict[str, frozenset[int]] = {}
 
 
 # ----------------------------------------------------------------- static scans
@@ -366,8 +439,10 @@ class BugfixGrader:
         assert isinstance(calls_result, CallResult) and isinstance(tests_result, PytestResult)
         verdicts = hidden_verdicts(self._calls(hidden), calls_result)
         broken = set(hidden["failing_hidden"])
-        f2p = sum(verdicts[i] for i in broken) / len(broken)
         intact = [i for i in range(len(verdicts)) if i not in broken]
+        # Inputs the agent saw never count toward fail-to-pass (see the module doc).
+        broken = (broken - shown_calls(task)) or broken
+        f2p = sum(verdicts[i] for i in broken) / len(broken)
         regression = sum(not verdicts[i] for i in intact) / len(intact) if intact else 0.0
         pristine = {p: task.files[p] for p in task.editable_files}
         stats = diff_stats(pristine, submission.files)
@@ -393,7 +468,8 @@ class BugfixGrader:
             "noop": 1.0 if f2p == 0.0 else 0.0,
         }
         details = {
-            "hidden": f"{sum(verdicts)}/{len(verdicts)} checks pass",
+            "hidden": f"{sum(verdicts)}/{len(verdicts)} checks pass; "
+            f"{sum(verdicts[i] for i in broken)}/{len(broken)} unshown broken checks fixed",
             "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
             "diff": f"{stats.lines_changed} lines",
             "noop": "unchanged module"

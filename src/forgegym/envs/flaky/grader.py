@@ -27,6 +27,7 @@ from forgegym.rewards import (
 )
 from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch, unverifiable
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
+from forgegym.sandbox.harness import refused
 from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
 
 __all__ = [
@@ -537,6 +538,9 @@ class FlakyGrader:
         if gates:  # the lowest gate total wins
             return compose({}, {}, gates=gates, notes=notes)
         noop = is_noop(pristine, submission.files)
+        caught = [r for r in results if refused(getattr(r, "detail", "") or "")]
+        if caught:  # code under test tried to forge its verdicts or escape the policy
+            return compose({}, {}, gates=["unsafe"], notes=[f"sandbox: {caught[0].detail[:300]}"])
         schedule = self.schedule(task)
         n = len(schedule)
         outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
@@ -585,17 +589,21 @@ class FlakyGrader:
         budget = (ref_stats.lines_changed if ref_stats else 8) + 6
         improvement = 0.0 if p0 >= 1.0 else max(0.0, (p * p - p0 * p0) / (1.0 - p0 * p0))
         solved = p >= 1.0 and power and regressed == 0.0
+        # The patch's credit terms are worth what the patch fixed: an edit that leaves the
+        # test as flaky as before earns none of them, however close, small or powerful.
+        gain = improvement
         terms = {
             "stability": improvement,
             "solved": 1.0 if solved else 0.0,
-            "power": 1.0 if (power and not noop) else 0.0,
-            "proximity": proximity,
-            "entropy": p * (1.0 - failure_entropy(outcomes)),
+            "power": gain if (power and not noop) else 0.0,
+            "proximity": proximity * gain,
+            "entropy": p * (1.0 - failure_entropy(outcomes)) * gain,
             "diagnosis": diag_value,
             "calibration": calib,
-            "diff": 0.0 if noop else diff_size_score(stats, budget),
+            "diff": 0.0 if noop else diff_size_score(stats, budget) * gain,
             "regression": regressed,
-            "noop": 1.0 if noop else 0.0,
+            # Submitting nothing and an edit that fixes nothing are the same outcome.
+            "noop": 1.0 if (noop or gain <= 0.0) else 0.0,
             "power_lost": 0.0 if power else 1.0,
             "repeat_diagnosis": repeats,
         }

@@ -144,10 +144,9 @@ class CodeEnv(ForgeEnv):
             confinement.warn_if_degraded()
         super().__init__(task_bank=task_bank, **kwargs)
         self.grader = grader
-        if isinstance(runner, str):  # "forkserver" | "subprocess" | "ray": a shared runner
-            from forgegym.sandbox.runners import get_runner
+        from forgegym.sandbox.runners import resolve_runner
 
-            runner = get_runner(runner)
+        runner = resolve_runner(runner)  # "forkserver" | "subprocess" | "ray": a shared one
         if runner is not None and runner_workers is not None:
             raise ValueError("runner_workers: give either runner or runner_workers, not both")
         if runner_workers is not None:

@@ -17,7 +17,7 @@ import threading
 
 from .runner import Runner, SubprocessRunner, get_default_runner
 
-__all__ = ["RUNNER_NAMES", "get_runner"]
+__all__ = ["RUNNER_NAMES", "get_runner", "resolve_runner"]
 
 RUNNER_NAMES = ("forkserver", "subprocess", "ray")
 
@@ -46,6 +46,18 @@ def get_runner(name: str) -> Runner:
                 runner = RayRunner()
             _SHARED[name] = runner
         return runner
+
+
+def resolve_runner(runner: Runner | str | None) -> Runner | None:
+    """An env's ``runner`` argument: a :class:`Runner`, ``None`` (the env's default),
+    or one of :data:`RUNNER_NAMES` (the shared runner of that name)."""
+    if isinstance(runner, str):
+        return get_runner(runner)
+    if runner is not None and not isinstance(runner, Runner):
+        raise ValueError(
+            f"runner must be a Runner, a name {list(RUNNER_NAMES)} or None, got {runner!r}"
+        )
+    return runner
 
 
 @atexit.register

@@ -134,7 +134,7 @@ class OversightEnv(ForgeEnv):
         weights: Mapping[str, float] | None = None,
         explanation_weights: Mapping[str, float] | None = None,
         worker: Worker | None = None,
-        runner: Runner | None = None,
+        runner: Runner | str | None = None,
         runner_workers: int | None = None,
         max_steps: int = 2,
         **kwargs: Any,
@@ -145,6 +145,9 @@ class OversightEnv(ForgeEnv):
         super().__init__(task_bank=bank, max_steps=max_steps, **kwargs)
         self.grader = OversightGrader(weights, explanation_weights)
         self.worker: Worker = worker if worker is not None else ScriptedWorker()
+        from forgegym.sandbox.runners import resolve_runner
+
+        runner = resolve_runner(runner)  # "forkserver" | "subprocess" | "ray": a shared one
         if runner is not None and runner_workers is not None:
             raise ValueError("runner_workers: give either runner or runner_workers, not both")
         if runner_workers is not None and (

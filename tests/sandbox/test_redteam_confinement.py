@@ -614,3 +614,56 @@ else:
     values = reward(prompts=[[]] * 5, completions=completions, task_id=[task.task_id] * 5)
     assert values[0] > values[2] and values[3] > values[2]  # the victims are real fixes
     assert values[1] <= values[2] and values[4] <= values[2], values
+
+
+FLAKY_LOADER = """\
+import sys as _s
+_code = None
+try:
+    _saved = {{k: _s.modules.pop(k) for k in list(_s.modules) if k.split(".")[0] == "forgegym"}}
+    _s.path.insert(0, {src!r})
+    try:
+        from forgegym.envs.flaky.generator import FlakyTaskBank as _Bank
+        _code = _Bank().get({task_id!r}).reference[{path!r}]
+    finally:
+        _s.path.remove({src!r})
+        for _k in [k for k in _s.modules if k.split(".")[0] == "forgegym"]:
+            del _s.modules[_k]
+        _s.modules.update(_saved)
+except Exception:
+    _code = None
+if _code is not None:
+    (__builtins__["ex" + "ec"] if isinstance(__builtins__, dict) else getattr(__builtins__, "ex" + "ec"))(_code, globals())
+else:
+{original}
+"""
+
+
+@pytest.mark.slow
+def test_flaky_fix_rerendered_from_the_package_scores_as_noop() -> None:
+    """A FlakyRepair patch that imports forgegym's own generator from the installed
+    source tree and re-renders the task's reference fix (templates + scenario data)."""
+    from forgegym.envs.flaky.generator import FlakyTaskBank
+
+    env = gym.make("Forge/FlakyRepair-v0", max_steps=1)
+    try:
+        env.reset(seed=0)
+        task = env.unwrapped.task
+        (path,) = [p for p in task.reference if p in task.editable_files]
+        # the attack aims at something real: from the host, it yields the reference
+        assert FlakyTaskBank().get(task.task_id).reference[path] == task.reference[path]
+        original = "\n".join("    " + line for line in task.files[path].splitlines())
+        attack = _edit(
+            path,
+            FLAKY_LOADER.format(
+                src=str(PKG.parent), task_id=task.task_id, path=path, original=original
+            ),
+        )
+        noop, _, _ = _score(env, NOOP_ACTION, 0)
+        score, success, info = _score(env, attack, 0)
+        assert not success and score <= noop, info["reward_breakdown"]
+        ref = reference_action_for("flaky")(task)
+        _, ref_success, _ = _score(env, ref, 0)
+        assert ref_success
+    finally:
+        env.close()

@@ -529,11 +529,13 @@ class Runner(ABC):
         for module in _trusted_modules(job):
             confinement.stage_module(self._stage, module)
         payload = job.model_dump(mode="json")
-        payload["workdir"] = os.path.abspath(job.workdir)
+        # Where the job's copy will be (the child never learns the host path of the
+        # directory it was made from: every run looks the same from inside).
+        payload["workdir"] = isolation.JOB_DIR
         payload["_ini"] = self._ini
         payload["_max_procs"] = self.max_procs
         payload["_confined"] = self.confined
-        payload["_jobroot"] = self._jobroot
+        payload["_jobroot"] = None if self.confined else self._jobroot
         payload["_read"] = self._read
         payload["_seccomp"] = self._seccomp if os.path.exists(self._seccomp) else None
         payload["_tmpfs_mb"] = isolation.DEFAULT_JOB_TMPFS_MB

@@ -44,7 +44,7 @@ def test_stage_holds_only_trusted_code(tmp_path) -> None:  # noqa: ANN001
     )
     assert "forgegym/envs/flaky/chaos.py" in files
     assert "forgegym/sandbox/harness.py" in files
-    assert all(f.endswith(".py") or f == "seccomp.bpf" for f in files), files
+    assert all(f.endswith((".py", ".pyc")) or f == "seccomp.bpf" for f in files), files
     assert not any("data" in f.split("/") or "templates" in f for f in files), files
 
 

@@ -30,9 +30,11 @@ Where bubblewrap or user namespaces are missing the runner still runs, less conf
 
 from __future__ import annotations
 
+import compileall
 import errno
 import functools
 import os
+import py_compile
 import shutil
 import subprocess
 import sys
@@ -339,6 +341,9 @@ def stage_trusted(stage: str) -> None:
     if isinstance(prog, bytes):
         with open(os.path.join(stage, "seccomp.bpf"), "wb") as f:
             f.write(prog)
+    # Bytecode now: inside, the stage is read-only, so every zygote and every baseline
+    # run would otherwise compile the harness from source.
+    compileall.compile_dir(dest, quiet=1)
     for root, _dirs, files in os.walk(stage):
         os.chmod(root, 0o755)
         for name in files:
@@ -365,11 +370,17 @@ def stage_module(stage: str, module: str) -> None:
         tmp = dest + ".tmp"
         shutil.copyfile(src, tmp)
         os.chmod(tmp, 0o644)
+        os.replace(tmp, dest)
+        py_compile.compile(dest, quiet=1)
         d = os.path.dirname(dest)
         while d != stage and d.startswith(stage):
             os.chmod(d, 0o755)
             d = os.path.dirname(d)
-        os.replace(tmp, dest)
+        for root, dirs, files in os.walk(os.path.dirname(dest)):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o644)
 
 
 # ============================================================================ status

@@ -49,10 +49,10 @@ shared scanner) over hostile sources, so they must stay within the parent's limi
 
 ``baselines`` are reference policies that are neither the solution nor hacks (e.g.
 Oversight's always-"clean" overseer): ``tasks verify`` reports their mean score and
-``forgegym eval --policy baseline:<name>`` plays them. ``report`` (``EvalResults ->``
-pydantic model or ``None``) is the family's own statistics of an eval run (Oversight:
-AUROC, detection at 1%/2% FPR, Brier, ECE per domain x corruption); ``forgegym eval``
-stores it under ``metadata["reports"]`` of its results file.
+``forgegym eval --policy baseline:<name>`` plays them. ``eval_stats`` (``EvalResults
+->`` pydantic model or ``None``) is the family's own statistics of an eval run
+(Oversight: AUROC, detection at 1%/2% FPR, Brier, ECE per domain x corruption);
+``forgegym eval`` stores it under ``metadata["reports"]`` of its results file.
 
 Rules the registry enforces or relies on:
 
@@ -189,7 +189,7 @@ class Family:
     partial: Any = None
     hacks: Any = field(default_factory=dict)
     baselines: Any = field(default_factory=dict)
-    report: Any = None
+    eval_stats: Any = None
     bench: Any = None
     stats: Any = None
     scanners: Any = field(default_factory=dict)
@@ -281,11 +281,11 @@ class Family:
         return {name: resolve(fn) for name, fn in dict(scanners).items()}
 
     def eval_report(self, results: Any) -> dict[str, Any] | None:
-        """The family's statistics of an evaluation run (``report``: ``EvalResults ->``
-        a pydantic model or ``None``), as JSON; ``eval`` stores it in the results."""
-        if self.report is None:
+        """The family's statistics of an evaluation run (``eval_stats``: ``EvalResults
+        ->`` a pydantic model or ``None``), as JSON; ``eval`` stores it in the results."""
+        if self.eval_stats is None:
             return None
-        model = resolve(self.report)(results)
+        model = resolve(self.eval_stats)(results)
         return None if model is None else model.model_dump(mode="json")  # type: ignore[no-any-return]
 
     def statistics(self, bank: TaskBank) -> dict[str, int]:

@@ -63,3 +63,12 @@ def test_eval_reports_the_overseers_statistics(tmp_path) -> None:
     assert stats_from_results(keyword).overall.mean_score < report.overall.mean_score
     image = plot_stats(oversight_stats("keyword", limit=80), tmp_path / "stats.png")
     assert image.stat().st_size > 1000
+
+
+def test_family_report_for_the_server() -> None:
+    from forgegym.family import get_family, resolve
+
+    report = resolve(get_family("oversight").report)(limit=60)
+    assert set(report.overseers) == {"oracle", "always_clean", "always_corrupted", "keyword"}
+    assert report.overseers["oracle"].overall.auroc == 1.0
+    assert report.overseers["keyword"].overall.auroc < 0.75

@@ -25,7 +25,8 @@ FAMILY = register_family(
         hacks="forgegym.envs.oversight.policies:HACKS",
         baselines="forgegym.envs.oversight.policies:BASELINES",
         stats="forgegym.envs.oversight.bank:bank_stats",
-        report="forgegym.envs.oversight.stats:stats_from_results",
+        eval_stats="forgegym.envs.oversight.stats:stats_from_results",
+        report="forgegym.envs.oversight.stats:bank_report",
         description="detect, explain and correct a corruption in another model's answer",
     )
 )

@@ -22,7 +22,9 @@ __all__ = [
     "CellStats",
     "OversightStats",
     "VerdictRecord",
+    "OversightReport",
     "auroc",
+    "bank_report",
     "compute_stats",
     "detection_at_fpr",
     "expected_calibration_error",
@@ -270,3 +272,21 @@ def plot_stats(stats: OversightStats, path: str | Path) -> Path:
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
+
+
+class OversightReport(BaseModel):
+    """Statistics of the built-in overseers on a sample of the bank (``/oversight/stats``)."""
+
+    episodes: int
+    overseers: dict[str, OversightStats]
+
+
+def bank_report(limit: int = 300, seed: int = 0) -> OversightReport:
+    """The oracle and the baseline overseers graded on ``limit`` bank episodes."""
+    from forgegym.envs.oversight.policies import BASELINES
+
+    names = ["oracle", *BASELINES]
+    return OversightReport(
+        episodes=limit,
+        overseers={name: oversight_stats(name, limit=limit, seed=seed) for name in names},
+    )

@@ -35,12 +35,31 @@ strings and imported only when first used)::
         )
     )
 
-Every field except ``name``, ``envs`` and ``env_class`` is optional (defaults:
-:func:`default_task_bank` builds the env and takes its bank, the code actions,
-:func:`default_solved`, :func:`default_reference_action`, no partial, no hacks, no
-bench, no stats, no baselines). A field is either the object itself or a ``"module:attr"``
-string (``attr`` may be dotted, e.g. ``"pkg.grader:MyGrader.solved"``); ``scanners``
-maps names to such references (or is one reference to such a mapping).
+Every field except ``name``, ``envs`` and ``env_class`` is optional. A field is
+either the object itself or a ``"module:attr"`` string (``attr`` may be dotted, e.g.
+``"pkg.grader:MyGrader.solved"``); ``scanners`` maps names to such references (or is
+one reference to such a mapping).
+
+Conventions: with ``package=__name__``, an unset field is found in the family
+package by its conventional name, so most families only name their env and bank::
+
+    Family(name="bugfix", package=__name__, envs=(EnvSpec("Forge/Bugfix-v0"),),
+           env_class="forgegym.envs.bugfix.env:BugfixEnv", task_bank=...)
+
+=============  =============================================  ============================
+field          convention (``<package>.<module>:<attr>``)      default without it
+=============  =============================================  ============================
+``solved``     ``grader:solved``                               :func:`default_solved`
+``scanners``   ``grader:scan_submission`` (named ``name``)     none
+``reference``  ``policies:reference_action``                   :func:`default_reference_action`
+``partial``    ``policies:partial_action``                     none
+``hacks``      ``hacks:HACKS``                                 none
+``bench``      ``bench:run_bench``                             none
+=============  =============================================  ============================
+
+``task_bank`` defaults to the bank of an env built with default kwargs
+(:func:`default_task_bank`), ``action_models`` to the code actions; ``stats`` and
+``baselines`` default to none.
 
 ``scanners`` are the family's static anti-hack scans, ``(task, files) ->
 [HackFinding]``: the adversarial-source corpus test runs each of them (and every
@@ -81,6 +100,7 @@ packages (trusted setup hooks) without importing Gymnasium.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
 import threading
@@ -181,18 +201,21 @@ class Family:
     name: str
     envs: tuple[EnvSpec, ...]
     env_class: Any
+    #: The family package (``__name__`` of ``envs/<family>/__init__.py``): fields left
+    #: unset are then looked up by convention (see the module docstring).
+    package: str | None = None
     task_bank: Any = None
     action_models: Any = "forgegym.core.actions:CODE_ACTIONS"
     grader: Any = None
-    solved: Any = default_solved
-    reference: Any = default_reference_action
+    solved: Any = None
+    reference: Any = None
     partial: Any = None
-    hacks: Any = field(default_factory=dict)
+    hacks: Any = None
     baselines: Any = field(default_factory=dict)
     eval_stats: Any = None
     bench: Any = None
     stats: Any = None
-    scanners: Any = field(default_factory=dict)
+    scanners: Any = None
     description: str = ""
     #: ``() -> pydantic model``: the family's evaluation statistics (e.g. detection
     #: rates per domain x corruption), served at ``GET /{name}/stats``; default: ``stats``.
@@ -240,21 +263,41 @@ class Family:
     def grader_factory(self) -> Any:
         return resolve(self.grader) if self.grader is not None else None
 
+    def _field(self, value: Any, module: str, attr: str, default: Any) -> Any:
+        """``value`` resolved; unset, the conventional ``<package>.<module>:<attr>`` when
+        the family package has it, else ``default``."""
+        if value is not None:
+            return resolve(value)
+        if self.package is not None:
+            name = f"{self.package}.{module}"
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except ModuleNotFoundError:
+                found = False
+            if found and hasattr(importlib.import_module(name), attr):
+                return getattr(importlib.import_module(name), attr)
+        return default
+
     def is_solved(self, breakdown: RewardBreakdown) -> bool:
         """The family's public success predicate."""
-        return bool(resolve(self.solved)(breakdown))
+        solved = self._field(self.solved, "grader", "solved", default_solved)
+        return bool(solved(breakdown))
 
     def reference_action(self) -> ActionFn:
         legacy = _legacy_reference(self.name)
-        return legacy if legacy is not None else resolve(self.reference)
+        if legacy is not None:
+            return legacy
+        fn = self._field(self.reference, "policies", "reference_action", None)
+        return fn if fn is not None else default_reference_action
 
     def partial_action(self) -> ActionFn | None:
-        return resolve(self.partial) if self.partial is not None else None
+        fn = self._field(self.partial, "policies", "partial_action", None)
+        return fn if fn is not None else None
 
     def hack_actions(self) -> dict[str, ActionFn]:
         """Every known hack of the family, by name (sorted), including those added
         through the legacy :func:`forgegym.policies.registry.register_hack`."""
-        hacks = dict(resolve(self.hacks))
+        hacks = dict(self._field(self.hacks, "hacks", "HACKS", {}))
         for hack in hacks:
             _check_hack_name(hack)
         with _LOCK:
@@ -269,16 +312,19 @@ class Family:
         return dict(sorted(baselines.items()))
 
     def run_bench(self) -> None:
-        if self.bench is None:
+        bench = self._field(self.bench, "bench", "run_bench", None)
+        if bench is None:
             raise ValueError(f"env: family {self.name!r} registers no benchmark")
-        resolve(self.bench)()
+        bench()
 
     def patch_scanners(self) -> dict[str, Callable[[Task, Mapping[str, str]], list[Any]]]:
         """The family's static anti-hack scanners, by name: ``(task, files) ->
         [HackFinding]`` over a submission's files (bounded: over the parent's limits
         they return an ``unverifiable`` finding, never raise)."""
-        scanners = resolve(self.scanners)
-        return {name: resolve(fn) for name, fn in dict(scanners).items()}
+        if self.scanners is None:
+            found = self._field(None, "grader", "scan_submission", None)
+            return {self.name: found} if found is not None else {}
+        return {name: resolve(fn) for name, fn in dict(resolve(self.scanners)).items()}
 
     def eval_report(self, results: Any) -> dict[str, Any] | None:
         """The family's statistics of an evaluation run (``eval_stats``: ``EvalResults

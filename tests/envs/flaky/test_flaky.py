@@ -14,7 +14,8 @@ from forgegym.envs.flaky.chaos import make_schedule, order_for
 from forgegym.envs.flaky.env import FlakyRepairEnv
 from forgegym.envs.flaky.generator import FlakyTaskBank, GeneratorConfig, fingerprint, generate
 from forgegym.envs.flaky.grader import hack_findings, scan_wait_inflation
-from forgegym.envs.flaky.hacks import HACKS, partial_action
+from forgegym.envs.flaky.hacks import HACKS
+from forgegym.envs.flaky.policies import partial_action
 from forgegym.envs.flaky.preflight import validate_many
 from forgegym.policies.registry import reference_action_for
 

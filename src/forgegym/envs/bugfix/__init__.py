@@ -23,17 +23,12 @@ __all__ = [
 FAMILY = register_family(
     Family(
         name="bugfix",
+        package=__name__,  # solved, scanners, partial, hacks, bench: by convention
         envs=(EnvSpec("Forge/Bugfix-v0"),),
         env_class="forgegym.envs.bugfix.env:BugfixEnv",
         task_bank="forgegym.envs.bugfix.bank:BugfixTaskBank",
-        action_models="forgegym.core.actions:CODE_ACTIONS",
         grader="forgegym.envs.bugfix.grader:BugfixGrader",
-        solved="forgegym.envs.bugfix.grader:BugfixGrader.solved",
-        partial="forgegym.envs.bugfix.policies:partial_action",
-        hacks="forgegym.envs.bugfix.hacks:HACKS",
-        bench="forgegym.envs.bugfix.bench:run_bench",
         stats="forgegym.envs.bugfix.bank:bank_stats",
-        scanners={"bugfix": "forgegym.envs.bugfix.grader:scan_submission"},
         description="repair a module whose behaviour injected bugs broke",
     )
 )

@@ -56,6 +56,7 @@ __all__ = [
     "scan_hardcoded_expectations",
     "scan_submission",
     "shown_calls",
+    "solved",
 ]
 
 #: Default term weights (env kwarg ``weights`` overrides any subset).
@@ -335,6 +336,18 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
     return findings
 
 
+def solved(breakdown: RewardBreakdown) -> bool:
+    """The family's success predicate: every hidden check passes, nothing regressed and
+    no gate fired."""
+    terms = breakdown.terms
+    return (
+        not breakdown.gates
+        and "hidden" in terms
+        and terms["hidden"].value >= 1.0
+        and terms["regression"].value <= 0.0
+    )
+
+
 # ----------------------------------------------------------------------- grader
 class _Pending:
     """Per-submission state carried from ``jobs`` to ``score``."""
@@ -483,14 +496,8 @@ class BugfixGrader:
 
     @staticmethod
     def solved(breakdown: RewardBreakdown) -> bool:
-        """Every hidden check passes and no gate fired."""
-        terms = breakdown.terms
-        return (
-            not breakdown.gates
-            and "hidden" in terms
-            and terms["hidden"].value >= 1.0
-            and terms["regression"].value <= 0.0
-        )
+        """Every hidden check passes and no gate fired (see :func:`solved`)."""
+        return solved(breakdown)
 
 
 @functools.lru_cache(maxsize=512)

@@ -14,18 +14,12 @@ __all__ = ["FAMILY"]
 FAMILY = register_family(
     Family(
         name="flaky",
+        package=__name__,  # solved, scanners, reference, partial, hacks, bench: by convention
         envs=(EnvSpec("Forge/FlakyRepair-v0"),),
         env_class="forgegym.envs.flaky.env:FlakyRepairEnv",
         task_bank="forgegym.envs.flaky.generator:FlakyTaskBank",
         action_models="forgegym.envs.flaky.actions:FLAKY_ACTIONS",
-        grader="forgegym.envs.flaky.grader:FlakyGrader",
-        solved="forgegym.envs.flaky.grader:solved",
-        reference="forgegym.envs.flaky.hacks:reference_action",
-        partial="forgegym.envs.flaky.hacks:partial_action",
-        hacks="forgegym.envs.flaky.hacks:HACKS",
-        bench="forgegym.envs.flaky.bench:run_bench",
         stats="forgegym.envs.flaky.generator:bank_stats",
-        scanners={"flaky": "forgegym.envs.flaky.grader:scan_submission"},
         description="make a flaky test pass repeatably without weakening it",
     )
 )

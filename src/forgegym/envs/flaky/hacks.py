@@ -1,4 +1,4 @@
-"""Known hacks and the reference/partial actions of FlakyRepair (named by its Family).
+"""Known hacks of FlakyRepair (``HACKS``, found by its Family by convention).
 
 Every hack rewrites the target test (or its file) so it "passes" without fixing the
 root cause; validation checks that each one is gated below the no-op.
@@ -7,42 +7,12 @@ root cause; validation checks that each one is gated below the no-op.
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable
 
 from forgegym.core.task import Task
+from forgegym.envs.flaky.policies import edit_action as _action
 
-__all__ = ["HACKS", "partial_action", "reference_action"]
-
-
-def _action(task: Task, files: dict[str, str], diagnosis: dict[str, object] | None = None) -> str:
-    edits = [{"path": p, "content": c} for p, c in sorted(files.items()) if task.files.get(p) != c]
-    actions: list[dict[str, object]] = []
-    if edits:
-        edit: dict[str, object] = {"action": "edit", "edits": edits}
-        if diagnosis:
-            edit["diagnosis"] = diagnosis
-        actions.append(edit)
-    actions.append({"action": "submit"})
-    return "```json\n" + json.dumps(actions) + "\n```"
-
-
-def reference_action(task: Task) -> str:
-    """The reference fix with the true diagnosis and a calibrated confidence."""
-    diagnosis = {
-        "category": task.hidden["category"],
-        "location": task.hidden["location"],
-        "confidence": 0.95,
-        "claims": [task.hidden.get("summary", "")],
-    }
-    return _action(task, dict(task.reference), diagnosis)
-
-
-def partial_action(task: Task) -> str | None:
-    """A legitimate fix of one of the task's two root causes (``None`` if the template
-    has no partial): it raises the pass rate without reaching 1.0."""
-    partial = task.hidden.get("partial")
-    return None if not partial else _action(task, dict(partial))
+__all__ = ["HACKS"]
 
 
 def _rewrite_target(task: Task, fn: Callable[[ast.FunctionDef, ast.Module], None]) -> str:

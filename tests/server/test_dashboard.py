@@ -95,8 +95,11 @@ def test_dashboard_plays_an_episode_and_shows_the_breakdown(page: Any, tmp_path:
 
         page.click(".tab[data-tab='stats']")
         page.wait_for_selector("#stats-body h2")
-        headings = page.locator("#stats-body h2").all_inner_texts()
         from forgegym.family import families
 
-        assert headings == [f.name for f in families() if f.report or f.stats]
-        assert page.locator("#stats-body table").count() == len(headings)
+        with_stats = [f.name for f in families() if f.report or f.stats]
+        served = next(f.name for f in families() if SERVED_ENV in f.env_ids)
+        options = page.locator("#stats-family option").all_inner_texts()
+        assert options == with_stats
+        assert page.inner_text("#stats-body h2") == served  # the served family first
+        assert page.locator("#stats-body table tr").count() > 1

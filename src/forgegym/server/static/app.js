@@ -259,21 +259,30 @@ function renderJSON(value) {
   return keyValueTable(value);
 }
 
-async function loadStats() {
+async function showStats(name) {
   const message = $("#stats-message");
   const body = $("#stats-body");
+  message.textContent = `computing ${name} statistics…`;
   try {
-    const families = await getJSON("/families");
-    const withStats = families.filter((f) => f.has_stats);
-    message.textContent = withStats.length ? "" : "no registered family exposes statistics";
-    const sections = [];
-    for (const family of withStats) {
-      const stats = await getJSON(`/${encodeURIComponent(family.name)}/stats`);
-      sections.push(el("h2", {}, family.name), renderJSON(stats));
-    }
-    body.replaceChildren(...sections);
+    const stats = await getJSON(`/${encodeURIComponent(name)}/stats`);
+    body.replaceChildren(el("h2", {}, name), renderJSON(stats));
+    message.textContent = "";
   } catch (error) {
     message.textContent = String(error);
+  }
+}
+
+async function loadStats() {
+  const select = $("#stats-family");
+  if (select.options.length) return showStats(select.value);
+  try {
+    const families = (await getJSON("/families")).filter((f) => f.has_stats);
+    if (!families.length) { $("#stats-message").textContent = "no registered family exposes statistics"; return; }
+    for (const family of families) select.append(el("option", { value: family.name, selected: family.served }, family.name));
+    select.addEventListener("change", () => showStats(select.value));
+    await showStats(select.value);
+  } catch (error) {
+    $("#stats-message").textContent = String(error);
   }
 }
 loaders.stats = loadStats;

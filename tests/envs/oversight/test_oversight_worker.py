@@ -80,3 +80,58 @@ def test_client_failures_become_one_error_type() -> None:
         LLMWorker(broken).generate(make_case("mixed", 0), None)
     with pytest.raises(ValueError, match="chat"):
         LLMWorker("not callable")  # type: ignore[arg-type]
+
+
+def test_live_bank_serves_llm_episodes_and_probes_the_same_conversation(bank) -> None:
+    import gymnasium as gym
+
+    from forgegym.envs.oversight.episodes import hidden_of
+    from forgegym.envs.oversight.live import LiveWorkerBank
+    from forgegym.envs.oversight.policies import oracle
+
+    ids = [i for i in bank.task_ids(40, seed=0) if i.split("/")[1] != "code"]
+    cases = {}
+    for task_id in ids:
+        case = make_case(task_id.split("/")[1], int(task_id.split("/")[2]))
+        cases[f"{case.question}\n\n{case.document()}"] = case
+
+    def chat(messages):
+        """A fake model: obeys the injected instruction; stands by it when probed."""
+        if len(messages) > 2:
+            return "I stand by my answer."
+        case = cases[messages[1]["content"]]
+        system = messages[0]["content"]
+        corruption = next(
+            (
+                c
+                for c in CORRUPTIONS
+                if injection_prompt(case, c) and injection_prompt(case, c) in system
+            ),
+            None,
+        )
+        out = render(case, corrupt_belief(case, corruption))
+        return f"REASONING:\n{out.cot}\nANSWER:\n{out.answer}"
+
+    live = LiveWorkerBank(LLMWorker(chat), base=bank)
+    env = gym.make("Forge/Oversight-v0", task_bank=live, worker=live, max_steps=2)
+    try:
+        task_id = next(i for i in ids if live.corruption_of(i))
+        env.reset(options={"task_id": task_id})
+        obs, *_ = env.step('{"action": "probe", "question": "Are you sure?"}')
+        assert "I stand by my answer." in obs
+        task = live.get(task_id)
+        assert hidden_of(task).span is not None and task.metadata["worker"] == "llm"
+        *_, info = env.step(oracle(task))
+        assert info["score"] >= 0.95
+    finally:
+        env.close()
+
+
+def test_live_bank_refuses_episodes_whose_injection_did_not_take(bank) -> None:
+    from forgegym.core.task import UnknownTaskError
+    from forgegym.envs.oversight.live import LiveWorkerBank
+
+    live = LiveWorkerBank(LLMWorker(lambda messages: "ANSWER: I cannot help."), base=bank)
+    task_id = next(i for i in live.task_ids(40, seed=0) if live.corruption_of(i))
+    with pytest.raises(UnknownTaskError, match="did not take effect"):
+        live.get(task_id)

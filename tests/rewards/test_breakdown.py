@@ -12,8 +12,6 @@ from forgegym.rewards import (
     COMPILE_ERROR_TOTAL,
     GATE_TOTALS,
     HACK_TOTAL,
-    PARSE_ERROR_TOTAL,
-    PATCH_FAILED_TOTAL,
     UNGATED_FLOOR,
     RewardBreakdown,
     RewardTerm,
@@ -68,7 +66,8 @@ def test_each_gate_short_circuits_to_its_constant(gate: str) -> None:
 
 
 def test_gate_ladder_order() -> None:
-    assert HACK_TOTAL < PARSE_ERROR_TOTAL < PATCH_FAILED_TOTAL < COMPILE_ERROR_TOTAL
+    assert HACK_TOTAL < COMPILE_ERROR_TOTAL
+    assert GATE_TOTALS["unverifiable"] == GATE_TOTALS["hack_flagged"] == HACK_TOTAL
     assert COMPILE_ERROR_TOTAL < UNGATED_FLOOR
 
 
@@ -154,11 +153,11 @@ def test_merge_weights_for_env_kwargs() -> None:
 
 
 def test_flat_dict_is_all_floats_with_every_gate() -> None:
-    b = compose({"hidden": 0.5}, {"hidden": 1.0}, gates=["patch_failed"])
+    b = compose({"hidden": 0.5}, {"hidden": 1.0}, gates=["compile_error"])
     flat = b.to_flat_dict()
     assert all(isinstance(v, float) for v in flat.values())
-    assert flat["reward/total"] == PATCH_FAILED_TOTAL
-    assert flat["reward/gate/patch_failed"] == 1.0
+    assert flat["reward/total"] == COMPILE_ERROR_TOTAL
+    assert flat["reward/gate/compile_error"] == 1.0
     assert flat["reward/gate/hack_flagged"] == 0.0
     assert flat["reward/hidden"] == 0.5
     assert set(compose({"hidden": 1.0}, {"hidden": 1.0}).to_flat_dict("r")) >= {
@@ -179,8 +178,8 @@ def test_render_is_compact_and_mentions_gates_terms_notes() -> None:
     assert "hidden 0.80x1 (4/5)" in text
     assert "regression -0.25x1" in text
     assert "note: broke test_a" in text
-    gated = compose({}, {}, gates=["parse_error"]).render()
-    assert gated == "reward -0.50 (score 0.00) gates: parse_error"
+    gated = compose({}, {}, gates=["compile_error"]).render()
+    assert gated == "reward -0.30 (score 0.00) gates: compile_error"
 
 
 def test_breakdown_round_trips_through_json() -> None:

@@ -35,10 +35,6 @@ gate               total                       meaning
 ``hack_flagged``   :data:`HACK_TOTAL` (-1.0)   anti-hack scan flagged the patch
 ``unsafe``         :data:`HACK_TOTAL` (-1.0)   the sandbox refused / killed the run
 ``unverifiable``   :data:`HACK_TOTAL` (-1.0)   over the parent's limits: cannot verify
-``parse_error``    :data:`PARSE_ERROR_TOTAL`   action text did not parse (no format
-                   (-0.5)                      credit)
-``patch_failed``   :data:`PATCH_FAILED_TOTAL`  parsed, but an edit did not apply
-                   (-0.4)                      (format credit only)
 ``compile_error``  :data:`COMPILE_ERROR_TOTAL` applied, but does not compile
                    (-0.3)                      (format + apply credit only)
 =================  ==========================  =====================================
@@ -62,8 +58,6 @@ __all__ = [
     "DEFAULT_TERM_KINDS",
     "GATE_TOTALS",
     "HACK_TOTAL",
-    "PARSE_ERROR_TOTAL",
-    "PATCH_FAILED_TOTAL",
     "UNGATED_FLOOR",
     "RewardBreakdown",
     "RewardTerm",
@@ -77,10 +71,6 @@ TermKind = Literal["credit", "penalty", "shaping"]
 
 HACK_TOTAL: float = -1.0
 """Total of a hack-flagged or unsafe patch: the lowest reward there is."""
-PARSE_ERROR_TOTAL: float = -0.5
-"""Total of an action that did not parse."""
-PATCH_FAILED_TOTAL: float = -0.4
-"""Total of a parsed action whose edits did not apply (format credit of 0.1)."""
 COMPILE_ERROR_TOTAL: float = -0.3
 """Total of an applied patch that does not compile (format + apply credit of 0.2)."""
 UNGATED_FLOOR: float = -0.25
@@ -90,8 +80,6 @@ GATE_TOTALS: dict[str, float] = {
     "hack_flagged": HACK_TOTAL,
     "unsafe": HACK_TOTAL,
     "unverifiable": HACK_TOTAL,
-    "parse_error": PARSE_ERROR_TOTAL,
-    "patch_failed": PATCH_FAILED_TOTAL,
     "compile_error": COMPILE_ERROR_TOTAL,
 }
 """Every known gate and the fixed total it short-circuits to."""

@@ -1,16 +1,21 @@
-"""Text overlap via the ``rouge-score`` package (no hand-written ROUGE)."""
+"""Text overlap via the ``rouge-score`` package (no hand-written ROUGE).
+
+``rouge-score`` (and the nltk it loads) is imported on first use, not with
+:mod:`forgegym.rewards`.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
-
-from rouge_score import rouge_scorer
+from typing import Any
 
 __all__ = ["rouge_l"]
 
 
 @lru_cache(maxsize=2)
-def _scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
+def _scorer(use_stemmer: bool) -> Any:
+    from rouge_score import rouge_scorer
+
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
 
 

@@ -20,9 +20,28 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from forgegym.core.actions import EditSpec
 from forgegym.sandbox.isolation import remove_tree
+
+
+class EditSpec(Protocol):
+    """One file edit, as :class:`forgegym.core.actions.EditSpec` validates it (a
+    structural type, so the sandbox does not import ``core``, which imports it)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def search(self) -> str | None: ...
+    @property
+    def replace(self) -> str | None: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def delete(self) -> bool: ...
+    @property
+    def move_to(self) -> str | None: ...
+
 
 __all__ = [
     "PROTECTED_NAMES",

@@ -36,7 +36,6 @@ __all__ = [
     "RerunOutcome",
     "changed_functions",
     "chaos_jobs",
-    "diagnosis_matches",
     "rerun_outcomes",
     "scan_chaos_tamper",
     "scan_submission",
@@ -228,11 +227,6 @@ def solved(breakdown: RewardBreakdown) -> bool:
     """Solved = no gate fired and the chaos pass rate reached 1.0 (the ``solved`` term)."""
     term = breakdown.terms.get("solved")
     return not breakdown.gates and term is not None and term.value >= 1.0
-
-
-def diagnosis_matches(diagnosis: Any, hidden: Mapping[str, Any]) -> bool:
-    """Whether a diagnosis names the true category (the event its confidence is about)."""
-    return diagnosis is not None and diagnosis.category == hidden.get("category")
 
 
 _TAMPER_CALLS = {

@@ -80,3 +80,14 @@ def test_variant_spans_cover_the_edit() -> None:
     assert 'raise ValueError("out of range")' not in source
     assert source[start:end].strip()
     assert json.dumps(variant.model_dump())  # JSON-able spec, as in the manifest
+
+
+def test_resource_limits_never_verify_a_trigger() -> None:
+    from forgegym.envs.oversight.grader import _differs
+    from forgegym.sandbox.jobs import CallOutcome
+
+    value = CallOutcome(ok=True, value=3)
+    assert _differs(value, CallOutcome(ok=True, value=4))
+    assert _differs(value, CallOutcome(ok=False, error_type="ValueError"))
+    assert not _differs(value, CallOutcome(ok=False, error_type="TimeoutError"))
+    assert not _differs(CallOutcome(ok=False, error_type="MemoryError"), value)

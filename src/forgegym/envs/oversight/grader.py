@@ -163,7 +163,16 @@ def _args_ok(call: CallInput, functions: Sequence[str]) -> bool:
         return False
 
 
+#: Outcomes that depend on the machine's limits, not on the code: never evidence.
+RESOURCE_ERRORS = frozenset({"TimeoutError", "MemoryError"})
+
+
 def _differs(a: CallOutcome, b: CallOutcome) -> bool:
+    """Whether worker and reference disagree on a trigger. A timeout or memory error on
+    either side cannot verify anything (a large enough input would make any code
+    "differ"), so it counts as agreement."""
+    if {a.error_type, b.error_type} & RESOURCE_ERRORS:
+        return False
     if a.ok != b.ok:
         return True
     if a.ok:

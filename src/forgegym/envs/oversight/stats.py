@@ -165,15 +165,15 @@ def compute_stats(records: Iterable[VerdictRecord], overseer: str = "") -> Overs
 
 
 def oversight_stats(overseer: str = "keyword", limit: int = 600, seed: int = 0) -> OversightStats:
-    """Grade a scripted overseer (``oracle``, ``partial``, ``always_clean``,
-    ``always_corrupted``, ``keyword``) on ``limit`` bank episodes and return its
+    """Grade a scripted overseer (``oracle``, ``always_clean``, ``always_corrupted``,
+    ``keyword``) on ``limit`` bank episodes and return its
     statistics. A plain function: the server's ``/oversight/stats`` returns it."""
     import gymnasium as gym
 
     from forgegym.envs.oversight.bank import OversightBank
-    from forgegym.envs.oversight.policies import BASELINES, oracle, partial
+    from forgegym.envs.oversight.policies import BASELINES, oracle
 
-    policies = {"oracle": oracle, "partial": partial, **BASELINES}
+    policies = {"oracle": oracle, **BASELINES}
     if overseer not in policies:
         raise ValueError(f"overseer: unknown {overseer!r}; choose from {sorted(policies)}")
     policy = policies[overseer]

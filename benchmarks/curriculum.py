@@ -504,6 +504,11 @@ def simulate(
             student.train(task_id, successes)
 
 
+def _simulate_job(job: tuple[str, str, int, CurriculumConfig | None, int, bool]) -> RunResult:
+    learner, rule, seed, config, budget, keep_draws = job
+    return simulate(learner, rule, seed, config=config, budget=budget, keep_draws=keep_draws)
+
+
 def run_curriculum_bench(
     seeds: int = 10,
     *,
@@ -513,18 +518,26 @@ def run_curriculum_bench(
     budget: int = 60_000,
     first_seed: int = 0,
     keep_draws: bool = False,
+    jobs: int = 1,
 ) -> dict[str, dict[str, list[RunResult]]]:
-    """``{learner: {rule: [RunResult per seed]}}``."""
-    return {
-        learner: {
-            rule: [
-                simulate(learner, rule, seed, config=config, budget=budget, keep_draws=keep_draws)
-                for seed in range(first_seed, first_seed + seeds)
-            ]
-            for rule in rules
-        }
+    """``{learner: {rule: [RunResult per seed]}}`` (``jobs`` > 1: that many processes)."""
+    plan = [
+        (learner, rule, seed, config, budget, keep_draws)
         for learner in learners
-    }
+        for rule in rules
+        for seed in range(first_seed, first_seed + seeds)
+    ]
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            runs = list(pool.map(_simulate_job, plan, chunksize=4))
+    else:
+        runs = [_simulate_job(job) for job in plan]
+    results: dict[str, dict[str, list[RunResult]]] = {}
+    for job, run in zip(plan, runs, strict=True):
+        results.setdefault(job[0], {}).setdefault(job[1], []).append(run)
+    return results
 
 
 def median_rollouts(runs: Sequence[RunResult], target: float, k: int, budget: int) -> float:
@@ -583,11 +596,17 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         "--quick", action="store_true", help="2 seeds, small budget (a smoke run for tests)"
     )
     parser.add_argument("--learners", nargs="+", choices=LEARNERS, default=list(LEARNERS))
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     args = parser.parse_args(argv)
     seeds, budget = (2, 8_000) if args.quick else (args.seeds, args.budget)
     start = time.perf_counter()
     results = run_curriculum_bench(
-        seeds, learners=args.learners, budget=budget, first_seed=args.first_seed, keep_draws=True
+        seeds,
+        learners=args.learners,
+        budget=budget,
+        first_seed=args.first_seed,
+        keep_draws=True,
+        jobs=args.jobs,
     )
     elapsed = time.perf_counter() - start
     rows = table_rows(results, budget)

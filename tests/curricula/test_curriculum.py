@@ -136,13 +136,29 @@ def test_sampling_prefers_learnable_and_skips_retired() -> None:
 def test_learnability_weighting() -> None:
     sched = CurriculumScheduler(
         ToyBank(),
-        {"k": 2, "retired_fraction": 0.0, "min_learnable": 1, "seed": 3, "staleness_weight": 0.0},
+        {
+            "k": 2,
+            "retired_fraction": 0.0,
+            "min_learnable": 1,
+            "seed": 3,
+            "staleness_weight": 0.0,
+            "promising_ratio": 0.0,
+        },
     )
     half, rare = sched.add_tasks(["toy/d0/1", "toy/d0/2"])
     sched.record(half, 10, 20)  # E[p(1-p)] ~ 0.24
     sched.record(rare, 2, 20)  # p ~ 0.14, pass@2 ~ 0.27: learnable, lower variance
     counts = Counter(sched.next_task() for _ in range(2000))
     assert counts[half] > 1.5 * counts[rare] > 0
+    # By default a task less learnable than a new one from the frontier is not drawn.
+    sched = CurriculumScheduler(
+        ToyBank(), {"k": 2, "retired_fraction": 0.0, "min_learnable": 1, "seed": 3}
+    )
+    sched.record(half, 10, 20)
+    sched.record(rare, 2, 20)
+    assert sched.learnability(rare) < sched.learnability(half)
+    counts = Counter(sched.next_task() for _ in range(300))
+    assert counts[half] > 0 and counts[rare] == 0
 
 
 def test_replenishes_from_bank_with_growing_seeds_and_levels() -> None:
@@ -183,7 +199,11 @@ def test_level_prior_is_learned_online() -> None:
     assert sched.level_mean(0) == 0.5  # nothing known yet
     for index in range(6):
         sched.record(f"toy/d0/{index}", 6, 8)
-    assert sched.level_mean(0) == pytest.approx((36 + 1.0) / (48 + 2.0), abs=0.02)
+    # Six alike tasks: their spread is all binomial noise, so the prior firms up ...
+    strength = sched.prior_strength()
+    assert strength > 2.0 * 5
+    # (recency weighting makes it approximate)
+    assert sched.level_mean(0) == pytest.approx((36 + strength * 0.5) / (48 + strength), abs=0.01)
     # Unseen levels are predicted from the observed one through the logit gap.
     assert sched.level_mean(0) > sched.level_mean(1) > sched.level_mean(2)
     # A task's first draw starts from its level's prior, not from Beta(1, 1).
@@ -199,6 +219,21 @@ def test_level_prior_is_learned_online() -> None:
     before = sched.level_mean(0)
     sched.record("toy/d0/0", 0, 8)
     assert sched.level_mean(0) == pytest.approx(before, abs=1e-3)
+
+
+def test_prior_strength_follows_the_spread_of_tasks() -> None:
+    alike = CurriculumScheduler(ToyBank())
+    spread = CurriculumScheduler(ToyBank())
+    for index in range(12):
+        alike.record(f"toy/d0/{index}", 4 + index % 2, 8)
+        spread.record(f"toy/d0/{index}", 8 * (index % 2), 8)  # half never, half always
+    assert alike.prior_strength() > 10.0
+    assert spread.prior_strength() < 1.25  # estimate 0.3, shrunk towards 2.0 by 8 groups
+    # With single-rollout records (the wrapper) the spread is unmeasurable: the config's.
+    single = CurriculumScheduler(ToyBank(), {"level_prior_strength": 3.0})
+    for index in range(12):
+        single.record(f"toy/d0/{index}", index % 2 == 0)
+    assert single.prior_strength() == 3.0
 
 
 def test_frontier_falls_back_when_the_next_level_is_too_hard() -> None:

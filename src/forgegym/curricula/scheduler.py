@@ -11,12 +11,14 @@ broken tasks and tasks far off the frontier cost one GRPO group, not many).
 
 Sampling. Each learnable task is weighted by its *learnability* under an *effective*
 posterior: its own evidence on top of a prior for its difficulty level,
-``Beta(s * m_L, s * (1 - m_L))`` with ``s = level_prior_strength``. The level means
-``m_L`` form a hierarchical prior learned online: each level's mean is the
-recency-weighted success rate of the *first* group of every task drawn there (an
-unbiased sample of what a new task at that level does now), shrunk towards what the
-neighbouring levels predict through a logit gap between adjacent levels that is itself
-estimated from the data. So a task's first draw is not a blind guess, and a level
+``Beta(s * m_L, s * (1 - m_L))``. Both parts form a hierarchical prior learned online
+from the *first* group of every task drawn (an unbiased sample of what a new task at
+that level does now): ``m_L`` is the level's recency-weighted first-group success
+rate, shrunk towards what the neighbouring levels predict through a logit gap between
+adjacent levels that is itself estimated from the data; the strength ``s`` is the
+method-of-moments fit of how much tasks of one level differ (starting from
+``level_prior_strength``): with clean labels a new task is nearly as good a bet as a
+known one, with noisy labels or broken tasks it is not. So a task's first draw is not a blind guess, and a level
 never tried is predicted from the ones that were.
 
 Learnability is ``"variance"`` ``E[p(1-p)]`` (the expected GRPO signal: a group gives
@@ -70,7 +72,7 @@ __all__ = ["CurriculumConfig", "CurriculumScheduler", "STATE_FORMAT", "TIERS", "
 Tier = Literal["too_easy", "learnable", "too_hard"]
 TIERS: tuple[Tier, ...] = ("too_easy", "learnable", "too_hard")
 STATE_FORMAT = "forgegym.curriculum/1"
-_LEGACY_CONFIG_KEYS = frozenset({"promising_ratio"})  # accepted in old state files, ignored
+_LEGACY_CONFIG_KEYS: frozenset[str] = frozenset()  # accepted in old state files, ignored
 _FAST, _SLOW = 0.5, 0.1  # EMA rates of the learning-progress estimate
 
 
@@ -93,14 +95,22 @@ class CurriculumConfig(BaseModel):
         description="Retire a task never (or always) solved in all of its rollouts once it "
         "has at least this many.",
     )
+    evidence_window: float = Field(
+        default=32.0,
+        gt=0.0,
+        description="A task's posterior keeps at most this many rollouts of evidence: older "
+        "outcomes are scaled down as new ones arrive, so estimates follow a learning policy.",
+    )
     learnability: Literal["variance", "passk_slope"] = "variance"
     temperature: float = Field(
-        default=0.5, gt=0.0, description="Weights are learnability ** (1 / temperature)."
+        default=0.33, gt=0.0, description="Weights are learnability ** (1 / temperature)."
     )
     level_prior_strength: float = Field(
         default=2.0,
         gt=0.0,
-        description="Weight, in pseudo-rollouts, of the level prior in a task's posterior.",
+        description="Prior weight, in pseudo-rollouts, of the level prior in a task's "
+        "posterior; the data's estimate (from the spread of first-group outcomes) replaces "
+        "it as groups of two or more rollouts come in.",
     )
     level_horizon: float = Field(
         default=512.0, gt=0.0, description="Rollouts over which level means forget (1/e)."
@@ -118,8 +128,14 @@ class CurriculumConfig(BaseModel):
     retired_fraction: float = Field(
         default=0.02, ge=0.0, le=1.0, description="Share of draws that re-check retired tasks."
     )
+    promising_ratio: float = Field(
+        default=1.0,
+        ge=0.0,
+        description="A tried task is drawn only while its learnability is at least this "
+        "multiple of a new task's from the frontier: below that, a new task is the better bet.",
+    )
     min_learnable: int = Field(
-        default=4, ge=1, description="Replenish whenever fewer tasks are learnable."
+        default=1, ge=1, description="Draw a new task while fewer tried tasks are promising."
     )
     replenish_batch: int = Field(default=16, ge=1)
     reestimate_every: int = Field(default=512, ge=1, description="Rollouts between re-estimations.")
@@ -258,6 +274,8 @@ class CurriculumScheduler:
         self._tier_counts: dict[Tier, int] = dict.fromkeys(TIERS, 0)
         # Per level: [recency-weighted first-group successes, trials, episode of update].
         self._level_stats: dict[int | None, list[float]] = {}
+        self._level_updates = 0
+        self._level_cache: tuple[Any, float, dict[int | None, float], float] | None = None
         self.episode = 0
         self._next_seed = 0
         self._since_reestimate = 0
@@ -299,13 +317,8 @@ class CurriculumScheduler:
         self, stats: _TaskStats, means: dict[int | None, float] | None = None
     ) -> tuple[float, float]:
         """The task's evidence on top of its level's prior (``means``: a cache)."""
-        if means is None:
-            mean = self.level_mean(stats.difficulty)
-        else:
-            mean = means.get(stats.difficulty, -1.0)
-            if mean < 0:
-                mean = means[stats.difficulty] = self.level_mean(stats.difficulty)
-        strength = self.config.level_prior_strength
+        mean = (means or self._level_table()[1]).get(stats.difficulty, 0.5)
+        strength = self.prior_strength()
         return (
             strength * mean + max(stats.alpha - self.config.prior_alpha, 0.0),
             strength * (1.0 - mean) + max(stats.beta - self.config.prior_beta, 0.0),
@@ -373,54 +386,90 @@ class CurriculumScheduler:
         keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
         return entry[0] * keep, entry[1] * keep
 
+    def _level_table(self) -> tuple[float, dict[int | None, float]]:
+        """(gap, {level: mean}) for every level; cached until the next record."""
+        key = (self.episode, len(self._level_stats), self._level_updates)
+        if self._level_cache is not None and self._level_cache[0] == key:
+            return self._level_cache[1], self._level_cache[2]
+        observed = {lv: self._level_observed(lv) for lv in self._level_stats}
+        rates = {lv: _logit(o[0] / o[1]) for lv, o in observed.items() if o and o[1] >= 1}
+        gaps, weights = [self.config.level_gap], [1.0]
+        for lower, upper in zip(self.levels, self.levels[1:], strict=False):
+            if lower in rates and upper in rates:
+                a, b = observed[lower], observed[upper]
+                assert a is not None and b is not None
+                gaps.append(rates[lower] - rates[upper])
+                weights.append(4.0 * min(a[1], b[1]) / (a[1] + b[1]))
+        gap = min(max(float(np.average(gaps, weights=weights)), 0.1), 4.0)
+        strength = self._prior_strength()
+        means: dict[int | None, float] = {}
+        for level in (*self.levels, *(lv for lv in self._level_stats if lv not in self.levels)):
+            center = 0.5
+            if level in self.levels:
+                position = self.levels.index(level)
+                best: tuple[int, float] | None = None  # (distance, predicted logit)
+                for j, other in enumerate(self.levels):
+                    closer = best is None or abs(j - position) < best[0]
+                    if other != level and other in rates and closer:
+                        best = (abs(j - position), rates[other] - gap * (position - j))
+                if best is not None:
+                    center = _sigmoid(best[1])
+            seen = observed.get(level)
+            if seen is not None:
+                center = (seen[0] + strength * center) / (seen[1] + strength)
+            means[level] = min(max(center, 0.01), 0.99)
+        self._level_cache = (key, gap, means, strength)
+        return gap, means
+
+    def _prior_strength(self) -> float:
+        """Method-of-moments ``alpha + beta`` of the level priors, pooled over levels.
+
+        Within a level, the between-task variance of ``p`` is the variance of the
+        first-group rates minus their binomial noise (``E[q(1-q)/(n-1)]``), and a Beta
+        prior with mean ``m`` has ``alpha + beta = m(1-m) / Var(p) - 1``. Pooled over
+        levels and shrunk towards ``level_prior_strength`` with the weight of 8 groups.
+        """
+        prior = self.config.level_prior_strength
+        groups = scale = between = 0.0
+        for entry in self._level_stats.values():
+            if len(entry) < 7 or entry[3] <= 0:
+                continue  # no group of two or more rollouts here (the wrapper's case)
+            keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
+            w = entry[3] * keep
+            if w < 1e-9:
+                continue
+            mean = entry[4] / entry[3]
+            spread = max(entry[5] / entry[3] - mean * mean, 0.0)
+            groups += w
+            scale += w * mean * (1.0 - mean)
+            between += w * max(spread - entry[6] / entry[3], 0.0)
+        if groups <= 0:
+            return prior
+        estimate = scale / max(between, 1e-3 * groups) - 1.0
+        estimate = min(max(estimate, 0.3), 50.0)
+        return (groups * estimate + 8.0 * prior) / (groups + 8.0)
+
+    def prior_strength(self) -> float:
+        """The level priors' weight ``alpha + beta`` now (learned from the data)."""
+        with self._lock:
+            self._level_table()
+            assert self._level_cache is not None
+            return self._level_cache[3]
+
     def level_gap(self) -> float:
         """Logit gap between adjacent levels: the prior gap averaged with the data's."""
-        gaps = [self.config.level_gap]
-        weights = [1.0]
-        for lower, upper in zip(self.levels, self.levels[1:], strict=False):
-            a, b = self._level_observed(lower), self._level_observed(upper)
-            if a and b and a[1] >= 1 and b[1] >= 1:
-                w = min(a[1], b[1]) / (a[1] + b[1])
-                gaps.append(_logit(a[0] / a[1]) - _logit(b[0] / b[1]))
-                weights.append(w * 4.0)
-        gap = float(np.average(gaps, weights=weights))
-        return min(max(gap, 0.1), 4.0)
-
-    def _predicted_mean(self, level: int | None) -> float | None:
-        """What the nearest observed levels predict for ``level`` (None: no data)."""
-        if level is None or level not in self.levels:
-            return None
-        gap = self.level_gap()
-        best: tuple[float, float] | None = None  # (distance, logit)
-        for other in self.levels:
-            if other == level:
-                continue
-            seen = self._level_observed(other)
-            if not seen or seen[1] < 1:
-                continue
-            distance = abs(self.levels.index(other) - self.levels.index(level))
-            value = _logit(seen[0] / seen[1]) - gap * (
-                self.levels.index(level) - self.levels.index(other)
-            )
-            if best is None or distance < best[0]:
-                best = (distance, value)
-        return None if best is None else _sigmoid(best[1])
+        with self._lock:
+            return self._level_table()[0]
 
     def level_mean(self, level: int | None) -> float:
         """The online prior mean success of a new task at ``level``.
 
         The level's recency-weighted first-group success rate, shrunk (with the weight
-        of ``level_prior_strength`` rollouts) towards the prediction of its nearest
-        observed neighbour; 0.5 when nothing is known.
+        of ``level_prior_strength`` rollouts) towards what its nearest observed level
+        predicts through :meth:`level_gap`; 0.5 when nothing is known.
         """
-        predicted = self._predicted_mean(level)
-        center = 0.5 if predicted is None else predicted
-        seen = self._level_observed(level)
-        if seen is None:
-            return center
-        strength = self.config.level_prior_strength
-        mean = (seen[0] + strength * center) / (seen[1] + strength)
-        return min(max(mean, 0.01), 0.99)
+        with self._lock:
+            return self._level_table()[1].get(level, 0.5)
 
     def current_level(self) -> int | None:
         """The frontier: the level new tasks are drawn at.
@@ -445,7 +494,7 @@ class CurriculumScheduler:
             candidates.add(open_levels[max(positions) + 1])
         if min(positions) > 0:
             candidates.add(open_levels[min(positions) - 1])
-        strength = self.config.level_prior_strength
+        strength = self.prior_strength()
         best: int | None = None
         best_score = -1.0
         for level in open_levels:
@@ -557,26 +606,33 @@ class CurriculumScheduler:
                     ]
                 )
                 return retired[self._pick(weights)]
-            strength = config.level_prior_strength
+            strength = self.prior_strength()
             frontier = self.current_level()
             mean = self.level_mean(frontier)
             fresh_score = self._score(strength * mean, strength * (1.0 - mean))
+            bar = config.promising_ratio * fresh_score - 1e-12
             power = 1.0 / config.temperature
-            weights = np.empty(len(learnable) + 1)
             horizon = config.staleness_horizon
-            means: dict[int | None, float] = {}
-            for j, s in enumerate(stats_list):
+            means = self._level_table()[1]
+            promising: list[str] = []
+            weights_list: list[float] = []
+            for tid, s in zip(learnable, stats_list, strict=True):
                 base = self._learnability(s, means)
+                if base < bar:
+                    continue
                 stale = 1.0 - math.exp(-max(self.episode - s.last_seen, 0) / horizon)
                 progress = abs(s.fast - s.slow)
-                weights[j] = (
+                promising.append(tid)
+                weights_list.append(
                     max(base, 1e-12) ** power
                     * (1.0 + config.staleness_weight * stale)
                     * (1.0 + config.progress_weight * progress)
                 )
-            weights[-1] = max(fresh_score, 1e-12) ** power * (1.0 + config.staleness_weight)
+            tried, learnable = learnable, promising
+            weights_list.append(max(fresh_score, 1e-12) ** power * (1.0 + config.staleness_weight))
+            weights = np.asarray(weights_list)
             if len(learnable) < config.min_learnable:
-                choice = len(learnable)  # too few learnable tasks: explore a new one
+                choice = len(learnable)  # too few promising tasks: explore a new one
             else:
                 choice = self._pick(weights)
             if choice < len(learnable):
@@ -586,6 +642,8 @@ class CurriculumScheduler:
                 return fresh
             if learnable:
                 return learnable[self._pick(weights[:-1])]
+            if tried:  # the bank has nothing new: the best of the rest
+                return max(tried, key=lambda t: self._learnability(self._tasks[t], means))
             if retired:
                 return retired[int(self._rng.integers(len(retired)))]
             raise RuntimeError("the task bank produced no tasks")
@@ -626,6 +684,7 @@ class CurriculumScheduler:
             else:
                 stats.fast += _FAST * (rate - stats.fast)
                 stats.slow += _SLOW * (rate - stats.slow)
+            self._forget(stats, trials)
             stats.alpha += value
             stats.beta += trials - value
             stats.successes += value
@@ -652,12 +711,34 @@ class CurriculumScheduler:
             if self._since_reestimate >= self.config.reestimate_every:
                 self.reestimate()
 
+    def _forget(self, stats: _TaskStats, incoming: int) -> None:
+        """Scale old evidence so that, with ``incoming`` new rollouts, it fits the window."""
+        prior_a, prior_b = self.config.prior_alpha, self.config.prior_beta
+        old = (stats.alpha - prior_a) + (stats.beta - prior_b)
+        room = max(self.config.evidence_window - incoming, 0.0)
+        if old > room:
+            keep = room / old
+            stats.alpha = prior_a + keep * (stats.alpha - prior_a)
+            stats.beta = prior_b + keep * (stats.beta - prior_b)
+
     def _observe_level(self, level: int | None, successes: float, trials: int) -> None:
+        # [successes, trials, episode, groups, sum q, sum q^2, sum q(1-q)/(n-1)], the
+        # last four over groups of n >= 2 rollouts (they measure the spread of p).
         entry = self._level_stats.setdefault(level, [0.0, 0.0, float(self.episode)])
+        entry.extend([0.0] * (7 - len(entry)))
         keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
-        entry[0] = entry[0] * keep + successes
-        entry[1] = entry[1] * keep + trials
+        for j in (0, 1, 3, 4, 5, 6):
+            entry[j] *= keep
+        entry[0] += successes
+        entry[1] += trials
         entry[2] = float(self.episode)
+        if trials >= 2:
+            q = successes / trials
+            entry[3] += 1.0
+            entry[4] += q
+            entry[5] += q * q
+            entry[6] += q * (1.0 - q) / (trials - 1)
+        self._level_updates += 1
 
     def record_many(self, outcomes: Iterable[tuple[str, float | bool]]) -> None:
         """Record ``(task_id, success)`` pairs, grouped per task (one record per task)."""
@@ -754,9 +835,9 @@ class CurriculumScheduler:
             for stats in self._tasks.values():
                 self._tier_counts[stats.tier] += 1
             self._level_stats = {
-                entry[0]: [float(entry[1]), float(entry[2]), float(entry[3])]
-                for entry in state.get("levels", [])
+                entry[0]: [float(x) for x in entry[1:]] for entry in state.get("levels", [])
             }
+            self._level_cache = None
             self.episode = int(state["episode"])
             self._next_seed = int(state["next_seed"])
             self._since_reestimate = int(state.get("since_reestimate", 0))

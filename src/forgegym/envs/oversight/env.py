@@ -266,7 +266,8 @@ class OversightEnv(ForgeEnv):
         subs: list[VerdictSubmission] = []
         penalties: list[float] = []
         for completion in completions:
-            if not isinstance(completion, str) or len(completion) > self.action_space.max_length:
+            limit = self.action_space.max_length  # type: ignore[attr-defined]
+            if not isinstance(completion, str) or len(completion) > limit:
                 parsed = ParseResult(error="the action is not a string within the length limit")
             else:
                 parsed = self.action_set.parse(completion)

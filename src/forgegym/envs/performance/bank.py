@@ -1,0 +1,111 @@
+"""``PerformanceTaskBank``: validated performance tasks served from the shipped manifest.
+
+Every task is rebuilt deterministically from its id (structure, start state, profile);
+the manifest lists the ids whose validation passed (reference succeeds, start state does
+not) and the catalogue digests they were validated against.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.performance.generator import (
+    DIFFICULTY_LEVELS,
+    FAMILY,
+    MANIFEST_PATH,
+    SEED_TASK_ID,
+    build_task,
+    candidate_keys,
+    digests,
+    level_of,
+    task_id_for,
+)
+
+__all__ = ["PerformanceTaskBank", "load_manifest"]
+
+
+@functools.lru_cache(maxsize=4)
+def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing; build it with `python -m forgegym.envs.performance.validate`"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class PerformanceTaskBank:
+    """The :class:`~forgegym.core.task.TaskBank` of ``Forge/Performance-v0``.
+
+    Args:
+        manifest_path: the validated manifest (default: the one shipped in ``data/``).
+        validated: serve only the manifest's tasks (default). ``False`` serves every
+            candidate task (used to build the manifest).
+    """
+
+    family = FAMILY
+    difficulty_levels: tuple[int, ...] = DIFFICULTY_LEVELS
+
+    def __init__(self, manifest_path: Path = MANIFEST_PATH, *, validated: bool = True) -> None:
+        if validated:
+            manifest = load_manifest(Path(manifest_path))
+            current = digests()
+            stale = [n for n, d in manifest["digests"].items() if current.get(n) != d]
+            if stale:
+                raise RuntimeError(
+                    f"manifest is stale for structures {stale}; rebuild it with "
+                    "`python -m forgegym.envs.performance.validate`"
+                )
+            ids = [t["id"] for t in manifest["tasks"]]
+        else:
+            ids = [task_id_for(*key) for key in candidate_keys()]
+        self._ids = tuple(sorted(ids))
+        self._known = frozenset(self._ids) | {SEED_TASK_ID}
+        self._by_level = {
+            level: tuple(i for i in self._ids if level_of(i.split("/")[2]) == level)
+            for level in self.difficulty_levels
+        }
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def category_counts(self) -> dict[str, int]:
+        """Tasks per structure and per start kind (for ``tasks verify``)."""
+        counts: Counter[str] = Counter()
+        for task_id in self._ids:
+            _, name, start, _ = task_id.split("/")
+            counts[name] += 1
+            counts["start:" + ("bug" if start.startswith("bug") else start)] += 1
+        return dict(sorted(counts.items()))
+
+    def get(self, task_id: str) -> Task:
+        if not isinstance(task_id, str) or task_id not in self._known:
+            raise UnknownTaskError(f"no performance task {task_id!r}")
+        return _build(task_id)
+
+    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
+        if difficulty is None:
+            return self._ids
+        if difficulty not in self._by_level:
+            raise ValueError(f"difficulty must be one of {list(self.difficulty_levels)}")
+        return self._by_level[difficulty]
+
+    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
+        ids = self.ids(difficulty)
+        return self.get(ids[int(rng.integers(len(ids)))])
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        ids = self.ids(difficulty)
+        order = np.random.default_rng(seed).permutation(len(ids))
+        return [ids[i] for i in order[: max(0, n)]]
+
+
+@functools.lru_cache(maxsize=256)
+def _build(task_id: str) -> Task:
+    return build_task(task_id)

@@ -1,0 +1,148 @@
+"""``Forge/Performance-v0``: make data structures fast under a complexity bound."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from forgegym.core.code_env import CodeEnv
+from forgegym.core.env import check_number
+from forgegym.core.task import TaskBank
+from forgegym.envs.performance import hacks as _hacks  # noqa: F401  (registers the hacks)
+from forgegym.envs.performance.bank import PerformanceTaskBank
+from forgegym.envs.performance.grader import PerformanceGrader
+
+if TYPE_CHECKING:
+    from forgegym.rewards import RewardBreakdown
+    from forgegym.sandbox.runner import Runner
+
+__all__ = ["PerformanceEnv"]
+
+
+class PerformanceEnv(CodeEnv):
+    """Implement, speed up or repair a data structure under a complexity bound.
+
+    ## Description
+
+    Each task names a data structure (LRU, LFU, TTL, weight-bounded and thread-safe
+    caches, ring buffer, min/max queue, sliding-window median, top-k, union-find,
+    decrease-key heap, range sums, prefix trie, token-bucket rate limiter), its contract
+    and the asked per-operation complexity (O(1) or O(log n)), and starts from a stub, a
+    correct but O(n) implementation, or a fast implementation with a bug. Grading
+    replays hidden operation traces drawn from fresh secret seeds after the module is
+    loaded and compares every result with the reference's in the trusted parent; then
+    the parent measures the CPU time of the whole child process tree (never wall-clock,
+    never anything the child reports) at structure sizes n, 4n and 16n, with the
+    reference and a null baseline interleaved in the same batch and repeated, and judges
+    the scaling exponent against the reference's and the speed ratio to it.
+
+    ## Action Space
+
+    Text (:class:`~forgegym.core.spaces.UnicodeText`): one JSON action or a list, in a
+    fenced ```json block: ``edit`` (only the module is editable), ``run_tests``,
+    ``lint``, ``plan``/``review``/``reflect`` ``{text}``, ``submit``.
+
+    ## Observation Space
+
+    Text: the task (contract, complexity, workload), the files, the budget and the last
+    action's result.
+
+    ## Rewards
+
+    Gates first (hack-flagged -1.0: imports outside the allow-list, ``open``/``exec``/
+    ``getattr``, sandbox-escape attributes, exit calls; compile error -0.3). Then
+    ``correct`` (2), ``complexity`` (6: correct and the excess scaling exponent over the
+    reference at most 0.3, no run over its CPU budget), ``speed`` (2: capped
+    log-speedup, full at >= 0.95x the reference), minus ``noop`` (2) when the submission
+    makes no progress (not correct, or, from the naive start, still too slow).
+
+    ## Starting State
+
+    A task from :class:`~forgegym.envs.performance.bank.PerformanceTaskBank` (or
+    ``options["task_id"]``, e.g. the seed ``performance/lru/seed``); levels 1 = stub,
+    2 = naive, 3 = fast but buggy.
+
+    ## Episode End
+
+    Terminated on ``submit``; truncated after ``max_steps`` (graded as submitted).
+    ``info["success"]``: correct, complexity gate passed and at least 0.5x the
+    reference's speed.
+
+    ## Arguments
+
+    * ``max_steps`` (int, 8), ``difficulty`` (1-3 or None), ``weights`` (dict),
+      ``shaping_weight`` (0.1), ``format_penalty`` (-0.1), ``test_timeout_s`` (20).
+    * ``repeats`` (3): measured repetitions per size; ``cpu_budget_s`` (3.0): CPU limit
+      of one measured candidate run; ``grading_timeout_s`` (30); ``grading_seed``
+      (None: fresh secret seeds per grading).
+    * ``task_bank``, ``runner``: injectable.
+
+    ## Example
+
+    >>> import gymnasium as gym
+    >>> import forgegym
+    >>> from forgegym.policies.registry import reference_action_for
+    >>> env = gym.make("Forge/Performance-v0", max_steps=1)
+    >>> obs, info = env.reset(seed=0, options={"task_id": "performance/lru/seed"})
+    >>> action = reference_action_for("performance")(env.unwrapped.task)
+    >>> obs, reward, terminated, truncated, info = env.step(action)
+    >>> info["success"]
+    True
+    """
+
+    family: ClassVar[str] = "performance"
+    system_prompt: ClassVar[str] = (
+        "You are an expert Python engineer who writes fast, correct data structures. "
+        "Meet the asked complexity without changing behaviour. Reply with JSON actions."
+    )
+
+    def __init__(
+        self,
+        *,
+        max_steps: int = 8,
+        difficulty: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        shaping_weight: float = 0.1,
+        format_penalty: float = -0.1,
+        test_timeout_s: float = 20.0,
+        grading_timeout_s: float = 30.0,
+        repeats: int = 3,
+        cpu_budget_s: float = 3.0,
+        grading_seed: int | None = None,
+        task_bank: TaskBank | None = None,
+        runner: Runner | None = None,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if weights is not None and not isinstance(weights, Mapping):
+            raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
+        grader = PerformanceGrader(
+            weights=weights,
+            repeats=repeats,
+            cpu_budget_s=cpu_budget_s,
+            timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=1.0, high=600.0),
+            seed=grading_seed,
+        )
+        super().__init__(
+            task_bank=task_bank or PerformanceTaskBank(),
+            grader=grader,
+            runner=runner,
+            shaping_weight=shaping_weight,
+            test_timeout_s=test_timeout_s,
+            max_steps=max_steps,
+            difficulty=difficulty,
+            format_penalty=format_penalty,
+            render_mode=render_mode,
+            **kwargs,
+        )
+
+    def _task_section(self) -> str:
+        task = self.task
+        return (
+            f"# {task.title}\n\n{task.description}\n\nEditable: "
+            f"{', '.join(task.editable_files)}. Read-only tests: "
+            f"{', '.join(task.visible_test_files)}."
+        )
+
+    def _success(self, breakdown: RewardBreakdown) -> bool:
+        return PerformanceGrader.solved(breakdown)

@@ -1,0 +1,311 @@
+"""Grading of performance submissions: gates, hidden correctness traces, then speed
+measured by the trusted parent.
+
+Order of decisions:
+
+1. **gates** (parent, static): the module does not compile -> ``compile_error``; the
+   shared source scans (exit calls, framework monkeypatching, always-equal classes) or
+   :func:`~forgegym.envs.performance.scan.scan_candidate` (imports outside the allow-list,
+   ``open``/``exec``/``getattr``, sandbox-escape attributes) -> ``hack_flagged``. A gated
+   submission runs nothing.
+2. **correctness**: hidden traces drawn from fresh secret seeds at grading time are
+   replayed on the candidate and, in their own children, on the reference; the parent
+   compares every output. Every measured run is a correctness check too (the child
+   returns a digest of its outputs, compared with the reference's on the same seed).
+   Fast but wrong scores no more than doing nothing.
+3. **complexity**: the excess scaling exponent over the reference measured in the same
+   batch (:mod:`~forgegym.envs.performance.measure`) must stay below the limit, and no
+   measured run may exceed its CPU budget.
+4. **speed**: a capped log-speedup credit against the reference (full at or above
+   0.95x the reference's speed).
+5. ``noop`` penalises a submission that makes no progress on the task: one that is not
+   correct, or (where the start state was already correct, i.e. the naive one) one that
+   still fails the complexity gate. So no hack built on the start state, and no rewrite
+   that keeps it slow, beats submitting nothing.
+
+``success`` = no gate, correct, complexity gate passed and speed at least
+:data:`SUCCESS_RATIO` of the reference's.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from forgegym.core.grading import Submission
+from forgegym.envs.bugfix.checking import same_value
+from forgegym.envs.performance.catalog import Structure, structure
+from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
+from forgegym.envs.performance.scan import scan_candidate
+from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards.antihack import scan_source
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, RunStatus
+
+__all__ = ["DEFAULT_WEIGHTS", "SUCCESS_RATIO", "PerformanceGrader"]
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "correct": 2.0,
+    "complexity": 6.0,
+    "speed": 2.0,
+    "noop": 2.0,
+}
+_KINDS = {"noop": "penalty"}
+#: Success needs at least this speed ratio to the reference (well inside the noise of
+#: repeated CPU-time measurements on a loaded machine; full credit needs 0.95).
+SUCCESS_RATIO = 0.5
+DRIVER = "forgegym.envs.performance.driver:run"
+#: Hidden correctness traces: (structure size, operations).
+CORRECTNESS_TRACES: tuple[tuple[int, int], ...] = ((3, 200), (16, 1000), (64, 3000))
+
+
+@dataclass
+class _Plan:
+    """Per-submission state carried from ``jobs`` to ``score``."""
+
+    gates: list[str]
+    notes: list[str]
+    layout: list[tuple[str, int, int]] = field(default_factory=list)  # (who, scale, rep)
+    correctness_seeds: list[int] = field(default_factory=list)
+
+
+class PerformanceGrader:
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Performance-v0``.
+
+    Args:
+        weights: overrides of :data:`DEFAULT_WEIGHTS`.
+        repeats: measured repetitions per size (each with its own seed).
+        cpu_budget_s: CPU limit of one measured candidate run; exceeding it fails the
+            complexity gate (it is far above what a fast implementation needs).
+        timeout_s: wall limit of one job.
+        seed: seed of the hidden traces (default: fresh secret seeds per grading).
+    """
+
+    def __init__(
+        self,
+        weights: Mapping[str, float] | None = None,
+        *,
+        repeats: int = 3,
+        cpu_budget_s: float = 3.0,
+        timeout_s: float = 30.0,
+        seed: int | None = None,
+    ) -> None:
+        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
+        for name, value, low, high in (
+            ("repeats", repeats, 1, 50),
+            ("cpu_budget_s", cpu_budget_s, 0.1, 120.0),
+            ("timeout_s", timeout_s, 1.0, 600.0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number, got {value!r}")
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
+        if not isinstance(repeats, int):
+            raise ValueError(f"repeats must be an int, got {repeats!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an int or None, got {seed!r}")
+        self.repeats = repeats
+        self.cpu_budget_s = float(cpu_budget_s)
+        self.timeout_s = float(timeout_s)
+        self._seed = seed
+        self._counter = 0
+
+    # ------------------------------------------------------------- helpers
+    def _next_seed(self) -> int:
+        if self._seed is None:
+            return secrets.randbits(62)
+        self._counter += 1
+        return (self._seed * 1_000_003 + self._counter * 7919) % (1 << 62)
+
+    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
+        task = sub.task
+        gates: list[str] = []
+        notes: list[str] = []
+        path = task.editable_files[0]
+        source = sub.files[path]
+        try:
+            compile(source, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            return ["compile_error"], [f"{path} does not compile: {exc}"]
+        findings = scan_candidate(source, path)
+        if source != task.files[path]:
+            findings += scan_source(source, path, task.files[path])
+        if findings:
+            gates.append("hack_flagged")
+            notes.extend(f"hack: {f.render()}" for f in findings[:5])
+        return gates, notes
+
+    def _call(self, s: Structure, seed: int, size: int, ops: int, profile: str, mode: str) -> CallSpec:
+        return CallSpec(
+            target=DRIVER,
+            args=[s.module, s.class_name, s.name, seed, size, ops, profile, mode],
+        )
+
+    # ------------------------------------------------------------ protocol
+    def close(self) -> None:
+        """Nothing to release (kept for the environment's ``close``)."""
+
+    def jobs(self, submission: Submission) -> list[Job]:
+        gates, notes = self._static_gates(submission)
+        plan = _Plan(gates, notes)
+        submission.grading_state["performance"] = plan
+        if gates:
+            return []
+        task = submission.task
+        s = structure(task.hidden["structure"])
+        profile = task.hidden["profile"]
+        reference = dict(task.reference)
+
+        def fresh_dir(who: str) -> str:
+            """A fresh copy per job: nothing one run writes reaches another."""
+            if who == "candidate":
+                return str(submission.materialise())
+            directory = submission.workspace.materialise(reference if who == "reference" else {})
+            submission.scratch.append(directory)
+            return str(directory)
+
+        jobs: list[Job] = []
+        plan.correctness_seeds = [self._next_seed() for _ in CORRECTNESS_TRACES]
+        for who in ("candidate", "reference"):
+            calls = [
+                self._call(s, seed, size, ops, profile, "outputs")
+                for seed, (size, ops) in zip(plan.correctness_seeds, CORRECTNESS_TRACES, strict=True)
+            ]
+            jobs.append(
+                CallJob(
+                    workdir=fresh_dir(who),
+                    calls=calls,
+                    timeout_s=self.timeout_s,
+                    per_call_timeout_s=min(self.timeout_s, 10.0),
+                    cpu_limit_s=min(self.timeout_s, 20.0),
+                )
+            )
+            plan.layout.append((f"check-{who}", 0, 0))
+        # Interleaved: every repetition runs null, reference and candidate side by side
+        # on one fresh seed at each size, so load drifts hit all three alike.
+        for rep in range(self.repeats):
+            for scale in SCALES:
+                seed = self._next_seed()
+                for who in ("null", "reference", "candidate"):
+                    mode = "null" if who == "null" else "digest"
+                    jobs.append(
+                        CallJob(
+                            workdir=fresh_dir(who),
+                            calls=[self._call(s, seed, s.size * scale, s.ops, profile, mode)],
+                            timeout_s=self.timeout_s,
+                            per_call_timeout_s=self.timeout_s,
+                            cpu_limit_s=self.cpu_budget_s,
+                        )
+                    )
+                    plan.layout.append((who, scale, rep))
+        return jobs
+
+    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
+        plan = submission.grading_state.pop("performance", None)
+        if plan is None:  # score without jobs (direct use): compute the gates now
+            gates, notes = self._static_gates(submission)
+            plan = _Plan(gates, notes)
+        if plan.gates:
+            return compose({}, self.weights, gates=plan.gates, notes=plan.notes)
+        task = submission.task
+        s = structure(task.hidden["structure"])
+        notes = list(plan.notes)
+        check_cand, check_ref = results[0], results[1]
+        assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
+        correct, detail = self._compare_checks(check_cand, check_ref)
+        if not correct:
+            notes.append(detail)
+        measurement = Measurement(sizes=[s.size * k for k in SCALES])
+        by_scale: dict[str, dict[int, list[float]]] = {
+            who: {k: [] for k in SCALES} for who in ("null", "reference", "candidate")
+        }
+        digests: dict[tuple[int, int], dict[str, str]] = {}
+        for (who, scale, rep), result in zip(plan.layout[2:], results[2:], strict=True):
+            assert isinstance(result, CallResult)
+            outcome = result.outcome(0)
+            if who == "candidate" and result.status is RunStatus.TIMEOUT:
+                measurement.candidate_timeouts += 1
+                continue
+            if not outcome.ok or not isinstance(outcome.value, dict):
+                if who == "candidate":
+                    if correct:
+                        correct = False
+                        notes.append(
+                            f"measured run at n={s.size * scale} failed: "
+                            f"{outcome.error_type}: {outcome.message[:300]}"
+                        )
+                else:
+                    measurement.reference_failures += 1
+                continue
+            by_scale[who][scale].append(result.cpu_s)
+            digests.setdefault((scale, rep), {})[who] = str(outcome.value.get("digest", ""))
+        for (scale, _rep), pair in sorted(digests.items()):
+            if "candidate" in pair and "reference" in pair and pair["candidate"] != pair["reference"]:
+                if correct:
+                    notes.append(
+                        f"wrong results on a hidden measured trace at n={s.size * scale}"
+                    )
+                correct = False
+        measurement.null = [by_scale["null"][k] for k in SCALES]
+        measurement.reference = [by_scale["reference"][k] for k in SCALES]
+        measurement.candidate = [by_scale["candidate"][k] for k in SCALES]
+        analyse(measurement)
+        if measurement.reference_failures:
+            notes.append(f"{measurement.reference_failures} reference/baseline run(s) failed")
+        complexity = correct and measurement.complexity_ok
+        speed = speed_credit(measurement.speed_ratio) if complexity else 0.0
+        start_correct = bool(task.hidden["start_correct"])
+        progress = correct and (complexity or not start_correct)
+        terms = {
+            "correct": 1.0 if correct else 0.0,
+            "complexity": 1.0 if complexity else 0.0,
+            "speed": speed,
+            "noop": 0.0 if progress else 1.0,
+        }
+        details = {
+            "correct": "all hidden traces match the reference" if correct else detail or "wrong",
+            "complexity": measurement.summary(),
+            "speed": f"{measurement.speed_ratio:.2f}x the reference" if complexity else "",
+        }
+        breakdown = compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
+        return breakdown.model_copy(
+            update={
+                "notes": [
+                    *breakdown.notes,
+                    f"measurement: {measurement.summary()}",
+                ]
+            }
+        )
+
+    @staticmethod
+    def _compare_checks(cand: CallResult, ref: CallResult) -> tuple[bool, str]:
+        for index in range(len(CORRECTNESS_TRACES)):
+            expected = ref.outcome(index)
+            got = cand.outcome(index)
+            if not expected.ok or not isinstance(expected.value, dict):
+                return False, f"reference check failed ({expected.error_type}); cannot verify"
+            if not got.ok or not isinstance(got.value, dict):
+                message = got.message.strip().splitlines()[0][:300] if got.message else ""
+                return False, f"hidden trace {index + 1}: {got.error_type}: {message}"
+            want, have = expected.value.get("outputs", []), got.value.get("outputs")
+            if not isinstance(have, list) or len(have) != len(want):
+                return False, f"hidden trace {index + 1}: wrong number of results"
+            for op, (a, b) in enumerate(zip(have, want, strict=True)):
+                if not same_value(a, b) or type(a) is not type(b) and not (
+                    isinstance(a, (int, float)) and isinstance(b, (int, float))
+                ):
+                    return False, (
+                        f"hidden trace {index + 1}: operation #{op} returned "
+                        f"{str(a)[:80]}, expected {str(b)[:80]}"
+                    )
+        return True, ""
+
+    @staticmethod
+    def solved(breakdown: RewardBreakdown) -> bool:
+        terms = breakdown.terms
+        if breakdown.gates or "complexity" not in terms:
+            return False
+        if terms["correct"].value < 1.0 or terms["complexity"].value < 1.0:
+            return False
+        return terms["speed"].value >= speed_credit(SUCCESS_RATIO) - 1e-12

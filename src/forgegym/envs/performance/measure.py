@@ -1,0 +1,130 @@
+"""Speed measured by the trusted parent: job plans and robust statistics.
+
+One measured run is one :class:`~forgegym.sandbox.jobs.CallJob`: a fresh child (forked
+by the runner, its own copy of the files) replays one hidden-seed trace through the
+trusted :mod:`~forgegym.envs.performance.driver`. The parent reads the CPU time of the
+child's whole process tree from ``wait4``'s rusage (``CallResult.cpu_s``): every thread
+and every process the candidate starts is included, nothing the candidate runs can
+patch it, and no state survives from one run to the next. Wall-clock time is never
+used, and no absolute time is ever compared with a constant.
+
+Each repetition runs, at each of the sizes n, 4n and 16n and on one fresh seed, three
+jobs side by side in the same batch: the *null* baseline (same trace, do-nothing
+methods), the *reference* and the *candidate*. From the medians over repetitions:
+
+* ``excess exponent``: the log-log slope of the candidate's CPU time against the
+  structure size, minus the reference's slope measured in the same batch. The reference
+  implements the asked complexity, so an excess near 0 means "scales as asked" and an
+  O(n)-per-operation candidate where O(1)/O(log n) is asked shows an excess near 1
+  (less the dilution by the fixed trace cost). Both slopes share the same overheads and
+  the same machine noise, which is what keeps the verdict stable under load.
+* ``work exponent``: the candidate's own slope after subtracting the null baseline
+  (reported for information; noisy where the work is small next to the overhead).
+* ``speed ratio``: reference work / candidate work at the largest size (null
+  subtracted, floored), the input of the capped log-speedup term.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Measurement", "analyse", "slope", "speed_credit"]
+
+#: Sizes relative to the structure's base size.
+SCALES: tuple[int, ...] = (1, 4, 16)
+#: Excess exponent above which the complexity gate fails.
+EXCESS_LIMIT = 0.3
+#: Work floor, as a fraction of the null baseline, when subtracting.
+_FLOOR = 0.02
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Least-squares slope of log(y) against log(x)."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(max(y, 1e-9)) for y in ys]
+    mx, my = statistics.fmean(lx), statistics.fmean(ly)
+    den = sum((x - mx) ** 2 for x in lx)
+    return sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True)) / den
+
+
+def speed_credit(ratio: float, full_at: float = 0.95, zero_at: float = 0.95 / 16) -> float:
+    """Capped log-speedup credit: 1 at or above ``full_at`` times the reference's speed,
+    falling linearly in log(ratio) to 0 at ``zero_at``."""
+    if ratio >= full_at:
+        return 1.0
+    if ratio <= zero_at:
+        return 0.0
+    return math.log(ratio / zero_at) / math.log(full_at / zero_at)
+
+
+@dataclass
+class Measurement:
+    """What the parent measured for one submission (CPU seconds per size)."""
+
+    sizes: list[int]
+    null: list[list[float]] = field(default_factory=list)
+    reference: list[list[float]] = field(default_factory=list)
+    candidate: list[list[float]] = field(default_factory=list)
+    candidate_timeouts: int = 0
+    reference_failures: int = 0
+    excess_exponent: float = math.nan
+    reference_exponent: float = math.nan
+    candidate_exponent: float = math.nan
+    work_exponent: float = math.nan
+    speed_ratio: float = math.nan
+
+    @property
+    def complete(self) -> bool:
+        return all(self.candidate) and all(self.reference) and all(self.null)
+
+    @property
+    def complexity_ok(self) -> bool:
+        return (
+            self.candidate_timeouts == 0
+            and self.complete
+            and math.isfinite(self.excess_exponent)
+            and self.excess_exponent <= EXCESS_LIMIT
+        )
+
+    def medians_ms(self) -> dict[str, list[float]]:
+        """Median CPU milliseconds per size, per series."""
+        return {
+            name: [round(1000 * statistics.median(v), 1) if v else math.nan for v in series]
+            for name, series in (
+                ("null", self.null),
+                ("reference", self.reference),
+                ("candidate", self.candidate),
+            )
+        }
+
+    def summary(self) -> str:
+        if self.candidate_timeouts:
+            return f"{self.candidate_timeouts} measured run(s) exceeded the CPU budget"
+        if not self.complete:
+            return "incomplete measurement"
+        return (
+            f"scaling exponent {self.candidate_exponent:+.2f} vs reference "
+            f"{self.reference_exponent:+.2f} (excess {self.excess_exponent:+.2f}, limit "
+            f"{EXCESS_LIMIT}); work exponent {self.work_exponent:+.2f}; speed "
+            f"{self.speed_ratio:.2f}x the reference at n={self.sizes[-1]}"
+        )
+
+
+def analyse(m: Measurement) -> Measurement:
+    """Fill in the statistics of ``m`` from its raw CPU times (medians over repeats)."""
+    if not m.complete:
+        return m
+    null = [statistics.median(v) for v in m.null]
+    ref = [statistics.median(v) for v in m.reference]
+    cand = [statistics.median(v) for v in m.candidate]
+    m.reference_exponent = slope(m.sizes, ref)
+    m.candidate_exponent = slope(m.sizes, cand)
+    m.excess_exponent = m.candidate_exponent - m.reference_exponent
+    cand_work = [max(c - z, _FLOOR * z) for c, z in zip(cand, null, strict=True)]
+    ref_work = [max(r - z, _FLOOR * z) for r, z in zip(ref, null, strict=True)]
+    m.work_exponent = slope(m.sizes, cand_work)
+    m.speed_ratio = ref_work[-1] / cand_work[-1]
+    return m

@@ -11,13 +11,34 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from forgegym.family import EnvSpec, Family, register_family
+
 __all__ = [
+    "FAMILY",
     "PerformanceEnv",
     "PerformanceGeneratorConfig",
     "PerformanceGrader",
     "PerformanceTaskBank",
     "build_task",
 ]
+
+FAMILY = register_family(
+    Family(
+        name="performance",
+        envs=(EnvSpec("Forge/Performance-v0"),),
+        env_class="forgegym.envs.performance.env:PerformanceEnv",
+        task_bank="forgegym.envs.performance.bank:PerformanceTaskBank",
+        action_models="forgegym.core.actions:CODE_ACTIONS",
+        grader="forgegym.envs.performance.grader:PerformanceGrader",
+        solved="forgegym.envs.performance.grader:PerformanceGrader.solved",
+        partial="forgegym.envs.performance.policies:partial_action",
+        hacks="forgegym.envs.performance.hacks:HACKS",
+        bench="forgegym.envs.performance.bench:run_bench",
+        stats="forgegym.envs.performance.bank:bank_stats",
+        scanners={"performance": "forgegym.envs.performance.scan:scan_submission"},
+        description="make data structures fast under a complexity bound, measured by the parent",
+    )
+)
 
 _WHERE = {
     "PerformanceEnv": "env",

@@ -28,7 +28,7 @@ from forgegym.envs.performance.generator import (
     task_id_for,
 )
 
-__all__ = ["PerformanceTaskBank", "load_manifest"]
+__all__ = ["PerformanceTaskBank", "bank_stats", "load_manifest"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -109,3 +109,8 @@ class PerformanceTaskBank:
 @functools.lru_cache(maxsize=256)
 def _build(task_id: str) -> Task:
     return build_task(task_id)
+
+
+def bank_stats(bank: PerformanceTaskBank) -> dict[str, int]:
+    """Tasks per structure and per start kind (for ``tasks verify`` and ``eval``)."""
+    return bank.category_counts()

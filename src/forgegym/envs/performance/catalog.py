@@ -113,9 +113,16 @@ def _stub_of(reference: str, class_name: str) -> str:
                         type_params=[],
                     )
                 )
-            body.append(ast.ClassDef(
-                name=node.name, bases=[], keywords=[], body=members, decorator_list=[], type_params=[]
-            ))
+            body.append(
+                ast.ClassDef(
+                    name=node.name,
+                    bases=[],
+                    keywords=[],
+                    body=members,
+                    decorator_list=[],
+                    type_params=[],
+                )
+            )
     module = ast.Module(body=body, type_ignores=[])
     ast.fix_missing_locations(module)
     return ast.unparse(module) + "\n"
@@ -181,14 +188,22 @@ _add(
         size=200,
         ops=10000,
         bugs=(
-            Bug("evicted, _ = bucket.popitem(last=False)", "evicted, _ = bucket.popitem()",
-                "evicts the most recently used of the least frequent entries"),
-            Bug("            self._values[key] = value\n            self._touch(key)\n",
+            Bug(
+                "evicted, _ = bucket.popitem(last=False)",
+                "evicted, _ = bucket.popitem()",
+                "evicts the most recently used of the least frequent entries",
+            ),
+            Bug(
+                "            self._values[key] = value\n            self._touch(key)\n",
                 "            self._values[key] = value\n",
-                "an update does not count as a use"),
+                "an update does not count as a use",
+            ),
             Bug("        self._min = 1\n", "", "forgets that a new entry is the least frequent"),
-            Bug("            if self._min == count:\n                self._min = count + 1\n",
-                "", "loses track of the least frequency"),
+            Bug(
+                "            if self._min == count:\n                self._min = count + 1\n",
+                "",
+                "loses track of the least frequency",
+            ),
         ),
     )
 )
@@ -208,15 +223,26 @@ _add(
         size=100,
         ops=10000,
         bugs=(
-            Bug("            if expiry > now:", "            if expiry >= now:",
-                "keeps entries alive one tick too long"),
-            Bug("        if key in data:\n            del data[key]\n",
+            Bug(
+                "            if expiry > now:",
+                "            if expiry >= now:",
+                "keeps entries alive one tick too long",
+            ),
+            Bug(
+                "        if key in data:\n            del data[key]\n",
                 "        if key in data:\n            pass\n",
-                "a put on an existing key does not restart its life"),
-            Bug("        elif len(data) >= self.capacity:", "        elif len(data) > self.capacity:",
-                "holds one entry too many"),
-            Bug("        self._purge(self.clock())\n        return len(self._data)",
-                "        return len(self._data)", "counts expired entries"),
+                "a put on an existing key does not restart its life",
+            ),
+            Bug(
+                "        elif len(data) >= self.capacity:",
+                "        elif len(data) > self.capacity:",
+                "holds one entry too many",
+            ),
+            Bug(
+                "        self._purge(self.clock())\n        return len(self._data)",
+                "        return len(self._data)",
+                "counts expired entries",
+            ),
         ),
     )
 )
@@ -235,14 +261,26 @@ _add(
         size=80,
         ops=8000,
         bugs=(
-            Bug("        if weight > self.max_weight:\n            return\n", "",
-                "stores entries heavier than the bound"),
-            Bug("        while self._total > self.max_weight:", "        if self._total > self.max_weight:",
-                "evicts at most one entry per put"),
-            Bug("        if old is not None:\n            self._total -= old[1]\n", "",
-                "counts a replaced entry's weight twice"),
-            Bug("        self._data.move_to_end(key)\n        return entry[0]", "        return entry[0]",
-                "a hit does not refresh recency"),
+            Bug(
+                "        if weight > self.max_weight:\n            return\n",
+                "",
+                "stores entries heavier than the bound",
+            ),
+            Bug(
+                "        while self._total > self.max_weight:",
+                "        if self._total > self.max_weight:",
+                "evicts at most one entry per put",
+            ),
+            Bug(
+                "        if old is not None:\n            self._total -= old[1]\n",
+                "",
+                "counts a replaced entry's weight twice",
+            ),
+            Bug(
+                "        self._data.move_to_end(key)\n        return entry[0]",
+                "        return entry[0]",
+                "a hit does not refresh recency",
+            ),
         ),
     )
 )
@@ -259,15 +297,26 @@ _add(
         size=100,
         ops=10000,
         bugs=(
-            Bug("                data.popitem(last=False)", "                data.popitem()",
-                "evicts the most recently used entry"),
-            Bug("            data.move_to_end(key)\n            return data[key]",
-                "            return data[key]", "a hit does not refresh recency"),
-            Bug("            elif len(data) >= self.capacity:", "            elif len(data) > self.capacity:",
-                "holds one entry too many"),
-            Bug("            if key in data:\n                data.move_to_end(key)\n",
+            Bug(
+                "                data.popitem(last=False)",
+                "                data.popitem()",
+                "evicts the most recently used entry",
+            ),
+            Bug(
+                "            data.move_to_end(key)\n            return data[key]",
+                "            return data[key]",
+                "a hit does not refresh recency",
+            ),
+            Bug(
+                "            elif len(data) >= self.capacity:",
+                "            elif len(data) > self.capacity:",
+                "holds one entry too many",
+            ),
+            Bug(
+                "            if key in data:\n                data.move_to_end(key)\n",
                 "            if key in data:\n                pass\n",
-                "an update does not refresh recency"),
+                "an update does not refresh recency",
+            ),
         ),
     )
 )
@@ -285,15 +334,26 @@ _add(
         size=1000,
         ops=20000,
         bugs=(
-            Bug("            self._start = (self._start + 1) % self.capacity\n        else:",
-                "            pass\n        else:", "a full buffer does not drop its oldest value"),
-            Bug("        if not 0 <= index < self._size:", "        if not 0 <= index <= self._size:",
-                "reads one slot past the end"),
-            Bug("        return self._slots[(self._start + index) % self.capacity]",
+            Bug(
+                "            self._start = (self._start + 1) % self.capacity\n        else:",
+                "            pass\n        else:",
+                "a full buffer does not drop its oldest value",
+            ),
+            Bug(
+                "        if not 0 <= index < self._size:",
+                "        if not 0 <= index <= self._size:",
+                "reads one slot past the end",
+            ),
+            Bug(
+                "        return self._slots[(self._start + index) % self.capacity]",
                 "        return self._slots[(self._start + index) % self._size]",
-                "wraps around the size instead of the capacity"),
-            Bug("        self._size -= 1\n        return value", "        return value",
-                "pop_left does not shrink the buffer"),
+                "wraps around the size instead of the capacity",
+            ),
+            Bug(
+                "        self._size -= 1\n        return value",
+                "        return value",
+                "pop_left does not shrink the buffer",
+            ),
         ),
     )
 )
@@ -310,14 +370,26 @@ _add(
         size=500,
         ops=20000,
         bugs=(
-            Bug("        if self._mins[0] == value:\n            self._mins.popleft()",
-                "        self._mins.popleft()", "drops the minimum whenever any value leaves"),
-            Bug("        if self._maxs[0] == value:\n            self._maxs.popleft()\n", "",
-                "keeps popped values as the maximum"),
-            Bug("        while maxs and maxs[-1] < value:", "        if maxs and maxs[-1] < value:",
-                "prunes at most one smaller maximum"),
-            Bug("        return self._mins[0] if self._mins else None",
-                "        return self._mins[-1] if self._mins else None", "reads the wrong end"),
+            Bug(
+                "        if self._mins[0] == value:\n            self._mins.popleft()",
+                "        self._mins.popleft()",
+                "drops the minimum whenever any value leaves",
+            ),
+            Bug(
+                "        if self._maxs[0] == value:\n            self._maxs.popleft()\n",
+                "",
+                "keeps popped values as the maximum",
+            ),
+            Bug(
+                "        while maxs and maxs[-1] < value:",
+                "        if maxs and maxs[-1] < value:",
+                "prunes at most one smaller maximum",
+            ),
+            Bug(
+                "        return self._mins[0] if self._mins else None",
+                "        return self._mins[-1] if self._mins else None",
+                "reads the wrong end",
+            ),
         ),
     )
 )
@@ -334,14 +406,26 @@ _add(
         size=100,
         ops=6000,
         bugs=(
-            Bug("        if len(self._recent) > self.window:", "        if len(self._recent) > self.window + 1:",
-                "the window is one value too long"),
-            Bug("        return (-self._low[0] + self._high[0]) / 2", "        return float(self._high[0])",
-                "an even window returns the upper middle value"),
-            Bug("        if self._low_size > self._high_size + 1:", "        if self._low_size > self._high_size + 2:",
-                "lets the halves drift out of balance"),
-            Bug("            old = self._recent.popleft()", "            old = self._recent.pop()",
-                "evicts the newest value instead of the oldest"),
+            Bug(
+                "        if len(self._recent) > self.window:",
+                "        if len(self._recent) > self.window + 1:",
+                "the window is one value too long",
+            ),
+            Bug(
+                "        return (-self._low[0] + self._high[0]) / 2",
+                "        return float(self._high[0])",
+                "an even window returns the upper middle value",
+            ),
+            Bug(
+                "        if self._low_size > self._high_size + 1:",
+                "        if self._low_size > self._high_size + 2:",
+                "lets the halves drift out of balance",
+            ),
+            Bug(
+                "            old = self._recent.popleft()",
+                "            old = self._recent.pop()",
+                "evicts the newest value instead of the oldest",
+            ),
         ),
     )
 )
@@ -358,14 +442,26 @@ _add(
         size=500,
         ops=3000,
         bugs=(
-            Bug("        elif value > self._heap[0]:", "        elif value < self._heap[0]:",
-                "keeps the smallest values"),
-            Bug("        return self._heap[0] if len(self._heap) == self.k else None",
-                "        return self._heap[0] if self._heap else None", "answers before k values arrived"),
-            Bug("        return sorted(self._heap, reverse=True)", "        return sorted(self._heap)",
-                "lists the top values smallest first"),
-            Bug("        if len(self._heap) < self.k:", "        if len(self._heap) < self.k - 1:",
-                "keeps only k-1 values"),
+            Bug(
+                "        elif value > self._heap[0]:",
+                "        elif value < self._heap[0]:",
+                "keeps the smallest values",
+            ),
+            Bug(
+                "        return self._heap[0] if len(self._heap) == self.k else None",
+                "        return self._heap[0] if self._heap else None",
+                "answers before k values arrived",
+            ),
+            Bug(
+                "        return sorted(self._heap, reverse=True)",
+                "        return sorted(self._heap)",
+                "lists the top values smallest first",
+            ),
+            Bug(
+                "        if len(self._heap) < self.k:",
+                "        if len(self._heap) < self.k - 1:",
+                "keeps only k-1 values",
+            ),
         ),
     )
 )
@@ -382,13 +478,22 @@ _add(
         size=250,
         ops=8000,
         bugs=(
-            Bug("        self._count -= 1\n        return True", "        return True",
-                "never decreases the number of sets"),
+            Bug(
+                "        self._count -= 1\n        return True",
+                "        return True",
+                "never decreases the number of sets",
+            ),
             Bug("        self._size[ra] += self._size[rb]\n", "", "never grows set sizes"),
-            Bug("        if ra == rb:\n            return False\n", "",
-                "merging a set with itself counts as a merge"),
-            Bug("        return self._size[self._find(a)]", "        return self._size[a]",
-                "reads the size of the element, not of its set"),
+            Bug(
+                "        if ra == rb:\n            return False\n",
+                "",
+                "merging a set with itself counts as a merge",
+            ),
+            Bug(
+                "        return self._size[self._find(a)]",
+                "        return self._size[a]",
+                "reads the size of the element, not of its set",
+            ),
         ),
     )
 )
@@ -406,14 +511,26 @@ _add(
         size=100,
         ops=8000,
         bugs=(
-            Bug("        if current is None or priority >= current:", "        if current is None or priority > current:",
-                "an equal priority counts as a decrease"),
-            Bug("        while heap and priority.get(heap[0][1]) != heap[0][0]:",
-                "        while heap and heap[0][1] not in priority:", "serves stale priorities"),
-            Bug("        if key in self._priority:\n            return False\n", "",
-                "a second push of a key overwrites it"),
-            Bug("        return len(self._priority)", "        return len(self._heap)",
-                "counts stale entries in the size"),
+            Bug(
+                "        if current is None or priority >= current:",
+                "        if current is None or priority > current:",
+                "an equal priority counts as a decrease",
+            ),
+            Bug(
+                "        while heap and priority.get(heap[0][1]) != heap[0][0]:",
+                "        while heap and heap[0][1] not in priority:",
+                "serves stale priorities",
+            ),
+            Bug(
+                "        if key in self._priority:\n            return False\n",
+                "",
+                "a second push of a key overwrites it",
+            ),
+            Bug(
+                "        return len(self._priority)",
+                "        return len(self._heap)",
+                "counts stale entries in the size",
+            ),
         ),
     )
 )
@@ -431,12 +548,21 @@ _add(
         ops=20000,
         bugs=(
             Bug("        while i <= n:", "        while i < n:", "never updates the last node"),
-            Bug("        self._values[index] = value\n        self._add(index, delta)",
-                "        self._add(index, delta)", "set forgets the new value"),
-            Bug("        return self._prefix(stop) - self._prefix(start)",
+            Bug(
+                "        self._values[index] = value\n        self._add(index, delta)",
+                "        self._add(index, delta)",
+                "set forgets the new value",
+            ),
+            Bug(
+                "        return self._prefix(stop) - self._prefix(start)",
                 "        return self._prefix(stop) - self._prefix(start + 1)",
-                "drops the first element of the range"),
-            Bug("            i += i & -i", "            i += 1 + (i & -i) // 2", "walks the wrong nodes"),
+                "drops the first element of the range",
+            ),
+            Bug(
+                "            i += i & -i",
+                "            i += 1 + (i & -i) // 2",
+                "walks the wrong nodes",
+            ),
         ),
     )
 )
@@ -453,13 +579,22 @@ _add(
         size=200,
         ops=10000,
         bugs=(
-            Bug("        if self.contains(word):\n            return False\n        node = self._root",
-                "        node = self._root", "counts a word inserted twice twice"),
-            Bug("            if child[\"#\"] == 0:\n                del node[ch]\n                return True\n",
-                "", "leaves empty branches that still match"),
-            Bug("        del node[\"$\"]\n", "", "a removed word is still contained"),
-            Bug("        return node is not None and \"$\" in node", "        return node is not None",
-                "every prefix of a word counts as contained"),
+            Bug(
+                "        if self.contains(word):\n            return False\n        node = self._root",
+                "        node = self._root",
+                "counts a word inserted twice twice",
+            ),
+            Bug(
+                '            if child["#"] == 0:\n                del node[ch]\n                return True\n',
+                "",
+                "leaves empty branches that still match",
+            ),
+            Bug('        del node["$"]\n', "", "a removed word is still contained"),
+            Bug(
+                '        return node is not None and "$" in node',
+                "        return node is not None",
+                "every prefix of a word counts as contained",
+            ),
         ),
     )
 )
@@ -478,14 +613,22 @@ _add(
         size=100,
         ops=10000,
         bugs=(
-            Bug("            bucket[0] = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)",
+            Bug(
+                "            bucket[0] = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)",
                 "            bucket[0] = bucket[0] + (now - bucket[1]) * self.rate",
-                "buckets overflow their burst size"),
+                "buckets overflow their burst size",
+            ),
             Bug("            bucket[1] = now\n", "", "refills the same interval again and again"),
-            Bug("        if bucket[0] >= cost:", "        if bucket[0] > cost:",
-                "refuses a request that takes the last tokens"),
-            Bug("            bucket = self._buckets[client] = [self.burst, now]",
-                "            bucket = self._buckets[client] = [0, now]", "new clients start empty"),
+            Bug(
+                "        if bucket[0] >= cost:",
+                "        if bucket[0] > cost:",
+                "refuses a request that takes the last tokens",
+            ),
+            Bug(
+                "            bucket = self._buckets[client] = [self.burst, now]",
+                "            bucket = self._buckets[client] = [0, now]",
+                "new clients start empty",
+            ),
         ),
     )
 )

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
-from forgegym.envs.performance import hacks as _hacks  # noqa: F401  (registers the hacks)
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
 
 if TYPE_CHECKING:
-    from forgegym.rewards import RewardBreakdown
     from forgegym.sandbox.runner import Runner
 
 __all__ = ["PerformanceEnv"]
@@ -81,10 +79,10 @@ class PerformanceEnv(CodeEnv):
 
     >>> import gymnasium as gym
     >>> import forgegym
-    >>> from forgegym.policies.registry import reference_action_for
+    >>> from forgegym.family import get_family
     >>> env = gym.make("Forge/Performance-v0", max_steps=1)
     >>> obs, info = env.reset(seed=0, options={"task_id": "performance/lru/seed"})
-    >>> action = reference_action_for("performance")(env.unwrapped.task)
+    >>> action = get_family("performance").reference_action()(env.unwrapped.task)
     >>> obs, reward, terminated, truncated, info = env.step(action)
     >>> info["success"]
     True
@@ -143,6 +141,3 @@ class PerformanceEnv(CodeEnv):
             f"{', '.join(task.editable_files)}. Read-only tests: "
             f"{', '.join(task.visible_test_files)}."
         )
-
-    def _success(self, breakdown: RewardBreakdown) -> bool:
-        return PerformanceGrader.solved(breakdown)

@@ -156,7 +156,9 @@ def _literal(value: Any) -> str:
 def visible_tests(name: str, profile: str) -> tuple[str, tuple[str, ...]]:
     """The visible test file of ``(structure, profile)`` and its test names."""
     s = structure(name)
-    uses_clock = any(a == traces.CLOCK for a in traces.generate(name, random.Random(0), 2, 2, profile).init)
+    uses_clock = any(
+        a == traces.CLOCK for a in traces.generate(name, random.Random(0), 2, 2, profile).init
+    )
     lines = [
         f'"""Public tests of `{s.path}`. The grader replays many more hidden traces and',
         'measures speed itself; these never time anything."""',
@@ -310,7 +312,12 @@ def build_task(task_id: str) -> Task:
             "start_correct": start == "naive",
         },
         reference={s.path: s.source("reference")},
-        metadata={"structure": name, "start": start, "profile": profile, "complexity": s.complexity},
+        metadata={
+            "structure": name,
+            "start": start,
+            "profile": profile,
+            "complexity": s.complexity,
+        },
     )
 
 

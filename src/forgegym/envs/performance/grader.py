@@ -38,9 +38,8 @@ from forgegym.core.grading import Submission
 from forgegym.envs.bugfix.checking import same_value
 from forgegym.envs.performance.catalog import Structure, structure
 from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
-from forgegym.envs.performance.scan import scan_candidate
-from forgegym.rewards import RewardBreakdown, compose, merge_weights
-from forgegym.rewards.antihack import scan_source
+from forgegym.envs.performance.scan import scan_submission
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, RunStatus
 
 __all__ = ["DEFAULT_WEIGHTS", "SUCCESS_RATIO", "PerformanceGrader"]
@@ -80,6 +79,9 @@ class PerformanceGrader:
             complexity gate (it is far above what a fast implementation needs).
         timeout_s: wall limit of one job.
         seed: seed of the hidden traces (default: fresh secret seeds per grading).
+        measure: run the measured jobs (default). ``False`` runs only the hidden
+            correctness traces, and the complexity gate reads as not passed: manifest
+            building uses it for start states whose verdict is correctness alone.
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class PerformanceGrader:
         cpu_budget_s: float = 3.0,
         timeout_s: float = 30.0,
         seed: int | None = None,
+        measure: bool = True,
     ) -> None:
         self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
         for name, value, low, high in (
@@ -110,6 +113,7 @@ class PerformanceGrader:
         self.timeout_s = float(timeout_s)
         self._seed = seed
         self._counter = 0
+        self.measure = bool(measure)
 
     # ------------------------------------------------------------- helpers
     def _next_seed(self) -> int:
@@ -122,21 +126,26 @@ class PerformanceGrader:
         task = sub.task
         gates: list[str] = []
         notes: list[str] = []
+        problem = bounded.files_problem(
+            {p: c for p, c in sub.files.items() if c != task.files.get(p)}
+        )
+        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
+            return ["unverifiable"], [f"cannot verify {problem}"]
         path = task.editable_files[0]
-        source = sub.files[path]
         try:
-            compile(source, path, "exec", dont_inherit=True)
+            compile(sub.files[path], path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             return ["compile_error"], [f"{path} does not compile: {exc}"]
-        findings = scan_candidate(source, path)
-        if source != task.files[path]:
-            findings += scan_source(source, path, task.files[path])
+        findings = scan_submission(task, sub.files)
         if findings:
-            gates.append("hack_flagged")
+            unverified = any(f.kind == "unverifiable" for f in findings)
+            gates.append("unverifiable" if unverified else "hack_flagged")
             notes.extend(f"hack: {f.render()}" for f in findings[:5])
         return gates, notes
 
-    def _call(self, s: Structure, seed: int, size: int, ops: int, profile: str, mode: str) -> CallSpec:
+    def _call(
+        self, s: Structure, seed: int, size: int, ops: int, profile: str, mode: str
+    ) -> CallSpec:
         return CallSpec(
             target=DRIVER,
             args=[s.module, s.class_name, s.name, seed, size, ops, profile, mode],
@@ -170,7 +179,9 @@ class PerformanceGrader:
         for who in ("candidate", "reference"):
             calls = [
                 self._call(s, seed, size, ops, profile, "outputs")
-                for seed, (size, ops) in zip(plan.correctness_seeds, CORRECTNESS_TRACES, strict=True)
+                for seed, (size, ops) in zip(
+                    plan.correctness_seeds, CORRECTNESS_TRACES, strict=True
+                )
             ]
             jobs.append(
                 CallJob(
@@ -184,7 +195,7 @@ class PerformanceGrader:
             plan.layout.append((f"check-{who}", 0, 0))
         # Interleaved: every repetition runs null, reference and candidate side by side
         # on one fresh seed at each size, so load drifts hit all three alike.
-        for rep in range(self.repeats):
+        for rep in range(self.repeats if self.measure else 0):
             for scale in SCALES:
                 seed = self._next_seed()
                 for who in ("null", "reference", "candidate"):
@@ -241,11 +252,13 @@ class PerformanceGrader:
             by_scale[who][scale].append(result.cpu_s)
             digests.setdefault((scale, rep), {})[who] = str(outcome.value.get("digest", ""))
         for (scale, _rep), pair in sorted(digests.items()):
-            if "candidate" in pair and "reference" in pair and pair["candidate"] != pair["reference"]:
+            if (
+                "candidate" in pair
+                and "reference" in pair
+                and pair["candidate"] != pair["reference"]
+            ):
                 if correct:
-                    notes.append(
-                        f"wrong results on a hidden measured trace at n={s.size * scale}"
-                    )
+                    notes.append(f"wrong results on a hidden measured trace at n={s.size * scale}")
                 correct = False
         measurement.null = [by_scale["null"][k] for k in SCALES]
         measurement.reference = [by_scale["reference"][k] for k in SCALES]
@@ -292,8 +305,10 @@ class PerformanceGrader:
             if not isinstance(have, list) or len(have) != len(want):
                 return False, f"hidden trace {index + 1}: wrong number of results"
             for op, (a, b) in enumerate(zip(have, want, strict=True)):
-                if not same_value(a, b) or type(a) is not type(b) and not (
-                    isinstance(a, (int, float)) and isinstance(b, (int, float))
+                if (
+                    not same_value(a, b)
+                    or type(a) is not type(b)
+                    and not (isinstance(a, (int, float)) and isinstance(b, (int, float)))
                 ):
                     return False, (
                         f"hidden trace {index + 1}: operation #{op} returned "

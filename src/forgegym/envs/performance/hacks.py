@@ -1,4 +1,4 @@
-"""Known reward hacks for ``Forge/Performance-v0`` (registered with the policy registry).
+"""Known reward hacks for ``Forge/Performance-v0`` (named by the family's ``hacks``).
 
 Each builds on the task's *start state* (the hack is the trick, not real work) and must
 score no more than submitting the start state unchanged; ``forgegym tasks verify``
@@ -29,7 +29,6 @@ import json
 
 from forgegym.core.task import Task
 from forgegym.envs.performance.catalog import structure
-from forgegym.policies.registry import register_hack
 
 __all__ = ["HACKS"]
 
@@ -162,7 +161,9 @@ def offload_process(task: Task) -> str:
 
 def return_early(task: Task) -> str:
     """Return a constant from every public method before doing any work."""
-    prologue = "def _early(fn):\n    def inner(self, *args):\n        return -1\n\n    return inner\n"
+    prologue = (
+        "def _early(fn):\n    def inner(self, *args):\n        return -1\n\n    return inner\n"
+    )
     return _decorate(task, prologue, "_early")
 
 
@@ -208,5 +209,3 @@ HACKS = {
     "read_trace_generator": read_trace_generator,
     "import_reference": import_reference,
 }
-for _name, _fn in HACKS.items():
-    register_hack("performance", _name, _fn)

@@ -20,8 +20,11 @@ methods), the *reference* and the *candidate*. From the medians over repetitions
   the same machine noise, which is what keeps the verdict stable under load.
 * ``work exponent``: the candidate's own slope after subtracting the null baseline
   (reported for information; noisy where the work is small next to the overhead).
-* ``speed ratio``: reference work / candidate work at the largest size (null
-  subtracted, floored), the input of the capped log-speedup term.
+* ``speed ratio``: the reference's CPU time over the candidate's, summed over the
+  sizes (medians): the input of the capped log-speedup term. Both include the same
+  fixed trace cost, which dilutes the ratio towards 1 but keeps it stable; a
+  null-subtracted ratio swings by 2x between repetitions under load, which would make
+  the verdict a coin toss.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Measurement", "analyse", "slope", "speed_credit"]
+__all__ = ["EXCESS_LIMIT", "SCALES", "Measurement", "analyse", "slope", "speed_credit"]
 
 #: Sizes relative to the structure's base size.
 SCALES: tuple[int, ...] = (1, 4, 16)
@@ -74,11 +77,14 @@ class Measurement:
     reference_exponent: float = math.nan
     candidate_exponent: float = math.nan
     work_exponent: float = math.nan
+    work_ratio: float = math.nan
     speed_ratio: float = math.nan
 
     @property
     def complete(self) -> bool:
-        return all(self.candidate) and all(self.reference) and all(self.null)
+        n = len(self.sizes)
+        series = (self.candidate, self.reference, self.null)
+        return all(len(x) == n and all(x) for x in series)
 
     @property
     def complexity_ok(self) -> bool:
@@ -109,7 +115,8 @@ class Measurement:
             f"scaling exponent {self.candidate_exponent:+.2f} vs reference "
             f"{self.reference_exponent:+.2f} (excess {self.excess_exponent:+.2f}, limit "
             f"{EXCESS_LIMIT}); work exponent {self.work_exponent:+.2f}; speed "
-            f"{self.speed_ratio:.2f}x the reference at n={self.sizes[-1]}"
+            f"{self.speed_ratio:.2f}x the reference (work ratio at n={self.sizes[-1]}: "
+            f"{self.work_ratio:.2f})"
         )
 
 
@@ -126,5 +133,6 @@ def analyse(m: Measurement) -> Measurement:
     cand_work = [max(c - z, _FLOOR * z) for c, z in zip(cand, null, strict=True)]
     ref_work = [max(r - z, _FLOOR * z) for r, z in zip(ref, null, strict=True)]
     m.work_exponent = slope(m.sizes, cand_work)
-    m.speed_ratio = ref_work[-1] / cand_work[-1]
+    m.work_ratio = ref_work[-1] / cand_work[-1]
+    m.speed_ratio = sum(ref) / sum(cand)
     return m

@@ -15,10 +15,13 @@ correctness. Over-size or over-deep sources read as "cannot verify" and are flag
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
-from forgegym.rewards.antihack import HackFinding
+from forgegym.core.task import Task
+from forgegym.rewards import bounded
+from forgegym.rewards.antihack import HackFinding, scan_source, unverifiable
 
-__all__ = ["ALLOWED_IMPORTS", "MAX_SOURCE_CHARS", "scan_candidate"]
+__all__ = ["ALLOWED_IMPORTS", "scan_candidate", "scan_submission"]
 
 ALLOWED_IMPORTS = frozenset(
     {
@@ -90,8 +93,6 @@ _FORBIDDEN_ATTRS = frozenset(
         "tb_next",
     }
 )
-MAX_SOURCE_CHARS = 100_000
-_MAX_NODES = 50_000
 
 
 def _finding(kind: str, path: str, node: ast.AST | None, detail: str) -> HackFinding:
@@ -99,17 +100,16 @@ def _finding(kind: str, path: str, node: ast.AST | None, detail: str) -> HackFin
 
 
 def scan_candidate(source: str, path: str) -> list[HackFinding]:
-    """Findings in a candidate module (empty when it only uses what the task allows)."""
-    if len(source) > MAX_SOURCE_CHARS:
-        return [_finding("cannot_verify", path, None, f"source over {MAX_SOURCE_CHARS} chars")]
+    """Findings in a candidate module (empty when it only uses what the task allows);
+    over the parent's limits (:mod:`forgegym.rewards.bounded`) one ``unverifiable``."""
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []  # the compile gate reports it
+        tree = bounded.parse(source, path)
+    except bounded.Unverifiable as exc:
+        return [unverifiable(path, str(exc))]
+    if tree is None:
+        return []  # a syntax error: the compile gate reports it
     findings: list[HackFinding] = []
-    for count, node in enumerate(ast.walk(tree)):
-        if count > _MAX_NODES:
-            return [_finding("cannot_verify", path, None, "source too large to verify")]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name not in ALLOWED_IMPORTS:
@@ -124,9 +124,29 @@ def scan_candidate(source: str, path: str) -> list[HackFinding]:
             findings.append(_finding("forbidden_name", path, node, f"uses {node.id}"))
         elif isinstance(node, ast.Attribute) and node.attr in _FORBIDDEN_ATTRS:
             findings.append(_finding("forbidden_attribute", path, node, f"uses .{node.attr}"))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in _FORBIDDEN_ATTRS:
-                findings.append(
-                    _finding("forbidden_attribute", path, node, f"names {node.value!r}")
-                )
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in _FORBIDDEN_ATTRS
+        ):
+            findings.append(_finding("forbidden_attribute", path, node, f"names {node.value!r}"))
+    return findings
+
+
+def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
+    """Every anti-hack finding of a submission's editable files: the shared source scans
+    (exit calls, framework monkeypatching, always-equal classes) on what the patch
+    added, plus :func:`scan_candidate` on the whole module (what runs is what counts)."""
+    changed = {p: c for p, c in files.items() if c != task.files.get(p)}
+    problem = bounded.files_problem(changed)
+    if problem is not None:
+        path, _, reason = problem.partition(": ")
+        return [unverifiable(path, reason)]
+    findings: list[HackFinding] = []
+    for path in task.editable_files:
+        if path not in files:
+            continue
+        findings += scan_candidate(files[path], path)
+        if path in changed:
+            findings += scan_source(files[path], path, task.files.get(path))
     return findings

@@ -247,7 +247,7 @@ def _range_sum(rng: random.Random, n: int, m: int, profile: str) -> Trace:
     read = _read(profile)
     trace = Trace([n])
     ops = trace.ops
-    for i in range(n // 4):
+    for _ in range(n // 4):
         ops.append(("set", [rng.randrange(n), rng.randrange(-1000, 1000)]))
     for _ in range(m):
         if rng.random() < read:

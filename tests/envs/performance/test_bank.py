@@ -30,7 +30,7 @@ def bank() -> PerformanceTaskBank:
 def test_manifest_serves_at_least_300_tasks_over_all_structures_and_starts(
     bank: PerformanceTaskBank,
 ) -> None:
-    assert len(bank) >= 140  # partial manifest (6 structures); the full one has >= 300
+    assert len(bank) >= 140  # partial manifest; the full one has >= 300
     counts = bank.category_counts()
     assert set(load_manifest()["digests"]) <= set(counts)
     assert counts["start:stub"] > 0 and counts["start:naive"] > 0 and counts["start:bug"] > 0

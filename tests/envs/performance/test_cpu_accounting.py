@@ -1,6 +1,7 @@
 """The parent's CPU measurement counts everything the candidate runs: work pushed into
-a thread or a child process is not free. Compares jobs with each other (ratios of CPU
-seconds, far from any threshold), never against absolute times."""
+a thread is counted, and a child process is refused by the runtime policy (and, beneath
+it, counted too). Compares jobs with each other (ratios of CPU seconds, far from any
+threshold), never against absolute times."""
 
 from __future__ import annotations
 
@@ -58,8 +59,8 @@ def runner() -> Iterator[ForkServerRunner]:
     pool.close()
 
 
-def _cpu(runner: ForkServerRunner, tmp_path: Path, fn: str) -> float:
-    directory = tmp_path / fn
+def _run(runner: ForkServerRunner, tmp_path: Path, fn: str, policy: bool = True) -> CallResult:
+    directory = tmp_path / f"{fn}-{policy}"
     directory.mkdir()
     (directory / "cand.py").write_text(CANDIDATE)
     job = CallJob(
@@ -67,9 +68,16 @@ def _cpu(runner: ForkServerRunner, tmp_path: Path, fn: str) -> float:
         calls=[CallSpec(target=f"cand:{fn}", args=[WORK])],
         timeout_s=60,
         per_call_timeout_s=60,
+        runtime_policy=policy,
     )
     result = runner.run(job)
-    assert isinstance(result, CallResult) and result.status is RunStatus.COMPLETED
+    assert isinstance(result, CallResult)
+    return result
+
+
+def _cpu(runner: ForkServerRunner, tmp_path: Path, fn: str, policy: bool = True) -> float:
+    result = _run(runner, tmp_path, fn, policy)
+    assert result.status is RunStatus.COMPLETED, result
     assert result.outcome(0).ok, result.outcome(0)
     return result.cpu_s
 
@@ -78,7 +86,16 @@ def test_thread_and_child_process_work_is_counted(runner: ForkServerRunner, tmp_
     idle = _cpu(runner, tmp_path, "nothing")
     main = _cpu(runner, tmp_path, "in_main")
     thread = _cpu(runner, tmp_path, "in_thread")
-    child = _cpu(runner, tmp_path, "in_child")
+    # Beneath the runtime policy (switched off here only), a forked helper's CPU is in
+    # the parent's rusage too: the supervisor reaps the whole tree.
+    child = _cpu(runner, tmp_path, "in_child", policy=False)
     assert main > 3 * idle
     # The same work costs about the same wherever it runs (generous bounds: load).
     assert thread > 0.5 * main and child > 0.5 * main
+
+
+def test_process_creation_is_refused_during_a_measured_run(
+    runner: ForkServerRunner, tmp_path: Path
+) -> None:
+    result = _run(runner, tmp_path, "in_child")
+    assert result.status is RunStatus.CRASHED and not result.outcome(0).ok

@@ -235,7 +235,11 @@ class PerformanceGrader:
         for (who, scale, rep), result in zip(plan.layout[2:], results[2:], strict=True):
             assert isinstance(result, CallResult)
             outcome = result.outcome(0)
-            if who == "candidate" and result.status is RunStatus.TIMEOUT:
+            timed_out = result.status is RunStatus.TIMEOUT or (
+                not outcome.ok and outcome.error_type == "TimeoutError"
+            )
+            if who == "candidate" and timed_out:
+                # Over the CPU budget or the per-call wall limit: too slow, not wrong.
                 measurement.candidate_timeouts += 1
                 continue
             if not outcome.ok or not isinstance(outcome.value, dict):

@@ -45,10 +45,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _job(ws: Path, **job: object) -> PytestJob:
+    """A job with the child's runtime policy (audit hooks, the other half of the sandbox)
+    off: these attacks must be stopped by the confinement beneath it on their own."""
+    return PytestJob(workdir=str(ws), targets=["test_attack.py"], runtime_policy=False, **job)  # type: ignore[arg-type]
+
+
 def _attack(runner: Runner, root: Path, body: str, **job: object) -> PytestResult:
     """Run ``test_attack.py`` (``body``) and return the result; it must have run."""
     ws = make_ws(root, {"test_attack.py": body})
-    res = runner.run(PytestJob(workdir=str(ws), targets=["test_attack.py"], **job))  # type: ignore[arg-type]
+    res = runner.run(_job(ws, **job))  # type: ignore[arg-type]
     assert isinstance(res, PytestResult)
     return res
 
@@ -250,10 +256,7 @@ def test_attack():
     assert found, "no sibling"
 """
     attacker = make_ws(tmp_path / "attacker", {"test_attack.py": attacker_body})
-    jobs = [
-        PytestJob(workdir=str(w), targets=["test_attack.py"], timeout_s=20)
-        for w in (victims[0], attacker, victims[1])
-    ]
+    jobs = [_job(w, timeout_s=20) for w in (victims[0], attacker, victims[1])]
     results = runner.run_many(jobs)
     assert all(r.status is RunStatus.COMPLETED for r in results), [r.detail for r in results]
     res = results[1]
@@ -363,6 +366,11 @@ def test_ipc_objects_and_keys_do_not_outlive_the_job(runner: Runner, tmp_path: P
     )
     res = _attack(runner, tmp_path / "plant", plant)
     assert res.status is RunStatus.COMPLETED, res.detail
+    planted = res.records[0].message
+    # SysV objects can be made (in the job's own IPC namespace, which dies with it); keys
+    # cannot (seccomp), nor POSIX shm files (Landlock: /dev/shm is not the job's copy)
+    assert "'shm', 'msg', 'sem'" in planted and "key" not in planted, planted
+    assert "posix-shm" not in planted, planted
     find = lib + "\ndef test_attack():\n    seen = find()\n    assert seen, 'nothing left'\n"
     for _ in range(_repeats(runner)):  # whichever zygote the next job lands on
         _failed(_attack(runner, tmp_path / "find", find), "nothing left")
@@ -500,7 +508,7 @@ def test_attack():
     assert seen or globals().get("PLANTED"), "fresh copy"
 """
     ws = make_ws(tmp_path, {"test_attack.py": body})
-    job = PytestJob(workdir=str(ws), targets=["test_attack.py"], python_hash_seed=3)
+    job = _job(ws, python_hash_seed=3)
     results = [runner.run(job) for _ in range(_repeats(runner) + 1)]
     if runner.name == "forkserver":
         results += runner.run_many([job] * (runner.workers + 1))

@@ -190,6 +190,20 @@ class _Rewriter:
 def _attack(request=None):
     request.config.pluginmanager.register(_Rewriter(), "rewriter")
 """,
+    "signal_handler": """
+def _attack(request=None):
+    import signal
+
+    def handler(signum, frame):
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                if type(value).__name__ == "ReportPlugin":
+                    _finish(value)
+            frame = frame.f_back
+
+    signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+""",
     "signer_direct": """
 def _attack(request=None):
     for plugin in request.config.pluginmanager.get_plugins():
@@ -218,8 +232,9 @@ EXPECTED = ["test_t.py::test_target", "test_t.py::test_other"]
 
 #: Routes another layer may stop first, so that pytest reports the real failures: the
 #: signer silently refuses replayed emits; Landlock's read confinement may deny the
-#: /proc listing before the policy sees an open.
-LAYERED = {"finalizer_replay", "proc_fd"}
+#: /proc listing before the policy sees an open; the seccomp filter makes installing a
+#: signal handler (which would be handed frames) fail with PermissionError.
+LAYERED = {"finalizer_replay", "proc_fd", "signal_handler"}
 
 
 def test_forgery_never_passes(runner: Runner, tmp_path: Path) -> None:
@@ -229,7 +244,9 @@ def test_forgery_never_passes(runner: Runner, tmp_path: Path) -> None:
     for route in routes:
         body = TEST_FILE.format(expected=EXPECTED, finish=FINISH, route=ROUTES[route])
         ws = make_ws(tmp_path / route, {"test_t.py": body})
-        jobs.append(PytestJob(workdir=str(ws), targets=["test_t.py"], expected_ids=EXPECTED))
+        jobs.append(
+            PytestJob(workdir=str(ws), targets=["test_t.py"], expected_ids=EXPECTED, timeout_s=60)
+        )
     for route, res in zip(routes, runner.run_many(jobs), strict=True):
         assert not any(res.verdicts.values()), (route, res.status, res.detail, res.records)
         if route not in LAYERED:

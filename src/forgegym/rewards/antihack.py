@@ -33,7 +33,9 @@ direct assignment such as ``time.sleep = ...`` is flagged).
 from __future__ import annotations
 
 import ast
+import io
 import posixpath
+import tokenize
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -1012,6 +1014,32 @@ def scan_added_files(paths: Iterable[str]) -> list[HackFinding]:
     return findings
 
 
+_UTF8_NAMES = frozenset({"utf-8", "utf-8-sig"})
+
+
+def scan_source_encoding(text: str, path: str) -> HackFinding | None:
+    """``source_encoding`` when the interpreter would not decode ``text`` (written as
+    UTF-8, as every workspace file is) into the same characters the scans parse: a
+    PEP 263 coding cookie naming another codec (``utf-7`` turns ``+AAo-`` into a newline,
+    so a "comment" runs as code), a byte-order mark, or an invalid cookie. Scans and the
+    interpreter must read exactly the same source."""
+    if text.startswith("\ufeff"):
+        return HackFinding(kind="source_encoding", path=path, line=1, detail="byte-order mark")
+    head = text.encode("utf-8", "surrogatepass")[:4096]
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
+    except SyntaxError as exc:
+        return HackFinding(kind="source_encoding", path=path, line=1, detail=str(exc)[:200])
+    if encoding not in _UTF8_NAMES:
+        return HackFinding(
+            kind="source_encoding",
+            path=path,
+            line=1,
+            detail=f"coding cookie {encoding!r}: the interpreter would decode other text",
+        )
+    return None
+
+
 def scan_patch(
     pristine_files: Mapping[str, str],
     patched_files: Mapping[str, str],
@@ -1053,6 +1081,10 @@ def scan_patch(
                 for f in scan_added_files([path])
             )
         if path.endswith(".py"):
+            encoding = scan_source_encoding(new, path)
+            if encoding is not None:
+                findings.append(encoding)
+                continue  # what we would scan is not what the interpreter would run
             if path in test_set:
                 findings.extend(_run(old or "", new, path, t_kinds))
             else:

@@ -791,14 +791,17 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
             _trusted_call_modules(job)
         for fn, kwargs in hooks:
             fn(**kwargs)
-        reporter.emit({"t": "isolation", "features": features})
         if job["kind"] == "calls":
             signal.signal(signal.SIGALRM, _on_alarm)
         # asyncio.run installs a SIGINT handler only over the default one; nothing in a
         # run needs SIGINT, and a handler installed by code under test would see frames.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if job.get("runtime_policy", True):
+            why = policy.deny_signal_handlers()
+            features["signal_handlers"] = "denied" if why is None else None
             policy.install(workdir, base)
+            features["runtime_policy"] = "audit hooks"
+        reporter.emit({"t": "isolation", "features": features})
         sys.path.insert(0, workdir)
         if job["kind"] == "pytest":
             _run_pytest(job, reporter)

@@ -2,8 +2,16 @@
 
 ``jobs(submission)`` returns, in order: the ``reruns`` chaos reruns of the target
 (rerun 0 is the calm full-file run, also used for regression) and the power check
-(the submitted tests against the scenario's mutant of the source under test, calm).
-``score`` turns their results into a :class:`~forgegym.rewards.RewardBreakdown`.
+(the submitted tests against the scenario's mutant of the source under test, with
+rerun 0's parameters). ``score`` turns their results into a
+:class:`~forgegym.rewards.RewardBreakdown`.
+
+Integrity: where the fault lives in the code under test, the reruns run the *pristine*
+tests against the submitted source (:func:`trusted_tests`); the power check cannot be
+told from rerun 0 but by the mutated source bytes; a run whose code was caught forging
+its verdicts or breaking the sandbox's runtime policy gates the submission (``unsafe``);
+and every credit term for the patch (power, proximity, entropy, diff) is scaled by the
+stability gain, while an edit that fixes nothing pays the no-op penalty like no edit.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatu
 
 __all__ = [
     "DEFAULT_WEIGHTS",
+    "trusted_tests",
     "FlakyGrader",
     "RerunOutcome",
     "changed_functions",
@@ -413,6 +422,19 @@ def scan_wait_inflation(
     return findings
 
 
+def trusted_tests(task: Any) -> dict[str, str]:
+    """The pristine test files when the fault lives in the code under test (the task's
+    location is not a test file): the reruns then judge the submitted source with the
+    trusted test, so nothing the agent wrote into a test can speak for the verdict.
+    Empty (the submitted tests are run) when the fault is in a test, or unknown."""
+    location = str(task.hidden.get("location") or "")
+    path = location.partition("::")[0]
+    test_paths = list(task.hidden.get("test_paths") or [])
+    if not path or path in test_paths:
+        return {}
+    return {p: task.files[p] for p in test_paths if p in task.files}
+
+
 def hack_findings(
     task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]
 ) -> list[HackFinding]:
@@ -481,7 +503,7 @@ class FlakyGrader:
         if not compiles or findings:
             return []  # gated statically: running a sleep(5) hack would only cost time
         test_ids = list(hidden["test_ids"])
-        workdir = str(submission.materialise())
+        workdir = str(submission.materialise(trusted_tests(task)))
         jobs: list[Job] = list(
             chaos_jobs(
                 workdir,
@@ -495,8 +517,11 @@ class FlakyGrader:
         mutant = hidden.get("mutant") or {}
         if mutant:
             # The submitted tests against a bug-injected version of the source under test.
+            # Indistinguishable from rerun 0: the same paths, names and layout (each job
+            # gets a fresh copy at the same place), the same seed, order, hash seed, TZ,
+            # locale and clock; only the bytes of the source under test differ.
             mutant_dir = str(submission.materialise(mutant))
-            calm = make_schedule(0, 1)
+            calm = self.schedule(task)[:1]
             jobs.extend(
                 chaos_jobs(
                     mutant_dir,

@@ -374,6 +374,10 @@ def test_flaky_forgery_scores_no_more_than_noop(runner: Runner) -> None:
     src = task.hidden["location"].split("::")[0]  # type: ignore[attr-defined]
     no_fix = _edit(task, {src: task.files[src] + "\n# tidy\n"})  # type: ignore[attr-defined]
     attacks = [_edit(task, _attack_test_file(task, r)) for r in API_ROUTES]
+    # What the parent scans is not what the interpreter runs: under a utf-7 cookie the
+    # "comment" below is a newline and a statement.
+    hidden_code = "# +AAo-raise SystemExit(0)\n"
+    attacks.append(_edit(task, {src: "# -*- coding: utf-7 -*-\n" + task.files[src] + hidden_code}))  # type: ignore[attr-defined]
     (reward,) = make_reward_funcs(FLAKY, env_kwargs={"reruns": 4, "runner": runner})
     completions = [noop, reference, no_fix, *attacks]
     metrics: dict[str, float] = {}
@@ -386,7 +390,7 @@ def test_flaky_forgery_scores_no_more_than_noop(runner: Runner) -> None:
     noop_value, ref_value, no_fix_value, *attack_values = values
     assert ref_value > noop_value
     assert no_fix_value <= noop_value + 1e-9
-    for route, value in zip(API_ROUTES, attack_values, strict=True):
+    for route, value in zip([*API_ROUTES, "utf7_cookie"], attack_values, strict=True):
         assert value <= noop_value + 1e-9, (route, value, noop_value)
     # Exactly one success in the batch: the reference (every other value is <= no-op).
     assert metrics["reward/success"] == pytest.approx(1 / len(completions))

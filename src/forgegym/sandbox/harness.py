@@ -6,7 +6,10 @@ environment when a hash seed must be fixed) from a neutral directory, so nothing
 workspace (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, ``PYTHON*`` variables)
 is ever consulted at interpreter start; the workdir is put on ``sys.path`` explicitly.
 
-Wire protocol (child -> parent, one JSON object per line on the report fd):
+Wire protocol (child -> parent, one JSON object per line on the report fd): the first
+line is ``{"t": "key", "k": <hex>}``, a fresh 256-bit key the worker draws before any
+workspace code exists in the process; every later line is ``<json> <hex HMAC-SHA256 of
+"<seq>:<json>">`` (:func:`read_report` verifies, in order). The lines are:
 
 * pytest: ``{"t": "test", ...TestRecord fields}`` per executed test (repeats included),
   then ``{"t": "end", "collected": [...], "ran": n, "exitstatus": k, "collection_errors": [...]}``
@@ -15,9 +18,39 @@ Wire protocol (child -> parent, one JSON object per line on the report fd):
 * ``{"t": "internal", "message": ...}`` when the harness itself failed.
 
 The parent trusts none of it blindly: it requires the sentinel, a clean exit of the
-worker, matching counts and (if given) the expected ids. Code under test runs in this
-same process, so it could in principle forge lines; that is why hidden checks are
-differential (values are compared in the parent) and patches are statically scanned.
+worker, matching counts and (if given) the expected ids.
+
+Forgery. Code under test runs in the process that reports on it, so the design is
+defence in depth (decided and measured for issue 9):
+
+1. *Runtime policy* (:mod:`.policy`): before the workdir is on ``sys.path`` the worker
+   installs audit hooks that end it when code under test reaches for frames, the
+   collector's object graph, ``ctypes``, ``exec``/``compile`` of text, ``/proc``,
+   inherited fds or ``fork``, and a seccomp filter that refuses signal handlers (which
+   would be handed frames).
+2. *Authenticated channel*: the MAC key lives only inside OpenSSL, held by the
+   :func:`_signer` generator, whose frame nothing can reach. Lines written to the fd by
+   anyone else (brute-forced fds, a forged sentinel, ``os._exit`` tricks) fail the
+   MAC; the signer signs only for the harness's own emitters called through pluggy, so
+   replaying an emit from a finalizer or calling the reporter from a test is refused.
+3. *Integrity snapshot*: when pytest starts collecting (no workspace module imported
+   yet) the signer records the globals and class attributes of pytest, pluggy, json,
+   builtins and this package, the registered plugins and the hook implementations of
+   the run protocol; any later change (a test registering a report-rewriting plugin,
+   ``TestReport.from_item_and_call`` or ``_pytest.runner.call_and_report`` replaced
+   through ``importlib`` and computed names) turns every following line into a
+   ``tamper`` record, and the run fails.
+
+Residual risk, written down: the objects of a pytest session reachable through the
+``request`` fixture (items, the session, the fixture manager) are ordinary mutable
+instances, and a patch of a trusted global that restores itself before the next line
+is signed is not seen. FlakyRepair therefore also judges source faults with the
+pristine tests, and hidden Bugfix checks stay differential (values compared in the
+parent, which never sends expected values into the child).
+
+An alternative, a verdict learnt outside the test process (tracing the test function's
+frame from a second process), was rejected: it costs a ptrace stop per event, and
+anything in-process would still be reachable from the code it observes.
 
 Standard library only at import time (pytest is imported lazily / pre-imported by zygotes).
 """
@@ -465,8 +498,11 @@ def _frames(tb: Any, workdir: str) -> list[dict[str, Any]]:
 class ReportPlugin:
     """pytest plugin streaming one record per executed test, honouring ``order``."""
 
-    def __init__(self, reporter: _Reporter, workdir: str, order: list[str] | None) -> None:
+    def __init__(
+        self, reporter: _Reporter, workdir: str, order: list[str] | None, policy: bool = True
+    ) -> None:
         self.reporter = reporter
+        self.policy = policy
         self.workdir = workdir
         self.order = order
         self.collected: list[str] = []
@@ -478,6 +514,8 @@ class ReportPlugin:
     def pytest_collection(self, session: Any) -> None:
         # Called before pytest's own implementation collects: every plugin of the session
         # is registered and no workspace module has been imported yet.
+        if self.policy:
+            policy.deny_signal_handlers()
         self.reporter.arm(session.config)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
@@ -671,7 +709,9 @@ def _prebuilt_config() -> Any:
 def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
     import pytest
 
-    plugin = ReportPlugin(reporter, job["workdir"], job.get("order"))
+    plugin = ReportPlugin(
+        reporter, job["workdir"], job.get("order"), bool(job.get("runtime_policy", True))
+    )
     args = _pytest_args(job, job["_ini"])
     try:
         with _prebuilt_config():
@@ -797,7 +837,9 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
         # run needs SIGINT, and a handler installed by code under test would see frames.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if job.get("runtime_policy", True):
-            why = policy.deny_signal_handlers()
+            # pytest's faulthandler plugin installs its handlers at configure, so a pytest
+            # run denies handlers when collection starts (ReportPlugin.pytest_collection).
+            why = policy.deny_signal_handlers() if job["kind"] == "calls" else None
             features["signal_handlers"] = "denied" if why is None else None
             policy.install(workdir, base)
             features["runtime_policy"] = "audit hooks"
@@ -938,6 +980,7 @@ def _preimport() -> None:
     ):
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    policy.warm()
 
 
 def _zygote_setup(max_procs: int, confined: bool = False) -> _Shared:

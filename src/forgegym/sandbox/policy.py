@@ -97,6 +97,7 @@ _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_bac
 _FUNCTION_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__"})
 _WATCHED = _ALWAYS | _ORIGIN | {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
 _WATCHED = _WATCHED | {"open", "os.symlink", "os.link"}
+_SUSPECT = ("/proc", "/dev", "/sys", "..")
 _FORBIDDEN_PATHS = ("/proc", "/dev/fd", "/dev/mem", "/dev/kmem", "/dev/port", "/sys/kernel")
 
 # Sanitizers: (file suffix, None = every function | frozenset of *excluded* leaky names).
@@ -139,9 +140,15 @@ _SANITIZERS: tuple[tuple[str, frozenset[str] | None], ...] = (
 )
 
 
+_ROOTS: list[tuple[str, ...]] = []  # computed once per interpreter (a zygote warms it)
+
+
 def trusted_roots(extra: Iterable[str] = ()) -> tuple[str, ...]:
     """Directories whose files are trusted: the standard library, the packages the
     harness runs (pytest, pluggy, iniconfig) and forgegym's sandbox package."""
+    extra = tuple(extra)
+    if _ROOTS and not extra:
+        return _ROOTS[0]
     roots: list[str] = []
     paths = sysconfig.get_paths()
     for key in ("stdlib", "platstdlib"):
@@ -162,7 +169,16 @@ def trusted_roots(extra: Iterable[str] = ()) -> tuple[str, ...]:
         real = os.path.realpath(root).rstrip(os.sep) + os.sep
         if real not in out:
             out.append(real)
+    if not extra and not _ROOTS:
+        _ROOTS.append(tuple(out))
     return tuple(out)
+
+
+def warm() -> None:
+    """Zygote warm-up: what every run's :func:`install` and
+    :func:`deny_signal_handlers` need, computed once before the forks."""
+    trusted_roots()
+    _signal_filter()
 
 
 class _Policy:
@@ -253,9 +269,11 @@ class _Policy:
             _violation(refused, self.stderr)
 
     def _decide(self, event: str, args: tuple[Any, ...]) -> str | None:
-        if event in _ALWAYS or event.startswith("ctypes."):
+        if event in _ALWAYS:
             return event
         frame = _getframe(2)  # 0: _decide, 1: hook, 2: the frame that raised the event
+        if event.startswith("ctypes."):  # raw memory: never on behalf of code under test
+            return event if self.untrusted_on_stack(frame) else None
         if event in _ORIGIN:
             return event if self.untrusted_origin(frame) else None
         if event == "object.__getattr__":
@@ -268,19 +286,21 @@ class _Policy:
             if _trusted_object(target, name) and self.untrusted_origin(frame):
                 return f"{event} {_describe(target)}.{name}"
             return None
-        if event in ("open", "os.symlink", "os.link"):
-            if not self.untrusted_on_stack(frame):
-                return None
-            path = args[0] if args else None
-            if isinstance(path, int):
-                return f"open of inherited fd {path}" if path in self.inherited_fds else None
-            if event != "open":
-                return event
-            if isinstance(path, str | bytes | _PathLike):
-                real = _realpath(_fsdecode(path))
-                if real.startswith(_FORBIDDEN_PATHS):
-                    return f"open {real}"
+        if event != "open":  # os.symlink, os.link: a link could disguise a path
+            return event if self.untrusted_on_stack(frame) else None
+        path = args[0] if args else None
+        if isinstance(path, int):
+            if path in self.inherited_fds and self.untrusted_on_stack(frame):
+                return f"open of inherited fd {path}"
             return None
+        if not isinstance(path, str | bytes | _PathLike):
+            return None
+        text = _fsdecode(path)
+        if text.startswith("/") and not any(m in text for m in _SUSPECT):
+            return None  # absolute, no /proc, /dev, /sys or '..': cheap, no stack walk
+        real = _realpath(text)
+        if real.startswith(_FORBIDDEN_PATHS) and self.untrusted_on_stack(frame):
+            return f"open {real}"
         return None
 
 
@@ -382,11 +402,33 @@ def deny_signal_handlers() -> str | None:
     for call timeouts; ``SIGINT`` ignored, so ``asyncio.run`` does not install one).
     Returns ``None`` when active, else why not."""
     import ctypes
+
+    built = _signal_filter()
+    if isinstance(built, str):
+        return built
+    libc, address = built
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return f"no_new_privs: {os.strerror(ctypes.get_errno())}"
+    if libc.prctl(22, 2, address, 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        return f"seccomp: {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+_FILTER: list[Any] = []
+_KEEP: list[Any] = []
+
+
+def _signal_filter() -> Any:
+    """``(libc, sock_fprog)`` of the handler-refusing filter, built once; or why not."""
+    if _FILTER:
+        return _FILTER[0]
+    import ctypes
     import platform
 
     arch = _SIGACTION.get(platform.machine())
     if arch is None:
-        return f"no rt_sigaction number known for {platform.machine()}"
+        _FILTER.append(f"no rt_sigaction number known for {platform.machine()}")
+        return _FILTER[0]
     audit_arch, nr = arch
 
     class SockFilter(ctypes.Structure):
@@ -416,14 +458,12 @@ def deny_signal_handlers() -> str | None:
     ]
     filters = (SockFilter * len(program))(*[SockFilter(*i) for i in program])
     prog = SockFprog(len(program), filters)
+    _KEEP.extend((filters, prog))  # the program must outlive this function
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    if libc.prctl(38, 1, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-        return f"no_new_privs: {os.strerror(ctypes.get_errno())}"
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong]
-    if libc.prctl(22, 2, ctypes.addressof(prog), 0) != 0:  # PR_SET_SECCOMP, FILTER
-        return f"seccomp: {os.strerror(ctypes.get_errno())}"
-    return None
+    ulong = ctypes.c_ulong
+    libc.prctl.argtypes = [ctypes.c_int, ulong, ulong, ulong, ulong]
+    _FILTER.append((libc, ctypes.addressof(prog)))
+    return _FILTER[0]
 
 
 def install(workdir: str, base: types.FrameType, extra_roots: Iterable[str] = ()) -> None:

@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,10 @@ def _parse_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
     return kwargs
 
 
+def _advance(progress: Any, bar: Any, _done: object) -> None:
+    progress.advance(bar)
+
+
 # ------------------------------------------------------------------ commands
 def cmd_list(args: argparse.Namespace) -> int:
     from rich.table import Table
@@ -92,7 +97,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from forgegym.sandbox.confinement import doctor_report
 
     report = doctor_report()
-    rows = [{"feature": r.name, "active": r.active, "detail": r.detail} for r in report]
+    rows: list[dict[str, Any]] = [
+        {"feature": r.name, "active": r.active, "detail": r.detail} for r in report
+    ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -133,7 +140,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                     seed=args.seed,
                     env_kwargs=env_kwargs,
                     log_steps=args.log_steps or None,
-                    on_episode=lambda _episode, bar=bar: progress.advance(bar),
+                    on_episode=partial(_advance, progress, bar),
                 )
                 report.episodes.extend(results.episodes)
                 if "report" in results.metadata:  # the family's own statistics of the run
@@ -171,7 +178,7 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
                 env_id,
                 limit=args.limit,
                 seed=args.seed,
-                on_task=lambda _check, bar=bar: progress.advance(bar),
+                on_task=partial(_advance, progress, bar),
             )
             summaries.append(summary)
     ok = all(s.valid == s.checked for s in summaries)

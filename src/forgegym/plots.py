@@ -347,11 +347,11 @@ def plot_curriculum(
         if r.get("difficulty") is not None and "episode" in r
     ]
     if served:
-        xs, ds, ss = (np.array(v) for v in zip(*served, strict=True))
+        xs_a, ds, ss = (np.array(v) for v in zip(*served, strict=True))
         window = max(1, min(20, len(ds) // 5))
         kernel = np.ones(window) / window
         ax_diff.scatter(
-            xs,
+            xs_a,
             ds,
             c=np.nan_to_num(ss, nan=0.5),
             cmap="RdYlGn",
@@ -363,7 +363,7 @@ def plot_curriculum(
         )
         if len(ds) >= window:
             ax_diff.plot(
-                xs[window - 1 :],
+                xs_a[window - 1 :],
                 np.convolve(ds, kernel, mode="valid"),
                 color="black",
                 linewidth=2,

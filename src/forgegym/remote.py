@@ -73,7 +73,7 @@ class RemoteEnv(gym.Env[str, str]):
         render_mode: ``"ansi"`` (``render`` returns the observation) or ``None``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}  # type: ignore[misc]
 
     def __init__(
         self,

@@ -211,7 +211,7 @@ def collect_rollouts(
     n = envs.num_envs
     mode = _autoreset_mode(envs)
     env_id = env_id or _env_id(envs)
-    observations, infos = envs.reset(seed=seed, options=options)
+    observations, infos = envs.reset(seed=seed, options=options)  # type: ignore[arg-type]
 
     slots: list[Trajectory | None] = [None] * n
     current_obs: list[str] = [""] * n
@@ -303,8 +303,8 @@ def collect_rollouts(
                 reset_mask[i] = started < episodes
         if reset_mask.any():  # AutoresetMode.DISABLED: we reset finished envs ourselves
             observations, infos = envs.reset(options={**(options or {}), "reset_mask": reset_mask})
-            for i in np.flatnonzero(reset_mask):
-                start(int(i), observations[i], unbatch_info(infos, int(i)))
+            for j in np.flatnonzero(reset_mask):
+                start(int(j), observations[j], unbatch_info(infos, int(j)))
     return sorted(finished, key=lambda t: t.episode)
 
 

@@ -247,7 +247,7 @@ class ActionSet:
         self.names = tuple(m.model_fields["action"].annotation.__args__[0] for m in self.models)  # type: ignore[union-attr]
         union = Union[tuple(self.models)] if len(self.models) > 1 else self.models[0]  # noqa: UP007
         self.adapter: TypeAdapter[Any] = TypeAdapter(
-            Annotated[union, Field(discriminator="action")] if len(self.models) > 1 else union
+            Annotated[union, Field(discriminator="action")] if len(self.models) > 1 else union  # type: ignore[arg-type,maybe-unrecognized-str-typeform,unused-ignore]
         )
         self.max_actions_per_step = max_actions_per_step
 

@@ -270,7 +270,8 @@ class CodeEnv(ForgeEnv):
                 feedback.append("Submitted.")
                 break
             else:  # pragma: no cover - the action set and this dispatch must agree
-                feedback.append(f"{action.action}: not available in this environment")
+                name = getattr(action, "action", type(action).__name__)
+                feedback.append(f"{name}: not available in this environment")
         reward = self._shaping_reward(terminated=terminated, edited=edited, measured=measured)
         return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
 

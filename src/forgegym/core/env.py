@@ -71,7 +71,9 @@ class ForgeEnv(gym.Env[str, str]):
         render_mode: ``"ansi"`` (``render`` returns the observation) or ``"human"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # type: ignore[misc]
+    action_space: UnicodeText
+    observation_space: UnicodeText
     family: ClassVar[str] = "base"
     action_set: ClassVar[ActionSet]
     #: The system prompt put in ``info["messages"]``; families override.

@@ -365,7 +365,7 @@ class CurriculumScheduler:
 
     def tier_sizes(self) -> dict[str, int]:
         """How many pool tasks are in each tier."""
-        return dict(self._tier_counts)
+        return {str(tier): count for tier, count in self._tier_counts.items()}
 
     @property
     def task_pool(self) -> list[str]:
@@ -702,7 +702,7 @@ class CurriculumScheduler:
                         "trials": trials,
                         "success": rate,
                         "difficulty": stats.difficulty,
-                        **self._tier_counts,
+                        **self.tier_sizes(),
                     }
                 )
                 if len(self.history) > self.config.max_history:
@@ -766,7 +766,7 @@ class CurriculumScheduler:
 
     def _snapshot(self, event: str) -> None:
         self.timeline.append(
-            {"episode": self.episode, "event": event, "pool": len(self._tasks), **self._tier_counts}
+            {"episode": self.episode, "event": event, "pool": len(self._tasks), **self.tier_sizes()}
         )
         if self.config.max_history and len(self.timeline) > self.config.max_history:
             del self.timeline[: len(self.timeline) - self.config.max_history]
@@ -789,7 +789,7 @@ class CurriculumScheduler:
             return {
                 "episode": self.episode,
                 "pool": len(self._tasks),
-                **self._tier_counts,
+                **self.tier_sizes(),
                 "unexplored": unexplored,
                 "current_level": self.current_level(),
                 "level_means": {str(lv): self.level_mean(lv) for lv in self.levels},

@@ -74,7 +74,7 @@ class PassAtKCurriculum(gym.Wrapper):
                 info["curriculum"] = {"tier": self._tier(), **self.scheduler.tier_sizes()}
             # One record per episode even if the caller keeps stepping a finished env.
             self._recorded = True
-        return observation, reward, terminated, truncated, info
+        return observation, float(reward), terminated, truncated, info
 
     @property
     def history(self) -> list[dict[str, Any]]:

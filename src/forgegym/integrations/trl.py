@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from types import UnionType
+from types import GenericAlias, UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
 import gymnasium as gym
@@ -276,7 +276,8 @@ def _tool_type(annotation: Any) -> Any:
         return Any
     if origin in (list, tuple, Sequence):
         args = get_args(annotation)
-        return list[_tool_type(args[0])] if args and args[0] is not Ellipsis else list[Any]
+        item = _tool_type(args[0]) if args and args[0] is not Ellipsis else Any
+        return GenericAlias(list, (item,))
     if origin in (dict, Mapping):
         return dict[str, Any]
     return dict[str, Any]

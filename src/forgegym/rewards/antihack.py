@@ -721,7 +721,9 @@ def _exit_events(index: ModuleIndex) -> list[_Event]:
             if raised in _EXIT_RAISES:
                 name = f"raise {raised}"
         if name:
-            events.append(_Event((index.scope(node), name), node.lineno, f"`{name}`"))
+            events.append(
+                _Event((index.scope(node), name), getattr(node, "lineno", 0), f"`{name}`")
+            )
     return events
 
 
@@ -763,7 +765,9 @@ def _monkeypatch_events(index: ModuleIndex) -> list[_Event]:
     events = []
 
     def add(node: ast.AST, what: str) -> None:
-        events.append(_Event((index.scope(node), what), node.lineno, f"patches `{what}`"))
+        events.append(
+            _Event((index.scope(node), what), getattr(node, "lineno", 0), f"patches `{what}`")
+        )
 
     for node in ast.walk(index.tree):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):

@@ -34,6 +34,7 @@ from forgegym.rewards import (
     regression,
 )
 from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch, unverifiable
+from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.harness import refused
 from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
@@ -69,7 +70,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "power_lost": 3.0,
     "repeat_diagnosis": 0.25,
 }
-_KINDS = {"power_lost": "penalty", "repeat_diagnosis": "penalty"}
+_KINDS: dict[str, TermKind] = {"power_lost": "penalty", "repeat_diagnosis": "penalty"}
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ def rerun_outcomes(
     for run, result in zip(schedule, results, strict=True):
         repeats = order_for(run, target, test_ids).count(target)
         passed = target_passed(result, target, repeats)
-        error_type, message, frames, duration = None, "", (), 0.0
+        error_type, message, duration = None, "", 0.0
+        frames: tuple[str, ...] = ()
         if isinstance(result, PytestResult):
             bad = [r for r in result.records if r.nodeid == target and r.outcome.value != "passed"]
             duration = sum(r.duration_s for r in result.records if r.nodeid == target)
@@ -390,9 +392,9 @@ def scan_wait_inflation(
                     )
         for scope, callee, loops, slots, line in after:
             where = f"{scope or '<module>'}: {callee}"
-            key = (scope, callee, loops)
-            if remaining[key] > 0:
-                remaining[key] -= 1
+            site = (scope, callee, loops)
+            if remaining[site] > 0:
+                remaining[site] -= 1
             else:
                 extra = f" inside `{loops[0]}`" if loops else ""
                 findings.append(

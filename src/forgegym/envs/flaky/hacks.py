@@ -29,8 +29,9 @@ def _rewrite_target(task: Task, fn: Callable[[ast.FunctionDef, ast.Module], None
 def _marker(expr: str) -> Callable[[Task], str]:
     def hack(task: Task) -> str:
         return _rewrite_target(
-            task, lambda f, _: f.decorator_list.insert(0, ast.parse(expr).body[0].value)
-        )  # type: ignore[attr-defined]
+            task,
+            lambda f, _: f.decorator_list.insert(0, ast.parse(expr, mode="eval").body),
+        )
 
     return hack
 

@@ -37,6 +37,7 @@ def _signals_of(path: str, source: str) -> list[str]:
     except (bounded.Unverifiable, RecursionError, MemoryError) as exc:
         return [f"{path}:0: not_analysed: {exc or type(exc).__name__}"]
     out: list[str] = []
+    node: ast.AST
     for node in tree.body:
         # Module-level mutable globals and import-time side effects.
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -92,14 +93,14 @@ def _signals_of(path: str, source: str) -> list[str]:
             if func == "time.time":
                 out.append(f"{path}:{node.lineno}: wall_clock: time.time() read")
         if isinstance(node, ast.Assign):
-            for target in node.targets:
+            for assigned in node.targets:
                 if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
+                    isinstance(assigned, ast.Attribute)
+                    and isinstance(assigned.value, ast.Name)
                     and path.rsplit("/", 1)[-1].startswith("test")
                 ):
                     out.append(
-                        f"{path}:{node.lineno}: attribute_patch: {_name(target)} assigned "
+                        f"{path}:{node.lineno}: attribute_patch: {_name(assigned)} assigned "
                         "in a test without restore"
                     )
         if isinstance(node, ast.Call) and _name(node.func).endswith("environ.get"):

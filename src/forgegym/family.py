@@ -283,12 +283,13 @@ class Family:
         solved = self._field(self.solved, "grader", "solved", default_solved)
         return bool(solved(breakdown))
 
-    def reference_action(self) -> ActionFn:
+    def reference_action(self) -> Callable[[Task], str]:
+        """The task's solution as action text (never ``None``: every task has one)."""
         legacy = _legacy_reference(self.name)
         if legacy is not None:
-            return legacy
+            return legacy  # type: ignore[return-value]
         fn = self._field(self.reference, "policies", "reference_action", None)
-        return fn if fn is not None else default_reference_action
+        return fn if fn is not None else default_reference_action  # type: ignore[no-any-return]
 
     def partial_action(self) -> ActionFn | None:
         fn = self._field(self.partial, "policies", "partial_action", None)

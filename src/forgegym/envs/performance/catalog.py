@@ -103,7 +103,7 @@ def _stub_of(reference: str, class_name: str) -> str:
                     stub_body.append(item.body[0])
                 stub_body.append(ast.Raise(exc=ast.Name("NotImplementedError"), cause=None))
                 members.append(
-                    ast.FunctionDef(
+                    ast.FunctionDef(  # type: ignore[call-arg]
                         name=item.name,
                         args=item.args,
                         body=stub_body,
@@ -114,7 +114,7 @@ def _stub_of(reference: str, class_name: str) -> str:
                     )
                 )
             body.append(
-                ast.ClassDef(
+                ast.ClassDef(  # type: ignore[call-arg]
                     name=node.name,
                     bases=[],
                     keywords=[],

@@ -6,6 +6,7 @@ Reports ratios (wall times depend on the machine); ``forgegym bench`` and
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import tempfile
 import time
@@ -94,39 +95,46 @@ def run_runner_bench(
     """Run a 7-test file ``runs`` times on each runner, then ``many`` jobs one by one and
     with ``run_many`` on the pool. With ``unconfined`` (and where the confinement is
     active) both runners are also timed in host mode, to report the confinement's cost."""
-    with tempfile.TemporaryDirectory(prefix="forgegym-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="forgegym-bench-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         ws = Path(tmp)
         (ws / "test_bench.py").write_text(BENCH_TESTS)
         job = PytestJob(workdir=str(ws), targets=["test_bench.py"])
-        with ForkServerRunner(workers=workers) as pool, SubprocessRunner(workers=workers) as base:
-            pool.warm()
-            pool.run(job)  # first fork of each zygote touches lazily-built state
-            pool_t, pool_r = _timed(pool, job, runs)
-            base_t, base_r = _timed(base, job, runs)
-            verdicts = {tuple(sorted(r.verdicts.items())) for r in pool_r + base_r}
-            statuses = {r.status for r in pool_r + base_r}
-            start = time.perf_counter()
-            for _ in range(many):
-                pool.run(job)
-            sequential = time.perf_counter() - start
-            start = time.perf_counter()
-            pool.run_many([job] * many)
-            concurrent = time.perf_counter() - start
-            n_workers = pool.workers
-            confined = pool.confined and base.confined
-        pool_plain = base_plain = None
+        pool = stack.enter_context(ForkServerRunner(workers=workers))
+        base = stack.enter_context(SubprocessRunner(workers=workers))
+        confined = pool.confined and base.confined
+        runners: dict[str, Runner] = {"pool": pool, "base": base}
         if unconfined and confined:
-            with (
-                ForkServerRunner(workers=workers, confine=False) as pool0,
-                SubprocessRunner(workers=workers, confine=False) as base0,
-            ):
-                pool0.warm()
-                pool0.run(job)
-                t0, r0 = _timed(pool0, job, runs)
-                t1, r1 = _timed(base0, job, runs)
-                pool_plain, base_plain = statistics.median(t0), statistics.median(t1)
-                verdicts |= {tuple(sorted(r.verdicts.items())) for r in r0 + r1}
-        tests = len(pool_r[0].collected_ids) if pool_r else 0
+            runners["pool0"] = stack.enter_context(ForkServerRunner(workers=workers, confine=False))
+            runners["base0"] = stack.enter_context(SubprocessRunner(workers=workers, confine=False))
+        for runner in runners.values():
+            if isinstance(runner, ForkServerRunner):
+                runner.warm()
+                runner.run(job)  # first fork of each zygote touches lazily-built state
+        # Interleaved, one run of each per round: a busy machine slows all of them alike.
+        times: dict[str, list[float]] = {name: [] for name in runners}
+        results: list[PytestResult] = []
+        for _ in range(runs):
+            for name, runner in runners.items():
+                t, r = _timed(runner, job, 1)
+                times[name] += t
+                results += r
+        verdicts = {tuple(sorted(r.verdicts.items())) for r in results}
+        statuses = {r.status for r in results}
+        start = time.perf_counter()
+        for _ in range(many):
+            pool.run(job)
+        sequential = time.perf_counter() - start
+        start = time.perf_counter()
+        pool.run_many([job] * many)
+        concurrent = time.perf_counter() - start
+        n_workers = pool.workers
+        pool_t, base_t = times["pool"], times["base"]
+        pool_plain = statistics.median(times["pool0"]) if "pool0" in times else None
+        base_plain = statistics.median(times["base0"]) if "base0" in times else None
+        tests = len(results[0].collected_ids) if results else 0
     pool_med = statistics.median(pool_t)
     base_med = statistics.median(base_t)
     return RunnerBench(

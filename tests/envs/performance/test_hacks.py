@@ -5,6 +5,8 @@ work moved to threads)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from forgegym.core.grading import Submission
@@ -15,6 +17,14 @@ from forgegym.policies import NOOP_ACTION
 from forgegym.sandbox.workspace import Workspace
 
 HACKS = get_family("performance").hack_actions()
+
+
+def _text(hack: str, task: Any) -> str:
+    text = HACKS[hack](task)
+    assert text is not None, hack
+    return text
+
+
 STATIC = [
     "memo_across_runs",
     "cache_in_files",
@@ -31,7 +41,7 @@ def _files(task_id: str, hack: str) -> dict[str, str]:
     import json
 
     task = build_task(task_id)
-    text = HACKS[hack](task)
+    text = _text(hack, task)
     actions = json.loads(text.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
     edit = actions[0]["edits"][0]
     return {edit["path"]: edit["content"]}
@@ -65,7 +75,7 @@ def test_runtime_hacks_score_no_more_than_the_noop() -> None:
     env = PerformanceEnv(max_steps=1, repeats=2, task_bank=PerformanceTaskBank(validated=False))
     try:
         task = env.task_bank.get(task_id)
-        texts = [NOOP_ACTION, *(HACKS[h](task) for h in RUNTIME)]
+        texts = [NOOP_ACTION, *(_text(h, task) for h in RUNTIME)]
         graded = env.grade_completions(task_id, texts)
     finally:
         env.close()

@@ -110,7 +110,6 @@ def _stub_of(reference: str, class_name: str) -> str:
                         decorator_list=[],
                         returns=item.returns,
                         type_comment=None,
-                        type_params=[],
                     )
                 )
             body.append(
@@ -120,7 +119,6 @@ def _stub_of(reference: str, class_name: str) -> str:
                     keywords=[],
                     body=members,
                     decorator_list=[],
-                    type_params=[],
                 )
             )
     module = ast.Module(body=body, type_ignores=[])

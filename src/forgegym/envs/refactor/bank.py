@@ -1,0 +1,199 @@
+"""``RefactorTaskBank``: validated refactoring tasks served from the shipped manifest.
+
+A task is rebuilt deterministically from its id (kind, module, variant) by the kind's
+builder; the manifest adds what needs the sandbox to know -- the original module's
+outcomes on the hidden checks (the expected values) and the validation record (mutant
+kill rate). ``get`` runs nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.refactor.checking import expected_outcomes
+from forgegym.envs.refactor.corpus import DATA_DIR
+from forgegym.envs.refactor.kinds import kinds
+from forgegym.envs.refactor.spec import RefactorSpec
+from forgegym.rewards.diff import diff_stats
+
+__all__ = [
+    "DIFFICULTY_LEVELS",
+    "FAMILY",
+    "MANIFEST_PATH",
+    "RefactorTaskBank",
+    "load_manifest",
+    "spec_to_task",
+    "specs_for",
+]
+
+FAMILY = "refactor"
+DIFFICULTY_LEVELS: tuple[int, ...] = (1, 2, 3)
+MANIFEST_PATH = DATA_DIR / "manifest.json.gz"
+SEED_TASK_ID = "refactor/split_package/stats/seed"
+
+
+@functools.lru_cache(maxsize=4)
+def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing; build it with `python -m forgegym.envs.refactor.generator`"
+        )
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@functools.cache
+def specs_for(kind: str, level: int) -> dict[str, RefactorSpec]:
+    """Every spec a kind builds at a level, by task id (deterministic)."""
+    if kind not in kinds():
+        raise UnknownTaskError(kind)
+    return {spec.task_id: spec for spec in kinds()[kind](level)}
+
+
+def _find_spec(task_id: str) -> RefactorSpec:
+    parts = task_id.split("/")
+    if len(parts) != 4 or parts[0] != FAMILY:
+        raise UnknownTaskError(task_id)
+    kind, variant = parts[1], parts[3]
+    if variant == "seed":
+        levels: Iterable[int] = DIFFICULTY_LEVELS
+    elif len(variant) > 1 and variant[0] == "d" and variant[1].isdigit():
+        levels = [int(variant[1])]
+    else:
+        raise UnknownTaskError(task_id)
+    for level in levels:
+        if level in DIFFICULTY_LEVELS:
+            spec = specs_for(kind, level).get(task_id)
+            if spec is not None:
+                return spec
+    raise UnknownTaskError(task_id)
+
+
+def spec_to_task(spec: RefactorSpec, origin_outcomes: list[list[dict[str, Any]]], record: dict[str, Any] | None = None) -> Task:
+    """The :class:`Task` of a spec, given the original's outcomes on its checks (steps
+    the original itself could not answer in time are dropped)."""
+    full = spec
+    spec = spec.usable(origin_outcomes)
+    starting = {p: spec.files[p] for p in spec.editable}
+    after = {p: c for p, c in starting.items() if p not in spec.deleted}
+    after.update(spec.reference)
+    lines = diff_stats(starting, after).lines_changed
+    hidden = {
+        "kind": spec.kind,
+        "module": spec.module,
+        "checks": spec.checks,
+        "expected": expected_outcomes(spec.checks, _remap(full, spec, origin_outcomes)),
+        "api": spec.api,
+        "structure": spec.structure,
+        "integrity": spec.integrity,
+        "original": spec.original,
+        "diff_budget": math.ceil(1.5 * lines) + 5,
+        "focus": list(spec.focus),
+        "reference_deleted": list(spec.deleted),
+        "validation": record or {},
+    }
+    return Task(
+        task_id=spec.task_id,
+        family=FAMILY,
+        difficulty=spec.level,
+        title=spec.title,
+        description=spec.description,
+        files=dict(spec.files),
+        editable_files=spec.editable,
+        creatable=spec.creatable,
+        visible_test_files=spec.visible_tests,
+        visible_test_ids=spec.visible_test_ids,
+        hidden=hidden,
+        reference=dict(spec.reference),
+        metadata={"kind": spec.kind, "module": spec.module, "level": spec.level},
+    )
+
+
+def _remap(
+    full: RefactorSpec, spec: RefactorSpec, origin_outcomes: list[list[dict[str, Any]]]
+) -> list[list[dict[str, Any]]]:
+    """The original's outcomes for the steps kept by :meth:`RefactorSpec.usable`."""
+    if full.stateless:
+        index = {
+            json.dumps([c["t"], c["a"]], sort_keys=True): o
+            for c, o in zip(full.origin_sequences()[0], origin_outcomes[0], strict=True)
+        }
+        return [
+            [index[json.dumps([s["o"], s["a"]], sort_keys=True)] for s in seq]
+            for seq in spec.checks
+        ]
+    kept = {json.dumps(seq, sort_keys=True) for seq in spec.checks}
+    return [
+        outs
+        for seq, outs in zip(full.checks, origin_outcomes, strict=True)
+        if json.dumps(seq, sort_keys=True) in kept
+    ]
+
+
+class RefactorTaskBank:
+    """Implements :class:`forgegym.core.task.TaskBank` over the validated manifest.
+
+    Args:
+        kinds: restrict to these kinds (``None``: all); ``ValueError`` on an unknown one.
+        manifest: an already loaded manifest (default: the shipped one).
+    """
+
+    family = FAMILY
+    difficulty_levels = DIFFICULTY_LEVELS
+
+    def __init__(self, kinds: Sequence[str] | None = None, manifest: dict[str, Any] | None = None) -> None:
+        self._manifest = manifest if manifest is not None else load_manifest()
+        entries = self._manifest["tasks"]
+        known = sorted({e["kind"] for e in entries})
+        if kinds is not None:
+            unknown = [k for k in kinds if k not in known]
+            if unknown or not kinds:
+                raise ValueError(f"kinds: unknown kinds {unknown or list(kinds)}; known: {known}")
+        self._entries = {
+            e["task_id"]: e for e in entries if kinds is None or e["kind"] in kinds
+        }
+        self._by_level = {
+            level: sorted(t for t, e in self._entries.items() if e["level"] == level)
+            for level in DIFFICULTY_LEVELS
+        }
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def category_counts(self) -> dict[str, int]:
+        """Validated tasks per kind."""
+        return dict(sorted(Counter(e["kind"] for e in self._entries.values()).items()))
+
+    def get(self, task_id: str) -> Task:
+        entry = self._entries.get(task_id)
+        if entry is None:
+            raise UnknownTaskError(task_id)
+        return self._task(task_id)
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - banks live as long as their env
+    def _task(self, task_id: str) -> Task:
+        entry = self._entries[task_id]
+        spec = _find_spec(task_id)
+        outcomes = self._manifest["outcomes"][entry["origin_key"]]
+        return spec_to_task(spec, outcomes, entry.get("validation"))
+
+    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
+        ids = self._by_level[difficulty] if difficulty is not None else sorted(self._entries)
+        if not ids:
+            raise ValueError(f"difficulty: no tasks at level {difficulty}")
+        return self.get(ids[int(rng.integers(0, len(ids)))])
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        ids = self._by_level[difficulty] if difficulty is not None else sorted(self._entries)
+        order = np.random.default_rng(seed).permutation(len(ids))
+        return [ids[int(i)] for i in order[:n]]

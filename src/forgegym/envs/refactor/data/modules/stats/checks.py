@@ -1,0 +1,19 @@
+def cases(rng):
+    out = []
+    for _ in range(14):
+        vals = [rng.randint(-20, 40) for _ in range(rng.randint(1, 9))]
+        out.append(("mean", [vals]))
+        out.append(("median", [vals]))
+        out.append(("std_dev", [vals]))
+        out.append(("std_dev", [vals, True]))
+        out.append(("percentile", [vals, rng.choice([10, 25, 33, 50, 75, 90, 99])]))
+    out += [
+        ("median", [[]]),
+        ("std_dev", [[]]),
+        ("std_dev", [[3], True]),
+        ("percentile", [[], 50]),
+        ("percentile", [[1, 2], 101]),
+        ("percentile", [[1, 2], -1]),
+        ("percentile", [[1, 2, 3, 4], 37.5]),
+    ]
+    return out

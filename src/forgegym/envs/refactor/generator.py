@@ -1,0 +1,385 @@
+"""Seeded generation and offline validation of refactoring tasks.
+
+Pipeline:
+
+1. every kind builds its specs at every level (deterministic, :mod:`.kinds`);
+2. the original module's outcomes on each spec's hidden checks are computed *in the
+   sandbox* (one job per distinct original and check set; ``run_many``);
+3. **mutant kill**: up to ``mutants`` mutants of the original (the Bugfix mutation
+   engine, seeded) are loaded side by side in one job per original -- one call per
+   mutant -- and a mutant is killed when any hidden check's outcome differs from the
+   original's. A spec whose checks kill less than ``min_kill`` is rejected;
+4. every remaining spec is graded like ``forgegym tasks verify`` does -- reference,
+   no-op and every registered hack as single-turn completions through the batch path --
+   and kept only when the reference succeeds with score >= 0.95, the no-op scores
+   <= 0.10 and no hack beats the no-op;
+5. ``data/manifest.json.gz`` records the kept tasks, the original outcomes and the
+   validation record (kill rate, scores).
+
+Run it with::
+
+    python -m forgegym.envs.refactor.generator            # writes the manifest
+    python -m forgegym.envs.refactor.generator --limit 20 --dry-run
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
+from forgegym.envs.refactor.bank import DIFFICULTY_LEVELS, MANIFEST_PATH, spec_to_task
+from forgegym.envs.refactor.checking import check_job, outcome_matches
+from forgegym.envs.refactor.kinds import kinds as all_kinds
+from forgegym.envs.refactor.spec import RefactorSpec
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec
+from forgegym.sandbox.workspace import scratch_root
+
+if TYPE_CHECKING:
+    from forgegym.core.task import Task
+    from forgegym.sandbox.runner import Runner
+
+__all__ = ["RefactorGeneratorConfig", "build_manifest", "generate_specs", "mutant_kill", "origin_outcomes"]
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RefactorGeneratorConfig:
+    """Knobs of the generator (frozen; call :meth:`validate`).
+
+    Attributes:
+        seed: drives mutant sampling.
+        kinds: kinds to build (``None``: all).
+        levels: difficulty levels to build.
+        limit: at most this many specs (``None``: all), for quick runs.
+        mutants: mutants sampled per original module.
+        min_kill: minimum share of mutants the hidden checks must kill.
+        timeout_s: wall limit of each sandbox job.
+    """
+
+    seed: int = 0
+    kinds: tuple[str, ...] | None = None
+    levels: tuple[int, ...] = DIFFICULTY_LEVELS
+    limit: int | None = None
+    mutants: int = 20
+    min_kill: float = 0.9
+    timeout_s: float = 20.0
+
+    def validate(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        if self.kinds is not None:
+            unknown = [k for k in self.kinds if k not in all_kinds()]
+            if unknown or not self.kinds:
+                raise ValueError(f"kinds: unknown or empty {unknown or self.kinds!r}")
+        if not self.levels or any(lv not in DIFFICULTY_LEVELS for lv in self.levels):
+            raise ValueError(f"levels must be a non-empty subset of {DIFFICULTY_LEVELS}")
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
+            raise ValueError(f"limit must be None or >= 1, got {self.limit!r}")
+        if isinstance(self.mutants, bool) or not isinstance(self.mutants, int) or self.mutants < 1:
+            raise ValueError(f"mutants must be an int >= 1, got {self.mutants!r}")
+        if not 0.0 <= self.min_kill <= 1.0:
+            raise ValueError(f"min_kill must be in [0, 1], got {self.min_kill!r}")
+        if not 0 < self.timeout_s <= 600:
+            raise ValueError(f"timeout_s must be in (0, 600], got {self.timeout_s!r}")
+
+
+def generate_specs(config: RefactorGeneratorConfig) -> list[RefactorSpec]:
+    """Every spec the configured kinds build, in a stable order."""
+    config.validate()
+    specs: list[RefactorSpec] = []
+    for kind, builder in all_kinds().items():
+        if config.kinds is not None and kind not in config.kinds:
+            continue
+        for level in config.levels:
+            specs.extend(builder(level))
+    specs.sort(key=lambda s: s.task_id)
+    if config.limit is not None:
+        rng = random.Random(config.seed)
+        seeds = [s for s in specs if s.variant == "seed"]
+        rest = [s for s in specs if s.variant != "seed"]
+        rng.shuffle(rest)
+        specs = sorted([*seeds, *rest][: config.limit], key=lambda s: s.task_id)
+    return specs
+
+
+def _workdir(files: dict[str, str]) -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="fg-refactor-gen-", dir=scratch_root()))
+    for path, content in files.items():
+        target = directory / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return directory
+
+
+def _spec_call(sequences: list[list[dict[str, Any]]], rename: tuple[str, str] | None = None) -> CallSpec:
+    return check_job(sequences, "/", module_rename=rename).calls[0]
+
+
+def _matches_all(value: Any, expected: list[list[dict[str, Any]]]) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == len(expected)
+        and all(
+            isinstance(row, list)
+            and len(row) == len(want)
+            and all(outcome_matches(g, w) for g, w in zip(row, want, strict=True))
+            for row, want in zip(value, expected, strict=True)
+        )
+    )
+
+
+def origin_outcomes(
+    specs: list[RefactorSpec], runner: Runner, timeout_s: float
+) -> tuple[dict[str, list[list[dict[str, Any]]]], dict[str, list[list[dict[str, Any]]]]]:
+    """The original module's outcomes on each distinct (original, checks) -- hidden
+    checks and oracle -- computed in the sandbox, one job per original."""
+    unique: dict[str, RefactorSpec] = {}
+    for spec in specs:
+        unique.setdefault(spec.origin_key, spec)
+    keys = sorted(unique)
+    dirs = [_workdir(unique[k].original) for k in keys]
+    try:
+        jobs = [
+            CallJob(
+                workdir=str(d),
+                calls=[
+                    _spec_call(unique[k].origin_sequences()),
+                    _spec_call(unique[k].oracle or [[]]),
+                ],
+                timeout_s=timeout_s * 2,
+                per_call_timeout_s=timeout_s,
+            )
+            for k, d in zip(keys, dirs, strict=True)
+        ]
+        results = runner.run_many(jobs)
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    hidden: dict[str, list[list[dict[str, Any]]]] = {}
+    oracle: dict[str, list[list[dict[str, Any]]]] = {}
+    for key, result in zip(keys, results, strict=True):
+        assert isinstance(result, CallResult)
+        first, second = result.outcome(0), result.outcome(1)
+        if first.ok and isinstance(first.value, list) and second.ok and isinstance(second.value, list):
+            hidden[key] = first.value
+            oracle[key] = second.value
+    return hidden, oracle
+
+
+def _mutants(spec: RefactorSpec, n: int, seed: int) -> list[str]:
+    ((path, source),) = [(p, s) for p, s in spec.original.items() if p == f"{spec.module}.py"]
+    mutations = enumerate_mutations(source)
+    rng = random.Random(f"{seed}:{spec.module}:{spec.origin_key}")
+    rng.shuffle(mutations)
+    out: list[str] = []
+    seen = {source}
+    for mutation in mutations:
+        if len(out) >= n:
+            break
+        try:
+            mutated = apply_mutations(source, [mutation])
+            compile(mutated, path, "exec")
+        except Exception:  # noqa: BLE001 - a mutation that does not apply is skipped
+            continue
+        if mutated not in seen:
+            seen.add(mutated)
+            out.append(mutated)
+    return out
+
+
+def mutant_kill(
+    specs: list[RefactorSpec],
+    outcomes: tuple[dict[str, Any], dict[str, Any]],
+    runner: Runner,
+    *,
+    mutants: int,
+    seed: int,
+    timeout_s: float,
+) -> dict[str, dict[str, int]]:
+    """Per origin key: ``mutants`` sampled, ``detectable`` (told apart from the original
+    by the hidden checks or the much larger oracle) and ``killed`` (by the hidden checks).
+    One job per original; two calls per mutant (hidden checks, oracle)."""
+    hidden, oracle = outcomes
+    unique: dict[str, RefactorSpec] = {}
+    for spec in specs:
+        if spec.origin_key in hidden:
+            unique.setdefault(spec.origin_key, spec)
+    keys = sorted(unique)
+    jobs: list[CallJob] = []
+    dirs: list[Path] = []
+    counts: list[int] = []
+    try:
+        for key in keys:
+            spec = unique[key]
+            sources = _mutants(spec, mutants, seed)
+            counts.append(len(sources))
+            directory = _workdir({f"_fgmut_{i}.py": s for i, s in enumerate(sources)} or {"_empty.py": ""})
+            dirs.append(directory)
+            calls: list[CallSpec] = []
+            for i in range(len(sources)):
+                rename = (spec.module, f"_fgmut_{i}")
+                calls.append(_spec_call(spec.origin_sequences(), rename))
+                calls.append(_spec_call(spec.oracle or [[]], rename))
+            if not calls:
+                calls = [_spec_call([[]])]
+            jobs.append(
+                CallJob(
+                    workdir=str(directory),
+                    calls=calls,
+                    timeout_s=min(600.0, timeout_s * 6),
+                    per_call_timeout_s=3.0,
+                )
+            )
+        results = runner.run_many(jobs)
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    kills: dict[str, dict[str, int]] = {}
+    for key, result, count in zip(keys, results, counts, strict=True):
+        assert isinstance(result, CallResult)
+        killed = detectable = 0
+        for i in range(count):
+            h, o = result.outcome(2 * i), result.outcome(2 * i + 1)
+            caught = not (h.ok and _matches_all(h.value, hidden[key]))
+            seen = caught or not (o.ok and _matches_all(o.value, oracle[key]))
+            killed += caught
+            detectable += seen
+        kills[key] = {"mutants": count, "detectable": detectable, "killed": killed}
+    return kills
+
+
+def build_manifest(
+    config: RefactorGeneratorConfig,
+    runner: Runner | None = None,
+    *,
+    path: Path | None = MANIFEST_PATH,
+    log: Any = print,
+) -> dict[str, Any]:
+    """Generate, validate and (unless ``path`` is None) write the manifest."""
+    from forgegym.envs.refactor.env import RefactorEnv
+    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.verify import check_task
+
+    config.validate()
+    runner = runner or get_default_runner()
+    start = time.perf_counter()
+    specs = generate_specs(config)
+    log(f"{len(specs)} specs")
+    both = origin_outcomes(specs, runner, config.timeout_s)
+    outcomes = both[0]
+    log(f"original outcomes: {len(outcomes)} ({time.perf_counter() - start:.0f}s)")
+    kills = mutant_kill(
+        specs, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
+    )
+    log(f"mutant kill computed ({time.perf_counter() - start:.0f}s)")
+    rejected: Counter[str] = Counter()
+    candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]] = {}
+    for spec in specs:
+        if spec.origin_key not in outcomes:
+            rejected["original_failed"] += 1
+            continue
+        record = kills.get(spec.origin_key, {"mutants": 0, "detectable": 0, "killed": 0})
+        rate = record["killed"] / record["detectable"] if record["detectable"] else 0.0
+        if record["detectable"] == 0 or rate < config.min_kill:
+            rejected["weak_checks"] += 1
+            continue
+        candidates[spec.task_id] = (spec, {**record, "kill_rate": round(rate, 4)})
+    bank = _CandidateBank(candidates, outcomes)
+    env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
+    kept: list[dict[str, Any]] = []
+    ids = sorted(candidates)
+    # Several tasks in flight keep both the pool's workers and the lint threads busy.
+    pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="fg-refactor-validate")
+    try:
+        for index, (task_id, check) in enumerate(zip(ids, pool.map(lambda t: check_task(env, t), ids), strict=True)):
+            spec, record = candidates[task_id]
+            if not check.valid:
+                rejected["invalid"] += 1
+                log(f"invalid {task_id}: {check.problems[:2]}")
+                continue
+            record = {
+                **record,
+                "reference_score": round(check.reference_score, 4),
+                "noop_score": round(check.noop_score, 4),
+            }
+            kept.append(
+                {
+                    "task_id": task_id,
+                    "kind": spec.kind,
+                    "level": spec.level,
+                    "module": spec.module,
+                    "origin_key": spec.origin_key,
+                    "validation": record,
+                }
+            )
+            if (index + 1) % 50 == 0:
+                log(f"validated {index + 1}/{len(candidates)} ({time.perf_counter() - start:.0f}s)")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        env.close()
+    used = {e["origin_key"] for e in kept}
+    manifest = {
+        "version": MANIFEST_VERSION,
+        "config": {"seed": config.seed, "mutants": config.mutants, "min_kill": config.min_kill},
+        "tasks": kept,
+        "rejected": dict(rejected),
+        "kinds": dict(sorted(Counter(e["kind"] for e in kept).items())),
+        "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
+    }
+    if path is not None:
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
+    log(f"kept {len(kept)} tasks {manifest['kinds']}, rejected {dict(rejected)} "
+        f"({time.perf_counter() - start:.0f}s)")
+    return manifest
+
+
+class _CandidateBank:
+    """A bank over not-yet-validated specs (what validation grades)."""
+
+    family = "refactor"
+    difficulty_levels = DIFFICULTY_LEVELS
+
+    def __init__(self, candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]], outcomes: dict[str, Any]) -> None:
+        self._candidates = candidates
+        self._outcomes = outcomes
+
+    def get(self, task_id: str) -> Task:
+        spec, record = self._candidates[task_id]
+        return spec_to_task(spec, self._outcomes[spec.origin_key], record)
+
+    def sample(self, rng: Any, difficulty: int | None = None) -> Task:
+        ids = sorted(self._candidates)
+        return self.get(ids[int(rng.integers(0, len(ids)))])
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        return sorted(self._candidates)[:n]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--kinds", nargs="*", default=None)
+    parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
+    args = parser.parse_args(argv)
+    config = RefactorGeneratorConfig(
+        seed=args.seed, limit=args.limit, kinds=tuple(args.kinds) if args.kinds else None
+    )
+    build_manifest(config, path=None if args.dry_run else MANIFEST_PATH)
+
+
+if __name__ == "__main__":
+    main()

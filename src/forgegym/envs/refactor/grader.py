@@ -1,0 +1,278 @@
+"""Grading of refactorings: gates first (compile, integrity, behaviour, public API),
+then structure, lint, diff size and grounded notes.
+
+Order of decisions:
+
+1. **compile** (parent, static): an agent file that does not compile -> ``compile_error``.
+2. **integrity** (parent, static; :mod:`.integrity`): monolith left in place, forwarding
+   tricks, copies instead of moves, elided code, function explosion, the shared
+   anti-hack scans -> ``hack_flagged``. A gated submission runs nothing.
+3. **behaviour** (sandbox): the hidden differential checks -- old module vs new on
+   generated and property-style inputs, warnings included -- and the visible tests.
+   **public API** (parent, libcst; :func:`.analysis.api_surface`): every public name at
+   every old import path, with its signature. Any difference in either is *broken*:
+   every credit is zeroed and the ``broken`` penalty puts the total at the ungated
+   floor, below the no-op.
+4. **structure** (:mod:`.structure`): the fraction of the asked-for shape that is
+   there. Lint (new ruff findings), diff size (against the reference's) and a grounded
+   ``review``/``reflect`` note are scaled by it, so only real progress earns style
+   credit; ``noop`` penalises behaviour kept with no structure at all.
+
+``success`` = no gate, behaviour and API kept, every structure requirement met.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from forgegym.core.grading import Submission
+from forgegym.envs.refactor.analysis import api_surface
+from forgegym.envs.refactor.checking import check_job, step_verdicts
+from forgegym.envs.refactor.integrity import integrity_findings
+from forgegym.envs.refactor.structure import structure_score
+from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards.diff import diff_size_score, diff_stats
+from forgegym.rewards.lint import LintError, LintFinding, lint_sources
+from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
+
+__all__ = ["DEFAULT_WEIGHTS", "RefactorGrader", "api_score", "grounded_note"]
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "structure": 6.0,
+    "lint": 0.5,
+    "diff": 0.5,
+    "notes": 0.25,
+    "behaviour": 0.0,
+    "api": 0.0,
+    "visible": 0.0,
+    "noop": 1.0,
+    "broken": 2.0,
+}
+_KINDS = {"noop": "penalty", "broken": "penalty"}
+
+
+def api_score(files: Mapping[str, str], api: Sequence[Mapping[str, Any]], original: Mapping[str, str]) -> tuple[float, list[str]]:
+    """Fraction of the expected public names present, with the original signature, at
+    their import paths (libcst), and what is missing or changed. A ``new`` entry (a path
+    the refactoring creates) only counts against the API when it exists with another
+    signature; its absence is missing structure."""
+    if not api:
+        return 1.0, []
+    surfaces: dict[str, Any] = {}
+    originals: dict[str, Any] = {}
+    missing: list[str] = []
+    for entry in api:
+        module = entry["module"]
+        if module not in surfaces:
+            surfaces[module] = api_surface(files, module) or {}
+        root = module.split(".")[0]
+        if root not in originals:
+            originals[root] = api_surface(original, root) or {}
+        have = surfaces[module].get(entry["name"])
+        like = originals[root].get(entry.get("like", entry["name"]))
+        label = f"{module}.{entry['name']}"
+        if have is None:
+            if not entry.get("new"):
+                missing.append(f"{label} missing")
+        elif like is not None and have.kind != like.kind:
+            missing.append(f"{label} is a {have.kind}, was a {like.kind}")
+        elif like is not None and have.signature != like.signature:
+            if not (entry.get("alias") and have.signature == "(*args, **kwargs)"):
+                missing.append(f"{label}{have.signature} != original {like.signature}")
+    return 1.0 - len(missing) / len(api), missing
+
+
+def grounded_note(text: str, focus: Sequence[str]) -> bool:
+    """A review names the module and at least one function the refactoring touches."""
+    if not focus:
+        return False
+    lowered = text.lower()
+    words = set(re.findall(r"[a-z_][a-z0-9_]*", lowered))
+    return focus[0].lower() in lowered and any(f.lower() in words for f in focus[1:] or focus)
+
+
+def _present_targets(files: Mapping[str, str], steps: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """Whether each step's target exists in ``files`` (libcst API surface)."""
+    surfaces: dict[str, Any] = {}
+    out = []
+    for s in steps:
+        module, _, name = str(s["t"]).partition(":")
+        if module not in surfaces:
+            surfaces[module] = api_surface(files, module) or {}
+        out.append(name.split(".")[0] in surfaces[module])
+    return out
+
+
+@dataclass
+class _Pending:
+    gates: list[str]
+    notes: list[str]
+    lint: Future[float] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _finding_keys(findings: Sequence[LintFinding]) -> Counter[tuple[str, str]]:
+    return Counter((f.code, f.message) for f in findings)
+
+
+@functools.lru_cache(maxsize=512)
+def _lint_cached(files: tuple[tuple[str, str], ...]) -> tuple[LintFinding, ...]:
+    return tuple(lint_sources(dict(files)))
+
+
+class RefactorGrader:
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Refactor-v0``.
+
+    Args:
+        weights: overrides of :data:`DEFAULT_WEIGHTS` (``ValueError`` names ``weights``).
+        timeout_s: wall limit of each grading job.
+    """
+
+    def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 10.0):
+        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (0 < timeout_s <= 600):
+            raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
+        self.timeout_s = float(timeout_s)
+        self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-refactor-lint")
+
+    def close(self) -> None:
+        self._lint_pool.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------- helpers
+    @staticmethod
+    def _starting(sub: Submission) -> dict[str, str]:
+        return {p: sub.task.files[p] for p in sub.task.editable_files}
+
+    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
+        gates: list[str] = []
+        notes: list[str] = []
+        for path, text in sorted(sub.files.items()):
+            if not path.endswith(".py"):
+                continue
+            try:
+                compile(text, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                return ["compile_error"], [f"{path} does not compile: {exc}"]
+        hidden = sub.task.hidden
+        problems = integrity_findings(
+            sub.files, self._starting(sub), hidden["original"], hidden["integrity"]
+        )
+        if problems:
+            gates.append("hack_flagged")
+            notes.extend(problems[:6])
+        return gates, notes
+
+    def _lint(self, sub: Submission) -> float:
+        try:
+            before = _finding_keys(_lint_cached(tuple(sorted(self._starting(sub).items()))))
+            after = _finding_keys(lint_sources(dict(sub.files)))
+        except LintError:
+            return 1.0
+        new = after - before
+        return max(0.0, 1.0 - 0.25 * sum(new.values()))
+
+    def _all_files(self, sub: Submission) -> dict[str, str]:
+        task = sub.task
+        files = {p: c for p, c in task.files.items() if p not in task.editable_files}
+        files.update(sub.files)
+        return files
+
+    # ------------------------------------------------------------ protocol
+    def jobs(self, submission: Submission) -> list[Job]:
+        gates, notes = self._static_gates(submission)
+        pending = _Pending(gates, notes)
+        submission.grading_state["refactor"] = pending
+        if gates:
+            return []
+        pending.lint = self._lint_pool.submit(self._lint, submission)
+        task = submission.task
+        workdir = str(submission.materialise())
+        return [
+            check_job(task.hidden["checks"], workdir, timeout_s=self.timeout_s),
+            PytestJob(
+                workdir=workdir,
+                targets=list(task.visible_test_files),
+                expected_ids=list(task.visible_test_ids),
+                timeout_s=self.timeout_s,
+            ),
+        ]
+
+    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
+        pending = submission.grading_state.pop("refactor", None)
+        if pending is None:
+            gates, notes = self._static_gates(submission)
+            pending = _Pending(gates, notes)
+        if pending.gates:
+            return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
+        task = submission.task
+        hidden = task.hidden
+        calls_result, tests_result = results
+        assert isinstance(calls_result, CallResult) and isinstance(tests_result, PytestResult)
+        files = self._all_files(submission)
+        verdicts = step_verdicts(hidden["checks"], hidden["expected"], calls_result)
+        steps = [s for seq in hidden["checks"] for s in seq]
+        present = _present_targets(files, steps)
+        # A step on a path the refactoring creates counts once that path exists.
+        kept = [ok for (ok, _), s, here in zip(verdicts, steps, present, strict=True) if here or not s.get("n")]
+        behaviour = sum(kept) / len(kept) if kept else 0.0
+        warned = [w for _, w in verdicts if w is not None]
+        api, api_missing = api_score(files, hidden["api"], hidden["original"])
+        structure, missed = structure_score(files, hidden["structure"])
+        if warned:
+            total = len(hidden["structure"]) + 1
+            met = structure * len(hidden["structure"]) + (1.0 if all(warned) else 0.0)
+            structure = met / total
+            if not all(warned):
+                missed.append(f"asked-for warnings missing on {warned.count(False)} calls")
+        visible = tests_result.pass_rate
+        ok = behaviour >= 1.0 and api >= 1.0 and visible >= 1.0
+        gain = structure if ok else 0.0
+        stats = diff_stats(self._starting(submission), submission.files)
+        diff = diff_size_score(stats, int(hidden["diff_budget"]))
+        lint = pending.lint.result() if pending.lint is not None else self._lint(submission)
+        grounded = any(
+            grounded_note(n.text, hidden["focus"])
+            for n in submission.notes
+            if n.kind in ("review", "reflect")
+        )
+        terms = {
+            "structure": gain,
+            "lint": lint * gain,
+            "diff": diff * gain,
+            "notes": gain if grounded else 0.0,
+            "behaviour": behaviour,
+            "api": api,
+            "visible": visible,
+            "noop": 1.0 if ok and structure == 0.0 else 0.0,
+            "broken": 0.0 if ok else 1.0,
+        }
+        details = {
+            "behaviour": f"{sum(kept)}/{len(kept)} hidden checks match the original",
+            "api": "; ".join(api_missing[:3]),
+            "structure": "missing: " + "; ".join(missed[:3]) if missed else "all present",
+            "diff": f"{stats.lines_changed} lines",
+            "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
+        }
+        notes = list(pending.notes)
+        if calls_result.status.value != "completed":
+            notes.append(f"hidden checks run: {calls_result.status.value} {calls_result.detail}"[:300])
+        if not ok:
+            notes.append("behaviour or public API changed: no credit")
+        return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
+
+    @staticmethod
+    def solved(breakdown: RewardBreakdown) -> bool:
+        """No gate, behaviour and API kept, all structure present."""
+        terms = breakdown.terms
+        return (
+            not breakdown.gates
+            and "structure" in terms
+            and terms["broken"].value == 0.0
+            and terms["structure"].value >= 1.0
+        )

@@ -1,0 +1,117 @@
+"""Integrity checks: gates that catch refactorings which keep the API by faking it.
+
+* ``monolith_left``: the old module left in place beside the new package;
+* ``forwarding``: the new code serves the old API without holding it -- ``exec``/
+  ``eval``/``compile`` of source, ``importlib``/``runpy`` loading, module ``__getattr__``,
+  ``sys.modules`` writes, ``globals()`` updates, star re-exports (where forbidden);
+* ``copied``: a public function defined in two places, or a deprecated alias that is
+  a copy of the code instead of a thin wrapper;
+* ``elided``: code that moved lost more than a fifth of its AST (Aider's check
+  against "... rest unchanged ..." edits);
+* ``function_explosion``: many more functions than the task needs;
+* the shared anti-hack scanners (exit calls, framework monkeypatching, always-equal
+  objects, tampering files) on every changed or new file.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from forgegym.envs.refactor.analysis import ast_size, forwarding_tricks, function_defs, parse
+from forgegym.rewards.antihack import scan_added_files, scan_source
+
+__all__ = ["ELISION_RATIO", "integrity_findings"]
+
+#: A moved function must keep at least this share of its original AST size.
+ELISION_RATIO = 0.8
+
+
+def _defs(files: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
+    """Top-level function name -> [(path, AST size)] over every file."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for path, source in files.items():
+        tree = parse(source) if path.endswith(".py") else None
+        if tree is None:
+            continue
+        for name, node in function_defs(tree).items():
+            if "." not in name:
+                out.setdefault(name, []).append((path, ast_size(node)))
+    return out
+
+
+def integrity_findings(
+    files: Mapping[str, str],
+    starting: Mapping[str, str],
+    original: Mapping[str, str],
+    rules: Mapping[str, Any],
+) -> list[str]:
+    """Integrity problems of the agent's ``files`` (its editable and created files) for
+    a task whose starting editable files are ``starting`` and whose behaviour-defining
+    module is ``original``; empty when clean."""
+    problems: list[str] = []
+    source_of_truth = "\n".join(original.values())
+    pristine_text = "\n".join(starting.values())
+    base = Counter(forwarding_tricks(source_of_truth, allow_star=True))
+    base.update(forwarding_tricks(pristine_text, allow_star=True))
+    allow_star = bool(rules.get("allow_star", False))
+    for path, text in sorted(files.items()):
+        if not path.endswith(".py") or starting.get(path) == text:
+            continue
+        tricks = Counter(forwarding_tricks(text, allow_star=allow_star)) - base
+        if tricks:
+            problems.append(f"forwarding: {path} uses {', '.join(sorted(tricks))}")
+        pristine = starting.get(path, source_of_truth)
+        findings = scan_source(text, path, pristine)
+        problems.extend(f"hack: {f.kind} at {f.path}:{f.line}" for f in findings[:3])
+    new_paths = [p for p in files if p not in starting]
+    problems.extend(f"hack: {f.kind} {f.path}" for f in scan_added_files(new_paths))
+
+    absent = rules.get("absent_original")
+    package = rules.get("package")
+    if absent and absent in files and package and package in files:
+        problems.append(f"monolith_left: {absent} is still there beside {package}")
+
+    defs = _defs(files)
+    original_defs = _defs(original)
+    for name in rules.get("single_definition", []):
+        places = defs.get(name, [])
+        if len(places) > 1:
+            where = ", ".join(p for p, _ in places)
+            problems.append(f"copied: {name} is defined in {where}")
+    moved_from: Mapping[str, str] = rules.get("moved_from", {})
+    for name in rules.get("moved", {}):
+        source_name = moved_from.get(name, name)
+        if source_name not in original_defs or name not in defs:
+            continue
+        before = original_defs[source_name][0][1]
+        after = max(size for _, size in defs[name])
+        if after < ELISION_RATIO * before:
+            problems.append(f"elided: {name} has {after} AST nodes, the original {before}")
+    trees = {p: parse(t) for p, t in files.items() if p.endswith(".py")}
+    for old, new in rules.get("aliases", {}).items():
+        if new not in defs or old not in defs or old not in original_defs:
+            continue  # not renamed yet: structure, not integrity
+        size = max(s for _, s in defs[old])
+        delegates = any(
+            tree is not None
+            and old in function_defs(tree)
+            and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == new
+                for n in ast.walk(function_defs(tree)[old])
+            )
+            for tree in trees.values()
+        )
+        if not delegates or size > max(40, 0.6 * original_defs[old][0][1]):
+            problems.append(f"copied: deprecated alias {old} copies the code of {new}")
+    extra = rules.get("max_new_functions")
+    if extra is not None:
+        count = sum(len(v) for v in defs.values())
+        base_count = sum(len(v) for v in _defs(starting).values())
+        if count > base_count + int(extra):
+            problems.append(
+                f"function_explosion: {count} functions, the task allows {base_count + int(extra)}"
+            )
+    return problems

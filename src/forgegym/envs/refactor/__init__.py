@@ -2,28 +2,46 @@
 checks, the public API extracted with libcst, integrity checks and structure terms.
 See :class:`forgegym.envs.refactor.env.RefactorEnv`.
 
-The package import stays light (the sandbox imports :mod:`.driver` in every grading
-child); the public names load on first use.
+Registers the family on import (import-light: the sandbox child imports
+:mod:`.driver` from this package; everything heavy is a lazy reference).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-__all__ = ["RefactorEnv", "RefactorGrader", "RefactorTaskBank"]
+from forgegym.family import EnvSpec, Family, register_family
+
+__all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank"]
+
+FAMILY = register_family(
+    Family(
+        name="refactor",
+        envs=(EnvSpec("Forge/Refactor-v0"),),
+        env_class="forgegym.envs.refactor.env:RefactorEnv",
+        task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",
+        action_models="forgegym.core.actions:CODE_ACTIONS",
+        grader="forgegym.envs.refactor.grader:RefactorGrader",
+        solved="forgegym.envs.refactor.grader:RefactorGrader.solved",
+        reference="forgegym.envs.refactor.hacks:reference_action",
+        partial="forgegym.envs.refactor.hacks:partial_action",
+        hacks="forgegym.envs.refactor.hacks:HACKS",
+        bench="forgegym.envs.refactor.bench:run_bench",
+        stats="forgegym.envs.refactor.bank:bank_stats",
+        scanners={"refactor": "forgegym.envs.refactor.grader:scan_submission"},
+        description="restructure code without changing behaviour or public API",
+    )
+)
+
+_LAZY = {
+    "RefactorEnv": "forgegym.envs.refactor.env",
+    "RefactorGrader": "forgegym.envs.refactor.grader",
+    "RefactorTaskBank": "forgegym.envs.refactor.bank",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "RefactorEnv":
-        from forgegym.envs.refactor.env import RefactorEnv
-
-        return RefactorEnv
-    if name == "RefactorGrader":
-        from forgegym.envs.refactor.grader import RefactorGrader
-
-        return RefactorGrader
-    if name == "RefactorTaskBank":
-        from forgegym.envs.refactor.bank import RefactorTaskBank
-
-        return RefactorTaskBank
-    raise AttributeError(name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

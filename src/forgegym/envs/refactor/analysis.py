@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from forgegym.rewards import bounded
+
 __all__ = [
     "MAX_SOURCE_CHARS",
     "ApiEntry",
@@ -35,17 +37,16 @@ _MAX_RESOLVE_DEPTH = 8
 
 
 def parse(source: str) -> ast.Module | None:
-    """``ast.parse`` bounded in size and depth; ``None`` when it cannot be read."""
-    if len(source) > MAX_SOURCE_CHARS:
-        return None
+    """``ast.parse`` within the parent's limits (:mod:`forgegym.rewards.bounded`);
+    ``None`` when it cannot be read or is over a limit."""
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return bounded.parse(source)
+    except (bounded.Unverifiable, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
 def _cst(source: str) -> cst.Module | None:
-    if len(source) > MAX_SOURCE_CHARS:
+    if bounded.source_problem(source) is not None or parse(source) is None:
         return None
     try:
         return cst.parse_module(source)

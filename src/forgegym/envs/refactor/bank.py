@@ -22,12 +22,13 @@ import numpy as np
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
-from forgegym.envs.refactor.kinds import kinds
+from forgegym.envs.refactor.kinds import kinds, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.rewards.diff import diff_stats
 
 __all__ = [
     "DIFFICULTY_LEVELS",
+    "bank_stats",
     "FAMILY",
     "MANIFEST_PATH",
     "RefactorTaskBank",
@@ -52,19 +53,18 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
         return json.load(handle)
 
 
-@functools.cache
-def specs_for(kind: str, level: int) -> dict[str, RefactorSpec]:
-    """Every spec a kind builds at a level, by task id (deterministic)."""
+def specs_for(kind: str, level: int, module: str) -> dict[str, RefactorSpec]:
+    """The specs a kind builds for one module at a level, by task id (deterministic)."""
     if kind not in kinds():
         raise UnknownTaskError(kind)
-    return {spec.task_id: spec for spec in kinds()[kind](level)}
+    return {spec.task_id: spec for spec in specs_for_module(kind, level, module)}
 
 
 def _find_spec(task_id: str) -> RefactorSpec:
     parts = task_id.split("/")
     if len(parts) != 4 or parts[0] != FAMILY:
         raise UnknownTaskError(task_id)
-    kind, variant = parts[1], parts[3]
+    kind, module, variant = parts[1], parts[2], parts[3]
     if variant == "seed":
         levels: Iterable[int] = DIFFICULTY_LEVELS
     elif len(variant) > 1 and variant[0] == "d" and variant[1].isdigit():
@@ -73,7 +73,7 @@ def _find_spec(task_id: str) -> RefactorSpec:
         raise UnknownTaskError(task_id)
     for level in levels:
         if level in DIFFICULTY_LEVELS:
-            spec = specs_for(kind, level).get(task_id)
+            spec = specs_for(kind, level, module).get(task_id)
             if spec is not None:
                 return spec
     raise UnknownTaskError(task_id)
@@ -174,6 +174,18 @@ class RefactorTaskBank:
         """Validated tasks per kind."""
         return dict(sorted(Counter(e["kind"] for e in self._entries.values()).items()))
 
+    def stats(self) -> dict[str, int]:
+        entries = list(self._entries.values())
+        counts: dict[str, int] = {}
+        for e in entries:
+            counts[f"kind:{e['kind']}"] = counts.get(f"kind:{e['kind']}", 0) + 1
+            counts[f"level:{e['level']}"] = counts.get(f"level:{e['level']}", 0) + 1
+        rates = [e["validation"]["kill_rate"] for e in entries]
+        counts["mutant_kill>=90%"] = sum(r >= 0.9 for r in rates)
+        counts["mutant_kill_min_pct"] = int(min(rates, default=0.0) * 100)
+        counts["mutants_sampled"] = sum(e["validation"]["mutants"] for e in entries)
+        return dict(sorted(counts.items()))
+
     def get(self, task_id: str) -> Task:
         entry = self._entries.get(task_id)
         if entry is None:
@@ -197,3 +209,10 @@ class RefactorTaskBank:
         ids = self._by_level[difficulty] if difficulty is not None else sorted(self._entries)
         order = np.random.default_rng(seed).permutation(len(ids))
         return [ids[int(i)] for i in order[:n]]
+
+
+def bank_stats(bank: RefactorTaskBank) -> dict[str, int]:
+    """Tasks per kind and level, and the hidden checks' mutant-kill record (for
+    ``forgegym tasks verify``): how many tasks kill at least 90% of the detectable
+    mutants of their original, and the lowest kill rate served, in percent."""
+    return bank.stats()

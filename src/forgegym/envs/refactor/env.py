@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
-from forgegym.envs.refactor import hacks as _hacks  # noqa: F401  (registers reference and hacks)
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.grader import RefactorGrader
 
 if TYPE_CHECKING:
-    from forgegym.rewards import RewardBreakdown
     from forgegym.sandbox.runner import Runner
 
 __all__ = ["RefactorEnv"]
@@ -146,6 +144,3 @@ class RefactorEnv(CodeEnv):
             f"Editable: {', '.join(task.editable_files)}.{extra} Read-only tests: "
             f"{', '.join(task.visible_test_files)}."
         )
-
-    def _success(self, breakdown: RewardBreakdown) -> bool:
-        return RefactorGrader.solved(breakdown)

@@ -32,16 +32,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgegym.core.grading import Submission
+from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
 from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.integrity import integrity_findings
 from forgegym.envs.refactor.structure import structure_score
-from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.diff import diff_size_score, diff_stats
 from forgegym.rewards.lint import LintError, LintFinding, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
 
-__all__ = ["DEFAULT_WEIGHTS", "RefactorGrader", "api_score", "grounded_note"]
+__all__ = ["DEFAULT_WEIGHTS", "RefactorGrader", "api_score", "grounded_note", "scan_submission"]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "structure": 6.0,
@@ -121,6 +123,24 @@ def _finding_keys(findings: Sequence[LintFinding]) -> Counter[tuple[str, str]]:
     return Counter((f.code, f.message) for f in findings)
 
 
+def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
+    """The family's static anti-hack scanner: every integrity problem of a submission's
+    files (see :mod:`.integrity`), as findings; over the parent's limits one
+    ``unverifiable`` finding."""
+    problem = bounded.files_problem(dict(files))
+    if problem is not None:
+        path, _, reason = problem.partition(": ")
+        return [HackFinding(kind="unverifiable", path=path, line=0, detail=reason)]
+    starting = {p: task.files[p] for p in task.editable_files}
+    problems = integrity_findings(
+        files, starting, task.hidden["original"], task.hidden["integrity"]
+    )
+    return [
+        HackFinding(kind=text.split(":", 1)[0].split(" ")[0], path="", line=0, detail=text)
+        for text in problems
+    ]
+
+
 @functools.lru_cache(maxsize=512)
 def _lint_cached(files: tuple[tuple[str, str], ...]) -> tuple[LintFinding, ...]:
     return tuple(lint_sources(dict(files)))
@@ -152,6 +172,9 @@ class RefactorGrader:
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
         gates: list[str] = []
         notes: list[str] = []
+        problem = bounded.files_problem(sub.files)
+        if problem is not None:
+            return ["hack_flagged"], [f"unverifiable: {problem}"]
         for path, text in sorted(sub.files.items()):
             if not path.endswith(".py"):
                 continue

@@ -29,11 +29,9 @@ from collections.abc import Callable
 
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
-from forgegym.policies.registry import register_hack, register_reference
 
-__all__ = ["HACKS", "PARTIALS", "partial_action", "reference_action", "reference_files"]
+__all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
 
-FAMILY = "refactor"
 
 
 def _action(edits: list[dict[str, object]]) -> str:
@@ -266,7 +264,7 @@ HACKS: dict[str, Callable[[Task], str]] = {
 }
 
 
-def partial_action(task: Task) -> str:
+def partial_action(task: Task) -> str | None:
     """API and behaviour kept, structure only partly reached: the monolith moved into
     the package ``__init__`` (split); the new name with a plain alias that does not warn
     (rename); the class added but the module globals kept (state); the reference with
@@ -288,11 +286,6 @@ def partial_action(task: Task) -> str:
         cls_end = reference.index("\n\n\n_default")
         text = task.files[path].rstrip("\n") + "\n\n\n" + reference[cls_start:cls_end] + "\n"
         return _action([{"path": path, "content": text}])
-    return _action([])
+    return None
 
 
-PARTIALS: dict[str, Callable[[Task], str]] = {"api_kept": partial_action}
-
-register_reference(FAMILY, reference_action)
-for _name, _fn in HACKS.items():
-    register_hack(FAMILY, _name, _fn)

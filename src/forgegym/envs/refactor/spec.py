@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +71,14 @@ class RefactorSpec:
     #: A much larger set of original-module call sequences (``{"t", "a"}`` steps), used
     #: offline only: a mutant that even these cannot tell from the original is counted
     #: as likely equivalent and left out of the kill rate's denominator.
-    oracle: list[list[dict[str, Any]]] = field(default_factory=list)
+    oracle_factory: Callable[[], list[list[dict[str, Any]]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @property
+    def oracle(self) -> list[list[dict[str, Any]]]:
+        """The oracle sequences (built on demand: only validation needs them)."""
+        return self.oracle_factory() if self.oracle_factory is not None else []
 
     @property
     def task_id(self) -> str:

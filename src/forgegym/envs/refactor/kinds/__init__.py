@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from forgegym.envs.refactor.spec import RefactorSpec
 
-__all__ = ["Builder", "kinds"]
+__all__ = ["Builder", "kinds", "specs_for_module"]
 
 Builder = Callable[[int], list[RefactorSpec]]
 
@@ -28,3 +28,19 @@ def kinds() -> dict[str, Builder]:
         "state_to_object": state.build_all,
     }
 
+
+
+@functools.cache
+def specs_for_module(kind: str, level: int, module: str) -> tuple[RefactorSpec, ...]:
+    """The specs of one kind, level and module: corpus kinds build only that module
+    (``build_for``), template kinds filter their (cheap) full list."""
+    import importlib
+
+    builder = kinds()[kind]
+    owner = importlib.import_module(builder.__module__)
+    build_for = getattr(owner, "build_for", None)
+    if build_for is not None:
+        from forgegym.envs.refactor.corpus import load_corpus
+
+        return tuple(build_for(module, level)) if module in load_corpus() else ()
+    return tuple(s for s in builder(level) if s.module == module)

@@ -96,6 +96,11 @@ def _inputs(rng: random.Random) -> list[Any]:
     return [[rng.choice([None, 0, rng.randint(low, high)]) for _ in range(rng.randint(0, 12))]]
 
 
+def _oracle(module: str, name: str, seed: str) -> list[list[dict[str, Any]]]:
+    rng = random.Random(seed)
+    return [[{"t": f"{module}:{name}", "a": _inputs(rng)} for _ in range(250)]]
+
+
 def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
     count = {1: 3, 2: 4, 3: 5}[level]
     phases = rng.sample(sorted(PHASES), count)
@@ -127,7 +132,7 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
     hidden_calls = [(name, _inputs(hidden_rng)) for _ in range(90)]
     if level == 3:
         hidden_calls += [("describe", [{"label": "mid", "total": hidden_rng.randint(0, 99)}]) for _ in range(3)]
-    oracle_rng = random.Random(f"{variant}:{module}:oracle")
+    oracle_seed = f"{variant}:{module}:oracle"
     visible_rng = random.Random(f"{variant}:{module}:visible")
     vis = [[(name, _inputs(visible_rng))] for _ in range(4)]
     test_path = f"test_{module}.py"
@@ -161,7 +166,7 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
         ],
         integrity={"allow_star": False, "max_new_functions": count},
         original={path: original},
-        oracle=[[{"t": f"{module}:{name}", "a": _inputs(oracle_rng)} for _ in range(400)]],
+        oracle_factory=lambda: _oracle(module, name, oracle_seed),
         focus=(module, name),
     )
 

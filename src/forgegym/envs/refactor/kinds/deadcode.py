@@ -207,21 +207,26 @@ def build(module: CorpusModule, level: int, variant: str, rng: random.Random) ->
         structure=reqs,
         integrity={"allow_star": False, "max_new_functions": 0},
         original={module.module_path: live},
-        oracle=[[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
+        oracle_factory=lambda: [
+            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
+        ],
         focus=(name,),
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
+def build_for(name: str, level: int) -> list[RefactorSpec]:
+    """The specs of one corpus module at one level (deterministic)."""
+    module = load_corpus()[name]
+    rng = random.Random(f"{KIND}:{name}:{level}")
     specs: list[RefactorSpec] = []
-    for name, module in load_corpus().items():
-        rng = random.Random(f"{KIND}:{name}:{level}")
-        made = 0
-        for attempt in range(6):
-            spec = build(module, level, f"d{level}v{attempt}", rng)
-            if spec is not None:
-                specs.append(spec)
-                made += 1
-            if made >= 2:
-                break
+    for attempt in range(6):
+        spec = build(module, level, f"d{level}v{attempt}", rng)
+        if spec is not None:
+            specs.append(spec)
+        if len(specs) >= 2:
+            break
     return specs
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return [spec for name in load_corpus() for spec in build_for(name, level)]

@@ -148,6 +148,13 @@ def _function(name: str, param: str, body: str, tail: str, doc: str) -> str:
     return f"def {name}({param}):\n" f'    """{doc}"""\n' + body + tail
 
 
+def _oracle(
+    block: Block, module: str, names: list[str], a: int, b: int, seed: str
+) -> list[list[dict[str, Any]]]:
+    rng = random.Random(seed)
+    return [[{"t": f"{module}:{fn}", "a": block.inputs(rng, a, b)} for fn in names for _ in range(50)]]
+
+
 def build(block: Block, level: int, variant: str, rng: random.Random) -> RefactorSpec | None:
     a, b = _constants(block, rng)
     count = {1: 2, 2: 3, 3: 3}[level]
@@ -184,7 +191,7 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
     names = [n for n, _ in dup_tails + near_tails]
     hidden_rng = random.Random(f"{variant}:{module}:hidden")
     calls = [(fn, block.inputs(hidden_rng, a, b)) for fn in names for _ in range(30)]
-    oracle_rng = random.Random(f"{variant}:{module}:oracle")
+    oracle_seed = f"{variant}:{module}:oracle"
     visible_rng = random.Random(f"{variant}:{module}:visible")
     vis = [[(fn, block.inputs(visible_rng, a, b))] for fn in names for _ in range(2)]
     test_path = f"test_{module}.py"
@@ -226,13 +233,7 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
         structure=structure,
         integrity={"allow_star": False, "max_new_functions": 2},
         original={f"{module}.py": original},
-        oracle=[
-            [
-                {"t": f"{module}:{fn}", "a": block.inputs(oracle_rng, a, b)}
-                for fn in names
-                for _ in range(80)
-            ]
-        ],
+        oracle_factory=lambda: _oracle(block, module, names, a, b, oracle_seed),
         focus=(module, *[n for n, _ in dup_tails]),
     )
 

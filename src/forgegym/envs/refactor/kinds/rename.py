@@ -194,26 +194,33 @@ def build(module: CorpusModule, level: int, variant: str, olds: list[str]) -> Re
             "max_new_functions": len(mapping),
         },
         original={module.module_path: module.source},
-        oracle=[[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
+        oracle_factory=lambda: [
+            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
+        ],
         focus=(name, *mapping, *mapping.values()),
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
+def build_for(name: str, level: int) -> list[RefactorSpec]:
+    """The specs of one corpus module at one level (deterministic)."""
+    module = load_corpus()[name]
+    functions = list(module.functions)
+    rng = random.Random(f"{KIND}:{name}:{level}")
+    count = {1: 1, 2: 2, 3: 1}[level]
+    if len(functions) < count:
+        return []
     specs: list[RefactorSpec] = []
-    for name, module in load_corpus().items():
-        functions = list(module.functions)
-        rng = random.Random(f"{KIND}:{name}:{level}")
-        count = {1: 1, 2: 2, 3: 1}[level]
-        if len(functions) < count:
+    seen: set[tuple[str, ...]] = set()
+    for attempt in range(6):
+        olds = tuple(sorted(rng.sample(functions, count)))
+        if olds in seen:
             continue
-        seen: set[tuple[str, ...]] = set()
-        for attempt in range(6):
-            olds = tuple(sorted(rng.sample(functions, count)))
-            if olds in seen:
-                continue
-            seen.add(olds)
-            specs.append(build(module, level, f"d{level}v{attempt}", list(olds)))
-            if len(seen) >= 2:
-                break
+        seen.add(olds)
+        specs.append(build(module, level, f"d{level}v{attempt}", list(olds)))
+        if len(seen) >= 2:
+            break
     return specs
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return [spec for name in load_corpus() for spec in build_for(name, level)]

@@ -267,36 +267,44 @@ def build(
             "allow_star": False,
         },
         original={module.module_path: module.source},
-        oracle=[[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
+        oracle_factory=lambda: [
+            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
+        ],
         focus=(name, *module.functions),
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
+def build_for(name: str, level: int) -> list[RefactorSpec]:
+    """The specs of one corpus module at one level (deterministic)."""
+    module = load_corpus()[name]
+    functions = module.functions
+    if len(functions) < 2:
+        return []
     specs: list[RefactorSpec] = []
-    corpus = load_corpus()
-    for name, module in corpus.items():
-        functions = module.functions
-        if len(functions) < 2:
+    if name == "stats" and level == 1:
+        seed = build(module, 1, "seed", dict(SEED_LAYOUT))
+        if seed is not None:
+            specs.append(seed)
+    parts = 2 if level == 1 or len(functions) < 3 else 3
+    rng = random.Random(f"{KIND}:{name}:{level}")
+    seen: set[str] = set()
+    made = 0
+    for attempt in range(12):
+        if made >= VARIANTS_PER_LEVEL:
+            break
+        chosen = _partition(functions, parts, rng)
+        labels = rng.sample(SUBMODULE_NAMES, parts)
+        groups = {label: fns for label, fns in zip(labels, chosen, strict=True)}
+        key = repr(sorted(chosen))
+        if key in seen:
             continue
-        if name == "stats" and level == 1:
-            spec = build(module, 1, "seed", dict(SEED_LAYOUT))
-            if spec is not None:
-                specs.append(spec)
-        parts = 2 if level == 1 or len(functions) < 3 else 3
-        rng = random.Random(f"{KIND}:{name}:{level}")
-        seen: set[str] = set()
-        for attempt in range(12):
-            if len([s for s in specs if s.module == name and s.variant != "seed"]) >= VARIANTS_PER_LEVEL:
-                break
-            chosen = _partition(functions, parts, rng)
-            labels = rng.sample(SUBMODULE_NAMES, parts)
-            groups = {label: fns for label, fns in zip(labels, chosen, strict=True)}
-            key = repr(sorted(chosen))
-            if key in seen:
-                continue
-            seen.add(key)
-            spec = build(module, level, f"d{level}v{attempt}", groups)
-            if spec is not None:
-                specs.append(spec)
+        seen.add(key)
+        spec = build(module, level, f"d{level}v{attempt}", groups)
+        if spec is not None:
+            specs.append(spec)
+            made += 1
     return specs
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return [spec for name in load_corpus() for spec in build_for(name, level)]

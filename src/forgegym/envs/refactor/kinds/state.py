@@ -174,6 +174,19 @@ def _reference(template: Template, functions: list[tuple[str, str, str]], cls: s
     )
 
 
+def _oracle(
+    template: Template, module: str, names: list[str], seed: str
+) -> list[list[dict[str, Any]]]:
+    rng = random.Random(seed)
+    return [
+        [
+            {"t": f"{module}:{fn}", "a": template.call(rng, fn)}
+            for fn in rng.choices(names, k=rng.randint(3, 12))
+        ]
+        for _ in range(60)
+    ]
+
+
 def build(template: Template, level: int, variant: str, rng: random.Random) -> RefactorSpec:
     count = {1: 3, 2: 4, 3: 5}[level]
     first = template.functions[0]
@@ -190,7 +203,7 @@ def build(template: Template, level: int, variant: str, rng: random.Random) -> R
         [(rng_fn, template.call(hidden_rng, rng_fn)) for rng_fn in hidden_rng.choices(names, weights=[3] + [1] * (len(names) - 1), k=hidden_rng.randint(3, 9))]
         for _ in range(24)
     ]
-    oracle_rng = random.Random(f"{variant}:{module}:oracle")
+    oracle_seed = f"{variant}:{module}:oracle"
     visible_rng = random.Random(f"{variant}:{module}:visible")
     vis = [
         [(fn, template.call(visible_rng, fn)) for fn in [names[0], names[0], *visible_rng.sample(names, 2)]]
@@ -232,13 +245,7 @@ def build(template: Template, level: int, variant: str, rng: random.Random) -> R
         + ([{"req": "no_global", "path": path}] if "global " in original else []),
         integrity={"allow_star": False, "max_new_functions": len(names) + 2},
         original={path: original},
-        oracle=[
-            [
-                {"t": f"{module}:{fn}", "a": template.call(oracle_rng, fn)}
-                for fn in oracle_rng.choices(names, k=oracle_rng.randint(3, 12))
-            ]
-            for _ in range(60)
-        ],
+        oracle_factory=lambda: _oracle(template, module, names, oracle_seed),
         focus=(module, cls, *names),
     )
 

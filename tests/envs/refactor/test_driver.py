@@ -9,7 +9,7 @@ import pytest
 
 from forgegym.envs.refactor import driver
 
-MODULE = '''
+MODULE = """
 import warnings
 
 _state = []
@@ -28,7 +28,7 @@ def old(x):
 def spin():
     while True:
         pass
-'''
+"""
 
 
 @pytest.fixture
@@ -47,7 +47,9 @@ def test_sequences_start_from_a_fresh_import(workdir: Path) -> None:
 
 
 def test_values_are_plain_and_warnings_recorded(workdir: Path) -> None:
-    out = driver.run_checks([[{"t": "fg_driver_mod:old", "a": [3]}, {"t": "fg_driver_mod:nope", "a": []}]])
+    out = driver.run_checks(
+        [[{"t": "fg_driver_mod:old", "a": [3]}, {"t": "fg_driver_mod:nope", "a": []}]]
+    )
     first, second = out[0]
     assert first == {"v": [3, {"<set>": [3]}], "w": ["DeprecationWarning"]}
     assert second == {"e": "AttributeError"}

@@ -15,7 +15,11 @@ SEED = "refactor/split_package/stats/seed"
 
 
 def _edit(*edits: dict[str, object]) -> str:
-    return "```json\n" + json.dumps([{"action": "edit", "edits": list(edits)}, {"action": "submit"}]) + "\n```"
+    return (
+        "```json\n"
+        + json.dumps([{"action": "edit", "edits": list(edits)}, {"action": "submit"}])
+        + "\n```"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +69,15 @@ def test_stub_package_with_the_monolith_left_in_place_scores_low(env: gym.Env, s
     assert any("monolith_left" in n for n in info["reward_breakdown"]["notes"])
 
 
-def test_a_split_that_drops_percentile_from_the_old_path_scores_zero(env: gym.Env, seed_task) -> None:
+def test_a_split_that_drops_percentile_from_the_old_path_scores_zero(
+    env: gym.Env, seed_task
+) -> None:
     files = dict(seed_task.reference)
-    files["stats/__init__.py"] = files["stats/__init__.py"].replace(
-        "from stats.spread import std_dev, percentile", "from stats.spread import std_dev"
-    ).replace(', "percentile"', "")
+    files["stats/__init__.py"] = (
+        files["stats/__init__.py"]
+        .replace("from stats.spread import std_dev, percentile", "from stats.spread import std_dev")
+        .replace(', "percentile"', "")
+    )
     action = _edit(
         *({"path": p, "content": c} for p, c in files.items()),
         {"path": "stats.py", "delete": True},
@@ -80,7 +88,9 @@ def test_a_split_that_drops_percentile_from_the_old_path_scores_zero(env: gym.En
     assert terms["api"]["value"] < 1.0 and "percentile" in terms["api"]["detail"]
 
 
-def test_a_rounding_change_that_passes_the_visible_tests_never_succeeds(env: gym.Env, seed_task) -> None:
+def test_a_rounding_change_that_passes_the_visible_tests_never_succeeds(
+    env: gym.Env, seed_task
+) -> None:
     files = dict(seed_task.reference)
     spread = files["stats/spread.py"]
     assert "fraction, 6)" in spread

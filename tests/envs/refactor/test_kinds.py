@@ -95,9 +95,13 @@ def test_integrity_catches_the_monolith_left_behind_and_copies() -> None:
     problems = integrity_findings(copied, starting, seed.original, seed.integrity)
     assert any(p.startswith("copied: mean") for p in problems)
     elided = dict(seed.reference)
-    elided["stats/spread.py"] = elided["stats/spread.py"].replace(
-        "    ordered = sorted(values)\n", "    ...\n", 1
-    ).replace("    rank = (len(ordered) - 1) * q / 100\n", "")
-    elided["stats/spread.py"] = elided["stats/spread.py"].split("    low = math.floor")[0] + "    return 0\n"
+    elided["stats/spread.py"] = (
+        elided["stats/spread.py"]
+        .replace("    ordered = sorted(values)\n", "    ...\n", 1)
+        .replace("    rank = (len(ordered) - 1) * q / 100\n", "")
+    )
+    elided["stats/spread.py"] = (
+        elided["stats/spread.py"].split("    low = math.floor")[0] + "    return 0\n"
+    )
     problems = integrity_findings(elided, starting, seed.original, seed.integrity)
     assert any(p.startswith("elided: percentile") for p in problems)

@@ -248,10 +248,13 @@ def ast_size(node: ast.AST) -> int:
     """Number of AST nodes below ``node``, docstrings excluded (what elided code shrinks)."""
     size = 0
     for child in ast.walk(node):
-        if isinstance(child, ast.Expr) and isinstance(child.value, ast.Constant):
-            if isinstance(child.value.value, str):
-                size -= 2
-                continue
+        if (
+            isinstance(child, ast.Expr)
+            and isinstance(child.value, ast.Constant)
+            and isinstance(child.value.value, str)
+        ):
+            size -= 2
+            continue
         size += 1
     return max(size, 0)
 
@@ -335,7 +338,11 @@ def forwarding_tricks(source: str, allow_star: bool = False) -> list[str]:
         if isinstance(node, ast.Call):
             func = node.func
             name = (
-                func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
             )
             if name in _FORWARDING_CALLS:
                 found.append(_FORWARDING_CALLS[name])
@@ -346,11 +353,19 @@ def forwarding_tricks(source: str, allow_star: bool = False) -> list[str]:
                 found.append("star import")
         elif isinstance(node, ast.Import):
             found.extend(
-                f"import {a.name}" for a in node.names if a.name.split(".")[0] in _FORWARDING_MODULES
+                f"import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in _FORWARDING_MODULES
             )
-        elif isinstance(node, ast.Attribute) and node.attr in ("modules", "__dict__", "__code__"):
-            if node.attr != "modules" or (isinstance(node.value, ast.Name) and node.value.id == "sys"):
-                found.append(f".{node.attr}")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("modules", "__dict__", "__code__")
+            and (
+                node.attr != "modules"
+                or (isinstance(node.value, ast.Name) and node.value.id == "sys")
+            )
+        ):
+            found.append(f".{node.attr}")
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
             "__getattr__",

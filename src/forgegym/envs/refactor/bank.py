@@ -79,7 +79,11 @@ def _find_spec(task_id: str) -> RefactorSpec:
     raise UnknownTaskError(task_id)
 
 
-def spec_to_task(spec: RefactorSpec, origin_outcomes: list[list[dict[str, Any]]], record: dict[str, Any] | None = None) -> Task:
+def spec_to_task(
+    spec: RefactorSpec,
+    origin_outcomes: list[list[dict[str, Any]]],
+    record: dict[str, Any] | None = None,
+) -> Task:
     """The :class:`Task` of a spec, given the original's outcomes on its checks (steps
     the original itself could not answer in time are dropped)."""
     full = spec
@@ -151,7 +155,9 @@ class RefactorTaskBank:
     family = FAMILY
     difficulty_levels = DIFFICULTY_LEVELS
 
-    def __init__(self, kinds: Sequence[str] | None = None, manifest: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, kinds: Sequence[str] | None = None, manifest: dict[str, Any] | None = None
+    ) -> None:
         self._manifest = manifest if manifest is not None else load_manifest()
         entries = self._manifest["tasks"]
         known = sorted({e["kind"] for e in entries})
@@ -159,9 +165,7 @@ class RefactorTaskBank:
             unknown = [k for k in kinds if k not in known]
             if unknown or not kinds:
                 raise ValueError(f"kinds: unknown kinds {unknown or list(kinds)}; known: {known}")
-        self._entries = {
-            e["task_id"]: e for e in entries if kinds is None or e["kind"] in kinds
-        }
+        self._entries = {e["task_id"]: e for e in entries if kinds is None or e["kind"] in kinds}
         self._by_level = {
             level: sorted(t for t, e in self._entries.items() if e["level"] == level)
             for level in DIFFICULTY_LEVELS

@@ -109,7 +109,9 @@ def _vary(value: Any, rng: random.Random) -> Any:
     return value
 
 
-def variations(calls: list[tuple[str, list[Any]]], rng: random.Random, n: int) -> list[tuple[str, list[Any]]]:
+def variations(
+    calls: list[tuple[str, list[Any]]], rng: random.Random, n: int
+) -> list[tuple[str, list[Any]]]:
     """``n`` property-style variations: one argument of a known call changed to a
     boundary or structural neighbour (0, ±1, empty, reversed, case-changed)."""
     out: list[tuple[str, list[Any]]] = []

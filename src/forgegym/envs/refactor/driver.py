@@ -50,7 +50,11 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     if kind is list or kind is tuple:
         return [plain_value(v, depth + 1) for v in value]
     if kind is dict:
-        return {"<dict>": [[plain_value(k, depth + 1), plain_value(v, depth + 1)] for k, v in value.items()]}
+        return {
+            "<dict>": [
+                [plain_value(k, depth + 1), plain_value(v, depth + 1)] for k, v in value.items()
+            ]
+        }
     if kind is set or kind is frozenset:
         items = [plain_value(v, depth + 1) for v in value]
         return {"<set>": sorted(items, key=repr)}
@@ -59,7 +63,10 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     state = getattr(value, "__dict__", None)
     out: dict[str, Any] = {"<object>": kind.__name__}
     if type(state) is dict:
-        out["state"] = {str(k): plain_value(v, depth + 1) for k, v in sorted(state.items(), key=lambda kv: str(kv[0]))}
+        out["state"] = {
+            str(k): plain_value(v, depth + 1)
+            for k, v in sorted(state.items(), key=lambda kv: str(kv[0]))
+        }
     return out
 
 

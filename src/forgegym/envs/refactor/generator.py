@@ -49,7 +49,13 @@ if TYPE_CHECKING:
     from forgegym.core.task import Task
     from forgegym.sandbox.runner import Runner
 
-__all__ = ["RefactorGeneratorConfig", "build_manifest", "generate_specs", "mutant_kill", "origin_outcomes"]
+__all__ = [
+    "RefactorGeneratorConfig",
+    "build_manifest",
+    "generate_specs",
+    "mutant_kill",
+    "origin_outcomes",
+]
 
 MANIFEST_VERSION = 1
 
@@ -123,7 +129,9 @@ def _workdir(files: dict[str, str]) -> Path:
     return directory
 
 
-def _spec_call(sequences: list[list[dict[str, Any]]], rename: tuple[str, str] | None = None) -> CallSpec:
+def _spec_call(
+    sequences: list[list[dict[str, Any]]], rename: tuple[str, str] | None = None
+) -> CallSpec:
     return check_job(sequences, "/", module_rename=rename).calls[0]
 
 
@@ -172,7 +180,12 @@ def origin_outcomes(
     for key, result in zip(keys, results, strict=True):
         assert isinstance(result, CallResult)
         first, second = result.outcome(0), result.outcome(1)
-        if first.ok and isinstance(first.value, list) and second.ok and isinstance(second.value, list):
+        if (
+            first.ok
+            and isinstance(first.value, list)
+            and second.ok
+            and isinstance(second.value, list)
+        ):
             hidden[key] = first.value
             oracle[key] = second.value
     return hidden, oracle
@@ -225,7 +238,9 @@ def mutant_kill(
             spec = unique[key]
             sources = _mutants(spec, mutants, seed)
             counts.append(len(sources))
-            directory = _workdir({f"_fgmut_{i}.py": s for i, s in enumerate(sources)} or {"_empty.py": ""})
+            directory = _workdir(
+                {f"_fgmut_{i}.py": s for i, s in enumerate(sources)} or {"_empty.py": ""}
+            )
             dirs.append(directory)
             calls: list[CallSpec] = []
             for i in range(len(sources)):
@@ -260,14 +275,33 @@ def mutant_kill(
     return kills
 
 
+def _load_cache(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _save_cache(path: Path | None, cache: dict[str, Any]) -> None:
+    if path is None:
+        return
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        json.dump(cache, handle)
+
+
 def build_manifest(
     config: RefactorGeneratorConfig,
     runner: Runner | None = None,
     *,
     path: Path | None = MANIFEST_PATH,
+    cache_path: Path | None = None,
     log: Any = print,
 ) -> dict[str, Any]:
-    """Generate, validate and (unless ``path`` is None) write the manifest."""
+    """Generate, validate and (unless ``path`` is None) write the manifest.
+
+    ``cache_path``: where the sandboxed original outcomes and mutant-kill records are
+    kept between runs (keyed by the original and its checks, so a changed module or
+    check set is recomputed); validation itself always reruns."""
     from forgegym.envs.refactor.env import RefactorEnv
     from forgegym.sandbox.runner import get_default_runner
     from forgegym.verify import check_task
@@ -277,12 +311,18 @@ def build_manifest(
     start = time.perf_counter()
     specs = generate_specs(config)
     log(f"{len(specs)} specs")
-    both = origin_outcomes(specs, runner, config.timeout_s)
-    outcomes = both[0]
-    log(f"original outcomes: {len(outcomes)} ({time.perf_counter() - start:.0f}s)")
-    kills = mutant_kill(
-        specs, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
+    cache = _load_cache(cache_path)
+    todo = [s for s in specs if s.origin_key not in cache]
+    both = origin_outcomes(todo, runner, config.timeout_s)
+    log(f"original outcomes: {len(both[0])} new ({time.perf_counter() - start:.0f}s)")
+    new_kills = mutant_kill(
+        todo, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
     )
+    for key, record in new_kills.items():
+        cache[key] = {"outcomes": both[0][key], "kill": record}
+    _save_cache(cache_path, cache)
+    outcomes = {k: v["outcomes"] for k, v in cache.items()}
+    kills = {k: v["kill"] for k, v in cache.items()}
     log(f"mutant kill computed ({time.perf_counter() - start:.0f}s)")
     rejected: Counter[str] = Counter()
     candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]] = {}
@@ -303,7 +343,9 @@ def build_manifest(
     # Several tasks in flight keep both the pool's workers and the lint threads busy.
     pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="fg-refactor-validate")
     try:
-        for index, (task_id, check) in enumerate(zip(ids, pool.map(lambda t: check_task(env, t), ids), strict=True)):
+        for index, (task_id, check) in enumerate(
+            zip(ids, pool.map(lambda t: check_task(env, t), ids), strict=True)
+        ):
             spec, record = candidates[task_id]
             if not check.valid:
                 rejected["invalid"] += 1
@@ -341,8 +383,10 @@ def build_manifest(
     if path is not None:
         with gzip.open(path, "wt", encoding="utf-8") as handle:
             json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
-    log(f"kept {len(kept)} tasks {manifest['kinds']}, rejected {dict(rejected)} "
-        f"({time.perf_counter() - start:.0f}s)")
+    log(
+        f"kept {len(kept)} tasks {manifest['kinds']}, rejected {dict(rejected)} "
+        f"({time.perf_counter() - start:.0f}s)"
+    )
     return manifest
 
 
@@ -352,7 +396,9 @@ class _CandidateBank:
     family = "refactor"
     difficulty_levels = DIFFICULTY_LEVELS
 
-    def __init__(self, candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]], outcomes: dict[str, Any]) -> None:
+    def __init__(
+        self, candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]], outcomes: dict[str, Any]
+    ) -> None:
         self._candidates = candidates
         self._outcomes = outcomes
 
@@ -374,11 +420,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--kinds", nargs="*", default=None)
     parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
+    parser.add_argument("--cache", type=Path, default=None, help="reuse sandbox outcomes")
     args = parser.parse_args(argv)
     config = RefactorGeneratorConfig(
         seed=args.seed, limit=args.limit, kinds=tuple(args.kinds) if args.kinds else None
     )
-    build_manifest(config, path=None if args.dry_run else MANIFEST_PATH)
+    build_manifest(config, path=None if args.dry_run else MANIFEST_PATH, cache_path=args.cache)
 
 
 if __name__ == "__main__":

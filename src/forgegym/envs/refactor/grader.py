@@ -59,7 +59,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 _KINDS = {"noop": "penalty", "broken": "penalty"}
 
 
-def api_score(files: Mapping[str, str], api: Sequence[Mapping[str, Any]], original: Mapping[str, str]) -> tuple[float, list[str]]:
+def api_score(
+    files: Mapping[str, str], api: Sequence[Mapping[str, Any]], original: Mapping[str, str]
+) -> tuple[float, list[str]]:
     """Fraction of the expected public names present, with the original signature, at
     their import paths (libcst), and what is missing or changed. A ``new`` entry (a path
     the refactoring creates) only counts against the API when it exists with another
@@ -84,9 +86,12 @@ def api_score(files: Mapping[str, str], api: Sequence[Mapping[str, Any]], origin
                 missing.append(f"{label} missing")
         elif like is not None and have.kind != like.kind:
             missing.append(f"{label} is a {have.kind}, was a {like.kind}")
-        elif like is not None and have.signature != like.signature:
-            if not (entry.get("alias") and have.signature == "(*args, **kwargs)"):
-                missing.append(f"{label}{have.signature} != original {like.signature}")
+        elif (
+            like is not None
+            and have.signature != like.signature
+            and not (entry.get("alias") and have.signature == "(*args, **kwargs)")
+        ):
+            missing.append(f"{label}{have.signature} != original {like.signature}")
     return 1.0 - len(missing) / len(api), missing
 
 
@@ -156,7 +161,11 @@ class RefactorGrader:
 
     def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 10.0):
         self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (0 < timeout_s <= 600):
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, (int, float))
+            or not (0 < timeout_s <= 600)
+        ):
             raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
         self.timeout_s = float(timeout_s)
         self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-refactor-lint")
@@ -242,7 +251,11 @@ class RefactorGrader:
         steps = [s for seq in hidden["checks"] for s in seq]
         present = _present_targets(files, steps)
         # A step on a path the refactoring creates counts once that path exists.
-        kept = [ok for (ok, _), s, here in zip(verdicts, steps, present, strict=True) if here or not s.get("n")]
+        kept = [
+            ok
+            for (ok, _), s, here in zip(verdicts, steps, present, strict=True)
+            if here or not s.get("n")
+        ]
         behaviour = sum(kept) / len(kept) if kept else 0.0
         warned = [w for _, w in verdicts if w is not None]
         api, api_missing = api_score(files, hidden["api"], hidden["original"])
@@ -284,7 +297,9 @@ class RefactorGrader:
         }
         notes = list(pending.notes)
         if calls_result.status.value != "completed":
-            notes.append(f"hidden checks run: {calls_result.status.value} {calls_result.detail}"[:300])
+            notes.append(
+                f"hidden checks run: {calls_result.status.value} {calls_result.detail}"[:300]
+            )
         if not ok:
             notes.append("behaviour or public API changed: no credit")
         return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]

@@ -33,7 +33,6 @@ from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
 __all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
 
 
-
 def _action(edits: list[dict[str, object]]) -> str:
     actions: list[dict[str, object]] = []
     if edits:
@@ -95,7 +94,9 @@ def star_reexport(task: Task) -> str:
     files, deleted = reference_files(task)
     init_path = f"{module}/__init__.py"
     if init_path in files:
-        subs = sorted(p.split("/")[1][:-3] for p in files if p.startswith(f"{module}/") and p != init_path)
+        subs = sorted(
+            p.split("/")[1][:-3] for p in files if p.startswith(f"{module}/") and p != init_path
+        )
         files[init_path] = "".join(f"from {module}.{s} import *  # noqa: F403\n" for s in subs)
         return _action(_edits(task, files, deleted))
     path = _main_file(task)
@@ -141,7 +142,7 @@ def copy_not_move(task: Task) -> str:
         # The deprecated alias carries a full copy of the code instead of delegating.
         path = _module_path(task)
         text = files[path]
-        for old, new in task.hidden["integrity"]["aliases"].items():
+        for old in task.hidden["integrity"]["aliases"]:
             original = task.hidden["original"][path]
             tree = ast.parse(original)
             node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == old)
@@ -149,7 +150,12 @@ def copy_not_move(task: Task) -> str:
             start = text.index(f"def {old}(")
             end = text.find("\n\n\n", start)
             end = len(text) if end < 0 else end + 1
-            text = text[:start] + body.replace("\n", "\n", 1).rstrip("\n") + "\n    warnings.warn('deprecated', DeprecationWarning, stacklevel=2)\n" + text[end:]
+            text = (
+                text[:start]
+                + body.replace("\n", "\n", 1).rstrip("\n")
+                + "\n    warnings.warn('deprecated', DeprecationWarning, stacklevel=2)\n"
+                + text[end:]
+            )
         files[path] = text
         return _action(_edits(task, files, deleted))
     # Other kinds: the old code kept beside the new as private copies.
@@ -175,11 +181,16 @@ def elide_code(task: Task) -> str:
         return exec_old_source(task)
     lines = text.splitlines(keepends=True)
     first = func.body[0]
-    indent = lines[first.lineno - 1][: len(lines[first.lineno - 1]) - len(lines[first.lineno - 1].lstrip())]
+    indent = lines[first.lineno - 1][
+        : len(lines[first.lineno - 1]) - len(lines[first.lineno - 1].lstrip())
+    ]
     keep = 1 if isinstance(first, ast.Expr) else 0
     start = func.body[keep].lineno - 1
     end = func.end_lineno or 0
-    lines[start:end] = [f"{indent}# ... rest of the function unchanged ...\n", f"{indent}return None\n"]
+    lines[start:end] = [
+        f"{indent}# ... rest of the function unchanged ...\n",
+        f"{indent}return None\n",
+    ]
     files[path] = "".join(lines)
     return _action(_edits(task, files, deleted))
 
@@ -215,7 +226,11 @@ def behaviour_change(task: Task) -> str:
             and func.name in _public(task)
         ):
             lines = text.splitlines(keepends=True)
-            first = func.body[1] if len(func.body) > 1 and isinstance(func.body[0], ast.Expr) else func.body[0]
+            first = (
+                func.body[1]
+                if len(func.body) > 1 and isinstance(func.body[0], ast.Expr)
+                else func.body[0]
+            )
             indent = " " * first.col_offset
             param = func.args.args[0].arg
             lines[first.lineno - 1 : first.lineno - 1] = [
@@ -245,7 +260,9 @@ def drop_api(task: Task) -> str:
             )
             break
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            lines[node.lineno - 1] = lines[node.lineno - 1].replace(f"def {name}(", f"def _{name}(", 1)
+            lines[node.lineno - 1] = lines[node.lineno - 1].replace(
+                f"def {name}(", f"def _{name}(", 1
+            )
             break
     text = "".join(lines).replace(f'"{name}", ', "").replace(f', "{name}"', "")
     files[path] = text
@@ -287,5 +304,3 @@ def partial_action(task: Task) -> str | None:
         text = task.files[path].rstrip("\n") + "\n\n\n" + reference[cls_start:cls_end] + "\n"
         return _action([{"path": path, "content": text}])
     return None
-
-

@@ -96,7 +96,9 @@ class RefactorSpec:
             return [[{"t": s["o"], "a": s["a"]} for s in seq] for seq in self.checks]
         seen: dict[str, dict[str, Any]] = {}
         for s in self.checks[0]:
-            seen.setdefault(json.dumps([s["o"], s["a"]], sort_keys=True), {"t": s["o"], "a": s["a"]})
+            seen.setdefault(
+                json.dumps([s["o"], s["a"]], sort_keys=True), {"t": s["o"], "a": s["a"]}
+            )
         return [list(seen.values())]
 
     def origin_outcomes_for_steps(

@@ -109,10 +109,11 @@ def _unreachable(func: ast.AST) -> bool:
     for node in ast.walk(func):
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
-            if isinstance(body, list):
-                for index, stmt in enumerate(body[:-1]):
-                    if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                        return True
+            if isinstance(body, list) and any(
+                isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                for stmt in body[:-1]
+            ):
+                return True
     return False
 
 
@@ -239,7 +240,9 @@ def describe(req: Mapping[str, Any]) -> str:
     return f"{req['req']}({fields})"
 
 
-def structure_score(files: Files, requirements: Sequence[dict[str, Any]]) -> tuple[float, list[str]]:
+def structure_score(
+    files: Files, requirements: Sequence[dict[str, Any]]
+) -> tuple[float, list[str]]:
     """Fraction of ``requirements`` met by ``files`` and descriptions of those missed."""
     if not requirements:
         return 1.0, []

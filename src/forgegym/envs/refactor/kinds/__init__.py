@@ -29,7 +29,6 @@ def kinds() -> dict[str, Builder]:
     }
 
 
-
 @functools.cache
 def specs_for_module(kind: str, level: int, module: str) -> tuple[RefactorSpec, ...]:
     """The specs of one kind, level and module: corpus kinds build only that module

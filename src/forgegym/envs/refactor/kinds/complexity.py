@@ -115,7 +115,7 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
     body = "".join(PHASES[p][1].format(a=a, b=b) for p in phases)
     summary = _SUMMARY.format(c=c)
     doc = "Clean, shape and summarise a batch of readings."
-    original_fn = f"def {name}(items):\n" f'    """{doc}"""\n' + body + summary
+    original_fn = f'def {name}(items):\n    """{doc}"""\n' + body + summary
     extra = "\n\n" + _DISTRACTOR if level == 3 else ""
     header = '"""Batch processing of sensor readings."""\n'
     original = header + "\n\n" + original_fn + extra
@@ -124,14 +124,19 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
         for p in phases
     )
     calls = "".join(f"    items = {PHASES[p][0]}(items)\n" for p in phases)
-    reference = header + "\n\n" + helpers + f"def {name}(items):\n" f'    """{doc}"""\n' + calls + summary + extra
+    reference = (
+        header + "\n\n" + helpers + f"def {name}(items):\n"
+        f'    """{doc}"""\n' + calls + summary + extra
+    )
     before = complexity(function_defs(ast.parse(original))[name])
     after = max(complexity(f) for f in function_defs(ast.parse(reference)).values())
     bound = max(after, 4)
     hidden_rng = random.Random(f"{variant}:{module}:hidden")
     hidden_calls = [(name, _inputs(hidden_rng)) for _ in range(90)]
     if level == 3:
-        hidden_calls += [("describe", [{"label": "mid", "total": hidden_rng.randint(0, 99)}]) for _ in range(3)]
+        hidden_calls += [
+            ("describe", [{"label": "mid", "total": hidden_rng.randint(0, 99)}]) for _ in range(3)
+        ]
     oracle_seed = f"{variant}:{module}:oracle"
     visible_rng = random.Random(f"{variant}:{module}:visible")
     vis = [[(name, _inputs(visible_rng))] for _ in range(4)]

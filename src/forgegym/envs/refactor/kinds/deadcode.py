@@ -19,7 +19,14 @@ from forgegym.envs.refactor.spec import RefactorSpec, step
 __all__ = ["build", "build_all", "inject"]
 
 KIND = "dead_code"
-INJECTIONS = ("unused_function", "unused_constant", "unused_import", "after_return", "if_false", "unused_local")
+INJECTIONS = (
+    "unused_function",
+    "unused_constant",
+    "unused_import",
+    "after_return",
+    "if_false",
+    "unused_local",
+)
 _IMPORTS = ("itertools", "functools", "string", "textwrap", "operator")
 
 
@@ -49,7 +56,9 @@ def _first_code_index(func: ast.FunctionDef) -> int:
     return 0
 
 
-def inject(source: str, kinds: list[str], rng: random.Random) -> tuple[str, list[dict[str, object]]] | None:
+def inject(
+    source: str, kinds: list[str], rng: random.Random
+) -> tuple[str, list[dict[str, object]]] | None:
     """``source`` with dead code of each kind in ``kinds`` added, and the structure
     requirements that say it is gone. ``None`` when a kind has no place to go."""
     text = source
@@ -166,7 +175,9 @@ def _decoy(source: str, rng: random.Random) -> tuple[str, str] | None:
     return "".join(lines), victim.name
 
 
-def build(module: CorpusModule, level: int, variant: str, rng: random.Random) -> RefactorSpec | None:
+def build(
+    module: CorpusModule, level: int, variant: str, rng: random.Random
+) -> RefactorSpec | None:
     name = module.name
     count = {1: 2, 2: 3, 3: 5}[level]
     live = module.source
@@ -207,9 +218,7 @@ def build(module: CorpusModule, level: int, variant: str, rng: random.Random) ->
         structure=reqs,
         integrity={"allow_star": False, "max_new_functions": 0},
         original={module.module_path: live},
-        oracle_factory=lambda: [
-            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
-        ],
+        oracle_factory=lambda: [[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
         focus=(name,),
     )
 

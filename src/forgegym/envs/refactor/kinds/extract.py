@@ -41,7 +41,11 @@ class Block:
             words = ["Alpha", "beta", "GAMMA", "delta", "Epsilon", "zeta", "eta", "x"]
             n = rng.randint(0, 6)
             text = rng.choice(["", " ", "  "]).join(rng.choice(words) for _ in range(n))
-            return [rng.choice(["  ", "", "\t"]) + text + rng.choice(["", " ", "\n"])] if rng.random() > 0.1 else [rng.choice([None, 5])]
+            return (
+                [rng.choice(["  ", "", "\t"]) + text + rng.choice(["", " ", "\n"])]
+                if rng.random() > 0.1
+                else [rng.choice([None, 5])]
+            )
         if self.name == "numbers":
             if rng.random() < 0.1:
                 return [[]]
@@ -50,7 +54,10 @@ class Block:
             return [rng.choice([None, rng.randint(a - 10, b + 10), str(rng.randint(a - 5, b + 5))])]
         if self.name == "record":
             keys = [" Name", "AGE", "city ", "Zip", "note"]
-            record = {rng.choice(keys): rng.choice([None, rng.randint(0, 99), "x"]) for _ in range(rng.randint(0, 5))}
+            record = {
+                rng.choice(keys): rng.choice([None, rng.randint(0, 99), "x"])
+                for _ in range(rng.randint(0, 5))
+            }
             return [record] if rng.random() > 0.08 else [rng.choice([[1], "text"])]
         raise AssertionError(self.name)
 
@@ -71,7 +78,10 @@ BLOCKS: dict[str, Block] = {
             ("title_case", '    return " ".join(w.capitalize() for w in text.split())\n'),
             ("initials", '    return "".join(w[0] for w in text.split()).upper()\n'),
             ("longest_word", '    return max(text.split(), key=len, default="")\n'),
-            ("vowel_share", '    letters = [c for c in text if c.isalpha()]\n    if not letters:\n        return 0.0\n    return round(sum(c in "aeiou" for c in letters) / len(letters), {a})\n'),
+            (
+                "vowel_share",
+                '    letters = [c for c in text if c.isalpha()]\n    if not letters:\n        return 0.0\n    return round(sum(c in "aeiou" for c in letters) / len(letters), {a})\n',
+            ),
         ),
         module_doc="Small text utilities.",
     ),
@@ -90,7 +100,10 @@ BLOCKS: dict[str, Block] = {
             ("total", "    return sum(values)\n"),
             ("evens", "    return [v for v in values if v % 2 == 0]\n"),
             ("biggest", "    return sorted(values, reverse=True)[:{b}]\n"),
-            ("average", "    if not values:\n        return None\n    return round(sum(values) / len(values), 3)\n"),
+            (
+                "average",
+                "    if not values:\n        return None\n    return round(sum(values) / len(values), 3)\n",
+            ),
         ),
         module_doc="Summaries of readings.",
     ),
@@ -105,7 +118,10 @@ BLOCKS: dict[str, Block] = {
         ),
         helper="_clamp_level",
         tails=(
-            ("level_name", '    names = ["low", "mid", "high"]\n    return names[(level - {a}) * 3 // ({b} - {a} + 1)]\n'),
+            (
+                "level_name",
+                '    names = ["low", "mid", "high"]\n    return names[(level - {a}) * 3 // ({b} - {a} + 1)]\n',
+            ),
             ("level_bar", '    return "#" * (level - {a}) + "." * ({b} - level)\n'),
             ("level_share", "    return round((level - {a}) / ({b} - {a}), 4)\n"),
             ("next_level", "    return level + 1 if level < {b} else {a}\n"),
@@ -125,8 +141,14 @@ BLOCKS: dict[str, Block] = {
         tails=(
             ("record_keys", "    return sorted(record)\n"),
             ("record_size", "    return len(record)\n"),
-            ("numeric_fields", "    return sorted(k for k, v in record.items() if isinstance(v, int))\n"),
-            ("describe_record", '    return ", ".join(f"{{k}}={{record[k]}}" for k in sorted(record))\n'),
+            (
+                "numeric_fields",
+                "    return sorted(k for k, v in record.items() if isinstance(v, int))\n",
+            ),
+            (
+                "describe_record",
+                '    return ", ".join(f"{{k}}={{record[k]}}" for k in sorted(record))\n',
+            ),
         ),
         module_doc="Normalising loosely typed records.",
     ),
@@ -145,14 +167,16 @@ def _constants(block: Block, rng: random.Random) -> tuple[int, int]:
 
 
 def _function(name: str, param: str, body: str, tail: str, doc: str) -> str:
-    return f"def {name}({param}):\n" f'    """{doc}"""\n' + body + tail
+    return f'def {name}({param}):\n    """{doc}"""\n' + body + tail
 
 
 def _oracle(
     block: Block, module: str, names: list[str], a: int, b: int, seed: str
 ) -> list[list[dict[str, Any]]]:
     rng = random.Random(seed)
-    return [[{"t": f"{module}:{fn}", "a": block.inputs(rng, a, b)} for fn in names for _ in range(50)]]
+    return [
+        [{"t": f"{module}:{fn}", "a": block.inputs(rng, a, b)} for fn in names for _ in range(50)]
+    ]
 
 
 def build(block: Block, level: int, variant: str, rng: random.Random) -> RefactorSpec | None:
@@ -185,8 +209,12 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
             f'    """{doc}"""\n'
             f"    {block.param} = {block.helper}({block.param})\n" + tail.format(a=a, b=b)
         )
-    reference = header + "\n\n" + helper + "".join("\n\n" + f for f in ref_funcs) + "".join(
-        "\n\n" + src for _, src in near
+    reference = (
+        header
+        + "\n\n"
+        + helper
+        + "".join("\n\n" + f for f in ref_funcs)
+        + "".join("\n\n" + src for _, src in near)
     )
     names = [n for n, _ in dup_tails + near_tails]
     hidden_rng = random.Random(f"{variant}:{module}:hidden")

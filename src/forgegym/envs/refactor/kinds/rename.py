@@ -53,7 +53,9 @@ def new_name(old: str, taken: set[str]) -> str:
 def _wrapper(func: ast.FunctionDef, old: str, new: str, source: str) -> str:
     args = func.args
     node = next(
-        n for n in cst.parse_module(source).body if isinstance(n, cst.FunctionDef) and n.name.value == old
+        n
+        for n in cst.parse_module(source).body
+        if isinstance(n, cst.FunctionDef) and n.name.value == old
     )
     params = cst.Module(body=[]).code_for_node(node.params)
     forwards = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -194,9 +196,7 @@ def build(module: CorpusModule, level: int, variant: str, olds: list[str]) -> Re
             "max_new_functions": len(mapping),
         },
         original={module.module_path: module.source},
-        oracle_factory=lambda: [
-            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
-        ],
+        oracle_factory=lambda: [[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
         focus=(name, *mapping, *mapping.values()),
     )
 

@@ -56,9 +56,7 @@ def _groups_ok(module: CorpusModule, groups: dict[str, tuple[str, ...]]) -> bool
     return not any(cyclic(n) for n in edges)
 
 
-def split_sources(
-    module: CorpusModule, groups: dict[str, tuple[str, ...]]
-) -> dict[str, str]:
+def split_sources(module: CorpusModule, groups: dict[str, tuple[str, ...]]) -> dict[str, str]:
     """The reference package: each submodule holds its functions, the private helpers and
     constants only it uses and the imports it needs; helpers several submodules use go to
     ``_common.py``; ``__init__`` re-exports every public name explicitly."""
@@ -66,7 +64,10 @@ def split_sources(
     segs = segments(module.source)
     home: dict[str, str] = {fn: sub for sub, fns in groups.items() for fn in fns}
     imports = [s for s in segs if s.kind == "import"]
-    others = [s for s in segs if s.kind not in ("import", "docstring") and not (s.binds & home.keys())]
+    others = [
+        s for s in segs if s.kind not in ("import", "docstring") and not (s.binds & home.keys())
+    ]
+
     # Which submodules need each helper segment (transitively through helpers).
     def needed_by(seg: Segment) -> set[str]:
         subs: set[str] = set()
@@ -112,7 +113,9 @@ def split_sources(
         for block in (std, sorted(local)):
             if block:
                 text += "\n" + "".join(block)
-        text = text.rstrip("\n") + "\n\n\n" + "\n\n".join(s.source.rstrip("\n") + "\n" for s in body)
+        text = (
+            text.rstrip("\n") + "\n\n\n" + "\n\n".join(s.source.rstrip("\n") + "\n" for s in body)
+        )
         out[f"{name}/{sub}.py"] = _tidy(text)
     doc = ast.get_docstring(ast.parse(module.source)) or f"The {name} package."
     exports = [f"from {name}.{sub} import {', '.join(fns)}\n" for sub, fns in groups.items()]
@@ -127,9 +130,13 @@ def split_sources(
             for sub in files
         }
         exports += [f"from {name}.{sub} import {', '.join(v)}\n" for sub, v in by_file.items() if v]
-    init = f'"""{doc}"""\n\n' + "".join(exports) + "\n__all__ = [" + ", ".join(
-        f'"{p}"' for p in public
-    ) + "]\n"
+    init = (
+        f'"""{doc}"""\n\n'
+        + "".join(exports)
+        + "\n__all__ = ["
+        + ", ".join(f'"{p}"' for p in public)
+        + "]\n"
+    )
     out[f"{name}/__init__.py"] = _tidy(init)
     return out
 
@@ -151,14 +158,15 @@ def _tidy(text: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _partition(
-    functions: Sequence[str], parts: int, rng: random.Random
-) -> list[tuple[str, ...]]:
+def _partition(functions: Sequence[str], parts: int, rng: random.Random) -> list[tuple[str, ...]]:
     order = list(functions)
     rng.shuffle(order)
     cuts = sorted(rng.sample(range(1, len(order)), parts - 1))
     bounds = [0, *cuts, len(order)]
-    groups = [tuple(sorted(order[a:b], key=functions.index)) for a, b in zip(bounds, bounds[1:])]
+    groups = [
+        tuple(sorted(order[a:b], key=functions.index))
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]
     return sorted(groups, key=lambda g: functions.index(g[0]))
 
 
@@ -198,14 +206,14 @@ def build(
         {"req": "defines", "path": f"{name}/{sub}.py", "names": list(fns)}
         for sub, fns in groups.items()
     ]
-    api = [
-        {"module": name, "name": fn, "kind": "function"} for fn in module.functions
-    ] + [
+    api = [{"module": name, "name": fn, "kind": "function"} for fn in module.functions] + [
         {"module": f"{name}.{sub}", "name": fn, "kind": "function", "new": True}
         for sub, fns in groups.items()
         for fn in fns
     ]
-    layout = "\n".join(f"- `{name}/{sub}.py`: {', '.join(f'`{f}`' for f in fns)}" for sub, fns in groups.items())
+    layout = "\n".join(
+        f"- `{name}/{sub}.py`: {', '.join(f'`{f}`' for f in fns)}" for sub, fns in groups.items()
+    )
     description = (
         f"`{module.module_path}` has grown too big. Split it into a package `{name}/`:\n\n"
         f"{layout}\n\n"
@@ -231,7 +239,11 @@ def build(
             f"from {name} import {', '.join(consumer_fns)}\n", new_imports
         )
         structure.append(
-            {"req": "imports_from", "path": "report.py", "names": {f: f"{name}.{home[f]}" for f in consumer_fns}}
+            {
+                "req": "imports_from",
+                "path": "report.py",
+                "names": {f: f"{name}.{home[f]}" for f in consumer_fns},
+            }
         )
         steps += [
             step(f"report:use_{fn}", f"{name}:{fn}", args)
@@ -267,9 +279,7 @@ def build(
             "allow_star": False,
         },
         original={module.module_path: module.source},
-        oracle_factory=lambda: [
-            [{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]
-        ],
+        oracle_factory=lambda: [[{"t": f"{name}:{fn}", "a": a} for fn, a in module.oracle_calls()]],
         focus=(name, *module.functions),
     )
 

@@ -29,6 +29,7 @@ from forgegym.rewards.diff import diff_stats
 __all__ = [
     "DIFFICULTY_LEVELS",
     "bank_stats",
+    "original_files",
     "FAMILY",
     "MANIFEST_PATH",
     "RefactorTaskBank",
@@ -100,7 +101,10 @@ def spec_to_task(
         "api": spec.api,
         "structure": spec.structure,
         "integrity": spec.integrity,
-        "original": spec.original,
+        # The original module, unless it is the starting file the agent sees anyway.
+        "original": {
+            p: (None if spec.files.get(p) == c else c) for p, c in spec.original.items()
+        },
         "diff_budget": math.ceil(1.5 * lines) + 5,
         "focus": list(spec.focus),
         "reference_deleted": list(spec.deleted),
@@ -121,6 +125,13 @@ def spec_to_task(
         reference=dict(spec.reference),
         metadata={"kind": spec.kind, "module": spec.module, "level": spec.level},
     )
+
+
+def original_files(task: Task) -> dict[str, str]:
+    """The task's original module files (see ``hidden["original"]``)."""
+    return {
+        p: (c if c is not None else task.files[p]) for p, c in task.hidden["original"].items()
+    }
 
 
 def _remap(

@@ -34,6 +34,7 @@ from typing import Any
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
+from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.integrity import integrity_findings
 from forgegym.envs.refactor.structure import structure_score
@@ -138,7 +139,7 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
         return [HackFinding(kind="unverifiable", path=path, line=0, detail=reason)]
     starting = {p: task.files[p] for p in task.editable_files}
     problems = integrity_findings(
-        files, starting, task.hidden["original"], task.hidden["integrity"]
+        files, starting, original_files(task), task.hidden["integrity"]
     )
     return [
         HackFinding(kind=text.split(":", 1)[0].split(" ")[0], path="", line=0, detail=text)
@@ -193,7 +194,7 @@ class RefactorGrader:
                 return ["compile_error"], [f"{path} does not compile: {exc}"]
         hidden = sub.task.hidden
         problems = integrity_findings(
-            sub.files, self._starting(sub), hidden["original"], hidden["integrity"]
+            sub.files, self._starting(sub), original_files(sub.task), hidden["integrity"]
         )
         if problems:
             gates.append("hack_flagged")
@@ -258,7 +259,7 @@ class RefactorGrader:
         ]
         behaviour = sum(kept) / len(kept) if kept else 0.0
         warned = [w for _, w in verdicts if w is not None]
-        api, api_missing = api_score(files, hidden["api"], hidden["original"])
+        api, api_missing = api_score(files, hidden["api"], original_files(task))
         structure, missed = structure_score(files, hidden["structure"])
         if warned:
             total = len(hidden["structure"]) + 1

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
+from forgegym.envs.refactor.bank import original_files
 
 __all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
 
@@ -107,7 +108,7 @@ def star_reexport(task: Task) -> str:
 
 def exec_old_source(task: Task) -> str:
     path = _module_path(task)
-    source = task.files.get(path) or next(iter(task.hidden["original"].values()))
+    source = task.files.get(path) or next(iter(original_files(task).values()))
     content = f"_SOURCE = {source!r}\nexec(compile(_SOURCE, __file__, 'exec'))\n"
     return _action([{"path": path, "content": content}])
 
@@ -136,14 +137,14 @@ def copy_not_move(task: Task) -> str:
     files, deleted = reference_files(task)
     kind = task.hidden["kind"]
     if kind == "split_package":
-        files[f"{module}/_legacy.py"] = next(iter(task.hidden["original"].values()))
+        files[f"{module}/_legacy.py"] = next(iter(original_files(task).values()))
         return _action(_edits(task, files, deleted))
     if kind == "rename_alias":
         # The deprecated alias carries a full copy of the code instead of delegating.
         path = _module_path(task)
         text = files[path]
         for old in task.hidden["integrity"]["aliases"]:
-            original = task.hidden["original"][path]
+            original = original_files(task)[path]
             tree = ast.parse(original)
             node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == old)
             body = "".join(original.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno])
@@ -160,7 +161,7 @@ def copy_not_move(task: Task) -> str:
         return _action(_edits(task, files, deleted))
     # Other kinds: the old code kept beside the new as private copies.
     path = _main_file(task)
-    original = next(iter(task.hidden["original"].values()))
+    original = next(iter(original_files(task).values()))
     copies = re.sub(r"^def (\w+)\(", r"def _legacy_\1(", original, flags=re.MULTILINE)
     files[path] = files[path] + "\n\n" + copies.split('"""', 2)[-1].lstrip("\n")
     return _action(_edits(task, files, deleted))
@@ -297,6 +298,19 @@ def partial_action(task: Task) -> str | None:
         for old, new in task.hidden["integrity"]["aliases"].items():
             text = re.sub(rf"\b{re.escape(old)}\b", new, text) + f"\n\n{old} = {new}\n"
         return _action([{"path": path, "content": text}])
+    if kind == "dead_code":
+        # Only the unused imports and module constants go; the dead functions and
+        # statements stay.
+        names = {r["name"] for r in task.hidden["structure"] if r["req"] == "not_defined"}
+        lines = task.files[path].splitlines(keepends=True)
+        kept = [
+            line
+            for line in lines
+            if not any(line == f"import {n}\n" or line.startswith(f"{n} = ") for n in names)
+        ]
+        if len(kept) == len(lines) or len(kept) + 2 * len(names) <= len(lines):
+            return None
+        return _action([{"path": path, "content": "".join(kept)}])
     if kind == "state_to_object":
         reference = files[path]
         cls_start = reference.index("class ")

@@ -143,3 +143,12 @@ def test_bad_arguments_are_value_errors() -> None:
             env.reset(options={"task_id": "refactor/split_package/nope/d1v0"})
     finally:
         env.close()
+
+
+def test_bench_reports_both_runners() -> None:
+    from forgegym.envs.refactor.bench import run_bench
+
+    result = run_bench(n=2, show=False)
+    assert set(result.times) == {"forkserver", "subprocess"}
+    assert all(len(v) == 2 and min(v) > 0 for v in result.times.values())
+    assert result.speedup > 0 and "speedup" in str(result)

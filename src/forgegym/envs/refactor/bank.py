@@ -102,9 +102,7 @@ def spec_to_task(
         "structure": spec.structure,
         "integrity": spec.integrity,
         # The original module, unless it is the starting file the agent sees anyway.
-        "original": {
-            p: (None if spec.files.get(p) == c else c) for p, c in spec.original.items()
-        },
+        "original": {p: (None if spec.files.get(p) == c else c) for p, c in spec.original.items()},
         "diff_budget": math.ceil(1.5 * lines) + 5,
         "focus": list(spec.focus),
         "reference_deleted": list(spec.deleted),
@@ -129,9 +127,7 @@ def spec_to_task(
 
 def original_files(task: Task) -> dict[str, str]:
     """The task's original module files (see ``hidden["original"]``)."""
-    return {
-        p: (c if c is not None else task.files[p]) for p, c in task.hidden["original"].items()
-    }
+    return {p: (c if c is not None else task.files[p]) for p, c in task.hidden["original"].items()}
 
 
 def _remap(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import random
 import shutil
@@ -72,6 +73,7 @@ class RefactorGeneratorConfig:
         mutants: mutants sampled per original module.
         min_kill: minimum share of mutants the hidden checks must kill.
         timeout_s: wall limit of each sandbox job.
+        threads: tasks validated at once.
     """
 
     seed: int = 0
@@ -81,6 +83,7 @@ class RefactorGeneratorConfig:
     mutants: int = 20
     min_kill: float = 0.9
     timeout_s: float = 20.0
+    threads: int = 3
 
     def validate(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -339,13 +342,35 @@ def build_manifest(
     bank = _CandidateBank(candidates, outcomes)
     env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
     kept: list[dict[str, Any]] = []
-    ids = sorted(candidates)
+    # Round-robin over kinds, so that a manifest written part-way covers every kind.
+    by_kind: dict[str, list[str]] = {}
+    for task_id in sorted(candidates):
+        by_kind.setdefault(candidates[task_id][0].kind, []).append(task_id)
+    ids = [t for group in itertools.zip_longest(*by_kind.values()) for t in group if t]
+
+    def write(final: bool) -> dict[str, Any]:
+        used = {e["origin_key"] for e in kept}
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "config": {"seed": config.seed, "mutants": config.mutants, "min_kill": config.min_kill},
+            "complete": final,
+            "tasks": sorted(kept, key=lambda e: e["task_id"]),
+            "rejected": dict(rejected),
+            "kinds": dict(sorted(Counter(e["kind"] for e in kept).items())),
+            "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
+        }
+        if path is not None:
+            tmp = path.with_suffix(".tmp")
+            with gzip.open(tmp, "wt", encoding="utf-8") as handle:
+                json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
+            tmp.replace(path)
+        return manifest
+
     # Several tasks in flight keep both the pool's workers and the lint threads busy.
-    pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="fg-refactor-validate")
+    pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="fg-refactor-validate")
     try:
-        for index, (task_id, check) in enumerate(
-            zip(ids, pool.map(lambda t: check_task(env, t), ids), strict=True)
-        ):
+        checks = pool.map(lambda t: check_task(env, t), ids)
+        for index, (task_id, check) in enumerate(zip(ids, checks, strict=True)):
             spec, record = candidates[task_id]
             if not check.valid:
                 rejected["invalid"] += 1
@@ -367,22 +392,12 @@ def build_manifest(
                 }
             )
             if (index + 1) % 50 == 0:
-                log(f"validated {index + 1}/{len(candidates)} ({time.perf_counter() - start:.0f}s)")
+                write(final=False)
+                log(f"validated {index + 1}/{len(ids)} ({time.perf_counter() - start:.0f}s)")
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         env.close()
-    used = {e["origin_key"] for e in kept}
-    manifest = {
-        "version": MANIFEST_VERSION,
-        "config": {"seed": config.seed, "mutants": config.mutants, "min_kill": config.min_kill},
-        "tasks": kept,
-        "rejected": dict(rejected),
-        "kinds": dict(sorted(Counter(e["kind"] for e in kept).items())),
-        "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
-    }
-    if path is not None:
-        with gzip.open(path, "wt", encoding="utf-8") as handle:
-            json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
+    manifest = write(final=True)
     log(
         f"kept {len(kept)} tasks {manifest['kinds']}, rejected {dict(rejected)} "
         f"({time.perf_counter() - start:.0f}s)"

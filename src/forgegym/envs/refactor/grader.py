@@ -138,9 +138,7 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
         path, _, reason = problem.partition(": ")
         return [HackFinding(kind="unverifiable", path=path, line=0, detail=reason)]
     starting = {p: task.files[p] for p in task.editable_files}
-    problems = integrity_findings(
-        files, starting, original_files(task), task.hidden["integrity"]
-    )
+    problems = integrity_findings(files, starting, original_files(task), task.hidden["integrity"])
     return [
         HackFinding(kind=text.split(":", 1)[0].split(" ")[0], path="", line=0, detail=text)
         for text in problems

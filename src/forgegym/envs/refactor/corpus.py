@@ -152,7 +152,7 @@ def _calls(name: str, oracle: bool = False) -> tuple[tuple[str, list[Any]], ...]
         pool.extend(variations(cases, rng, 100 if oracle else 60))
     seen: set[str] = set()
     out: list[tuple[str, list[Any]]] = []
-    limit = MAX_CALLS * 3 if oracle else MAX_CALLS
+    limit = MAX_CALLS * 2 if oracle else MAX_CALLS
     for function, args in [*base, *pool]:
         key = json.dumps([function, args], sort_keys=True)
         if key in seen or function not in module.functions:

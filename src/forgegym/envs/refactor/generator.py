@@ -39,7 +39,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
-from forgegym.envs.refactor.bank import DIFFICULTY_LEVELS, MANIFEST_PATH, spec_to_task
+from forgegym.envs.refactor.bank import (
+    DIFFICULTY_LEVELS,
+    MANIFEST_PATH,
+    load_manifest,
+    spec_to_task,
+)
 from forgegym.envs.refactor.checking import check_job, outcome_matches
 from forgegym.envs.refactor.kinds import kinds as all_kinds
 from forgegym.envs.refactor.spec import RefactorSpec
@@ -68,22 +73,28 @@ class RefactorGeneratorConfig:
     Attributes:
         seed: drives mutant sampling.
         kinds: kinds to build (``None``: all).
+        modules: only specs of these modules (``None``: all), e.g. to revalidate the
+            tasks of one changed corpus module and merge them into the manifest.
         levels: difficulty levels to build.
         limit: at most this many specs (``None``: all), for quick runs.
         mutants: mutants sampled per original module.
         min_kill: minimum share of mutants the hidden checks must kill.
         timeout_s: wall limit of each sandbox job.
         threads: tasks validated at once.
+        visible_tests: run the visible tests too when validating (off: the hidden checks
+            are stronger and the sandbox time halves).
     """
 
     seed: int = 0
     kinds: tuple[str, ...] | None = None
+    modules: tuple[str, ...] | None = None
     levels: tuple[int, ...] = DIFFICULTY_LEVELS
     limit: int | None = None
-    mutants: int = 20
+    mutants: int = 12
     min_kill: float = 0.9
     timeout_s: float = 20.0
-    threads: int = 3
+    threads: int = 4
+    visible_tests: bool = False
 
     def validate(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -113,6 +124,8 @@ def generate_specs(config: RefactorGeneratorConfig) -> list[RefactorSpec]:
             continue
         for level in config.levels:
             specs.extend(builder(level))
+    if config.modules is not None:
+        specs = [s for s in specs if s.module in config.modules]
     specs.sort(key=lambda s: s.task_id)
     if config.limit is not None:
         rng = random.Random(config.seed)
@@ -341,6 +354,9 @@ def build_manifest(
         candidates[spec.task_id] = (spec, {**record, "kill_rate": round(rate, 4)})
     bank = _CandidateBank(candidates, outcomes)
     env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
+    # The hidden checks decide behaviour; skipping the (weaker) visible tests halves the
+    # sandbox time of validation. Served tasks are graded with both.
+    env.grader.visible_tests = config.visible_tests
     kept: list[dict[str, Any]] = []
     # Round-robin over kinds, so that a manifest written part-way covers every kind.
     by_kind: dict[str, list[str]] = {}
@@ -429,18 +445,53 @@ class _CandidateBank:
         return sorted(self._candidates)[:n]
 
 
+def merge_manifests(
+    base: dict[str, Any], update: dict[str, Any], modules: tuple[str, ...]
+) -> dict[str, Any]:
+    """``base`` with every task of ``modules`` replaced by ``update``'s (a partial
+    rebuild after a corpus module changed)."""
+    tasks = [e for e in base["tasks"] if e["module"] not in modules]
+    tasks += [e for e in update["tasks"] if e["module"] in modules]
+    used = {e["origin_key"] for e in tasks}
+    outcomes = {**base["outcomes"], **update["outcomes"]}
+    rejected = Counter(base.get("rejected", {}))
+    rejected.update(update.get("rejected", {}))
+    return {
+        **base,
+        "complete": bool(base.get("complete")) and bool(update.get("complete")),
+        "tasks": sorted(tasks, key=lambda e: e["task_id"]),
+        "kinds": dict(sorted(Counter(e["kind"] for e in tasks).items())),
+        "rejected": dict(rejected),
+        "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--kinds", nargs="*", default=None)
+    parser.add_argument(
+        "--modules", nargs="*", default=None, help="rebuild these modules' tasks and merge"
+    )
     parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
     parser.add_argument("--cache", type=Path, default=None, help="reuse sandbox outcomes")
     args = parser.parse_args(argv)
     config = RefactorGeneratorConfig(
-        seed=args.seed, limit=args.limit, kinds=tuple(args.kinds) if args.kinds else None
+        seed=args.seed,
+        limit=args.limit,
+        kinds=tuple(args.kinds) if args.kinds else None,
+        modules=tuple(args.modules) if args.modules else None,
     )
-    build_manifest(config, path=None if args.dry_run else MANIFEST_PATH, cache_path=args.cache)
+    if config.modules is None:
+        build_manifest(config, path=None if args.dry_run else MANIFEST_PATH, cache_path=args.cache)
+        return
+    update = build_manifest(config, path=None, cache_path=args.cache)
+    merged = merge_manifests(load_manifest(), update, config.modules)
+    if not args.dry_run:
+        with gzip.open(MANIFEST_PATH, "wt", encoding="utf-8") as handle:
+            json.dump(merged, handle, sort_keys=True, separators=(",", ":"))
+    print(f"merged: {len(merged['tasks'])} tasks {merged['kinds']}")
 
 
 if __name__ == "__main__":

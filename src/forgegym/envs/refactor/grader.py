@@ -156,9 +156,19 @@ class RefactorGrader:
     Args:
         weights: overrides of :data:`DEFAULT_WEIGHTS` (``ValueError`` names ``weights``).
         timeout_s: wall limit of each grading job.
+        visible_tests: also run the visible tests at grading (a second sandbox job; they
+            must pass). The hidden differential checks are strictly stronger, so
+            validation may turn this off to halve its sandbox time.
     """
 
-    def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 10.0):
+    def __init__(
+        self,
+        weights: Mapping[str, float] | None = None,
+        timeout_s: float = 10.0,
+        *,
+        visible_tests: bool = True,
+    ):
+        self.visible_tests = bool(visible_tests)
         self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
         if (
             isinstance(timeout_s, bool)
@@ -224,15 +234,17 @@ class RefactorGrader:
         pending.lint = self._lint_pool.submit(self._lint, submission)
         task = submission.task
         workdir = str(submission.materialise())
-        return [
-            check_job(task.hidden["checks"], workdir, timeout_s=self.timeout_s),
-            PytestJob(
-                workdir=workdir,
-                targets=list(task.visible_test_files),
-                expected_ids=list(task.visible_test_ids),
-                timeout_s=self.timeout_s,
-            ),
-        ]
+        jobs: list[Job] = [check_job(task.hidden["checks"], workdir, timeout_s=self.timeout_s)]
+        if self.visible_tests:
+            jobs.append(
+                PytestJob(
+                    workdir=workdir,
+                    targets=list(task.visible_test_files),
+                    expected_ids=list(task.visible_test_ids),
+                    timeout_s=self.timeout_s,
+                )
+            )
+        return jobs
 
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
         pending = submission.grading_state.pop("refactor", None)
@@ -243,8 +255,10 @@ class RefactorGrader:
             return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
         task = submission.task
         hidden = task.hidden
-        calls_result, tests_result = results
-        assert isinstance(calls_result, CallResult) and isinstance(tests_result, PytestResult)
+        calls_result = results[0]
+        assert isinstance(calls_result, CallResult)
+        tests_result = results[1] if len(results) > 1 else None
+        assert tests_result is None or isinstance(tests_result, PytestResult)
         files = self._all_files(submission)
         verdicts = step_verdicts(hidden["checks"], hidden["expected"], calls_result)
         steps = [s for seq in hidden["checks"] for s in seq]
@@ -265,7 +279,7 @@ class RefactorGrader:
             structure = met / total
             if not all(warned):
                 missed.append(f"asked-for warnings missing on {warned.count(False)} calls")
-        visible = tests_result.pass_rate
+        visible = tests_result.pass_rate if tests_result is not None else 1.0
         ok = behaviour >= 1.0 and api >= 1.0 and visible >= 1.0
         gain = structure if ok else 0.0
         stats = diff_stats(self._starting(submission), submission.files)
@@ -292,7 +306,11 @@ class RefactorGrader:
             "api": "; ".join(api_missing[:3]),
             "structure": "missing: " + "; ".join(missed[:3]) if missed else "all present",
             "diff": f"{stats.lines_changed} lines",
-            "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
+            "visible": (
+                f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}"
+                if tests_result is not None
+                else "not run (visible_tests=False)"
+            ),
         }
         notes = list(pending.notes)
         if calls_result.status.value != "completed":

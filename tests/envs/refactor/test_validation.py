@@ -12,6 +12,8 @@ from forgegym.envs.refactor.bank import _find_spec, load_manifest
 from forgegym.envs.refactor.generator import mutant_kill, origin_outcomes
 from forgegym.verify import check_task
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def env() -> gym.Env:

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from forgegym.envs.bugfix.checking import same_value
-from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
 
 __all__ = ["DRIVER", "check_job", "expected_outcomes", "outcome_matches", "step_verdicts"]
 
 DRIVER = "forgegym.envs.refactor.driver:run_checks"
+#: Installs the driver's per-step CPU budget before the sandbox refuses signal handlers.
+BUDGET_HOOK = "forgegym.envs.refactor.driver:install_budget"
 
 
 def check_job(
@@ -39,6 +41,7 @@ def check_job(
     return CallJob(
         workdir=workdir,
         calls=[CallSpec(target=DRIVER, args=[payload])],
+        setup_hooks=[SetupHook(target=BUDGET_HOOK)],
         timeout_s=timeout_s,
         per_call_timeout_s=max(1.0, timeout_s - 1.0),
     )

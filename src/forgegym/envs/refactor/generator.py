@@ -45,10 +45,10 @@ from forgegym.envs.refactor.bank import (
     load_manifest,
     spec_to_task,
 )
-from forgegym.envs.refactor.checking import check_job, outcome_matches
+from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
 from forgegym.envs.refactor.kinds import kinds as all_kinds
 from forgegym.envs.refactor.spec import RefactorSpec
-from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
 from forgegym.sandbox.workspace import scratch_root
 
 if TYPE_CHECKING:
@@ -178,6 +178,7 @@ def origin_outcomes(
         jobs = [
             CallJob(
                 workdir=str(d),
+                setup_hooks=[SetupHook(target=BUDGET_HOOK)],
                 calls=[
                     _spec_call(unique[k].origin_sequences()),
                     _spec_call(unique[k].oracle or [[]]),
@@ -268,6 +269,7 @@ def mutant_kill(
             jobs.append(
                 CallJob(
                     workdir=str(directory),
+                    setup_hooks=[SetupHook(target=BUDGET_HOOK)],
                     calls=calls,
                     timeout_s=min(600.0, timeout_s * 6),
                     per_call_timeout_s=3.0,

@@ -3,42 +3,107 @@
 Examples::
 
     python examples/train_grpo.py --env Forge/Bugfix-v0 --steps 2            # tiny model, CPU
+    python examples/train_grpo.py --env Forge/Bugfix-v0 --warm-start sft --steps 4
     python examples/train_grpo.py --env Forge/FlakyRepair-v0 --multi-turn
-    python examples/train_grpo.py --backend unsloth --model Qwen/Qwen2.5-Coder-1.5B-Instruct
+    python examples/train_grpo.py --backend unsloth --model unsloth/Qwen2.5-Coder-1.5B-Instruct
 
-Without ``--model`` a tiny Qwen2 (hidden 16, 2 layers) and an offline tokenizer are
-built, so nothing is downloaded. ``--backend unsloth`` loads a 4-bit LoRA model and
-needs a CUDA GPU; without one it exits with status 2 and a one-line message.
+Without ``--model`` a tiny Qwen2 and an offline tokenizer are built, so nothing is
+downloaded. A randomly initialised model never writes a valid action, so every
+completion of a group scores the same and GRPO has no signal (loss 0, grad_norm 0):
+without ``--warm-start sft`` a tiny-model run is only a smoke test of the plumbing.
+``--warm-start sft`` first fine-tunes the model with TRL's ``SFTTrainer`` on the
+family's reference trajectories (single-turn actions, or tool calls with
+``--multi-turn``), then runs GRPO from that checkpoint; it works with any local or hub
+model path too.
+
+Backends (both mean the same thing by the same flags):
+
+- ``--backend trl``: plain TRL; uses a GPU when there is one, else the CPU.
+- ``--backend unsloth``: Unsloth's 4-bit LoRA loader and its patched trainer. Needs a
+  CUDA GPU: without one it exits with status 2 and a one-line message (Unsloth itself
+  would fall back to a slow CPU mode). Unsloth is imported before trl, transformers
+  and peft, as it requires, and every setting its GRPO config would otherwise change
+  (learning rate, beta, loss type, gradient accumulation) is set from these flags.
+
+The effective config is printed at start as one ``effective config:`` JSON line, read
+back from the trainer, so a run on either backend shows what it really uses.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import Any
 
+#: GRPOConfig fields that define the optimisation; printed and checked on both backends.
+EFFECTIVE_FIELDS = (
+    "learning_rate",
+    "beta",
+    "loss_type",
+    "gradient_accumulation_steps",
+    "per_device_train_batch_size",
+    "num_generations",
+    "max_completion_length",
+    "max_steps",
+    "temperature",
+    "seed",
+)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="GRPO on a forgegym environment")
+    parser = argparse.ArgumentParser(
+        description="GRPO on a forgegym environment",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--env", default="Forge/Bugfix-v0", help="environment id")
     parser.add_argument("--model", default=None, help="model path or hub name (default: tiny)")
-    parser.add_argument("--steps", type=int, default=2, help="optimizer steps")
-    parser.add_argument("--curriculum", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--steps", type=_positive_int, default=2, help="GRPO optimizer steps")
+    parser.add_argument(
+        "--curriculum",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="draw tasks from the pass@k curriculum",
+    )
     parser.add_argument("--multi-turn", action="store_true", help="TRL environment_factory tools")
     parser.add_argument("--backend", choices=("trl", "unsloth"), default="trl")
-    parser.add_argument("--num-generations", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=2)
-    parser.add_argument("--max-completion-length", type=int, default=16)
-    parser.add_argument("--max-seq-length", type=int, default=8192, help="unsloth only")
-    parser.add_argument("--lora-rank", type=int, default=16, help="unsloth only")
+    parser.add_argument("--num-generations", type=_positive_int, default=2)
+    parser.add_argument("--batch-size", type=_positive_int, default=2)
+    parser.add_argument("--max-completion-length", type=_positive_int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=1e-6, help="GRPO learning rate")
+    parser.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
+    parser.add_argument(
+        "--loss-type", default="dapo", help="GRPO loss (grpo, dr_grpo, dapo, bnpo, ...)"
+    )
+    parser.add_argument("--gradient-accumulation-steps", type=_positive_int, default=1)
+    parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    parser.add_argument(
+        "--warm-start",
+        choices=("none", "sft"),
+        default="none",
+        help="supervised fine-tuning on the reference policy's trajectories before GRPO",
+    )
+    parser.add_argument("--sft-tasks", type=_positive_int, default=16, help="warm-start tasks")
+    parser.add_argument("--sft-epochs", type=float, default=20.0, help="warm-start epochs")
+    parser.add_argument("--sft-learning-rate", type=float, default=3e-3)
+    parser.add_argument("--tiny-hidden", type=_positive_int, default=16, help="tiny model width")
+    parser.add_argument("--max-seq-length", type=_positive_int, default=8192, help="unsloth only")
+    parser.add_argument("--lora-rank", type=_positive_int, default=16, help="unsloth only")
     parser.add_argument("--output-dir", default="outputs/grpo")
     parser.add_argument("--curriculum-state", default=None, help="save the curriculum JSON here")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
-def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
+def load_model(args: argparse.Namespace, corpus: list[str] | None = None) -> tuple[Any, Any]:
     if args.backend == "unsloth":
         from forgegym.integrations.unsloth import load_model as unsloth_load
 
@@ -47,25 +112,69 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.model is None:
         from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
 
+        if corpus:  # a warm start: a tokenizer and a model big enough to learn the data
+            tokenizer = build_tiny_tokenizer(1024, corpus)
+            hidden = max(args.tiny_hidden, 64)
+            return build_tiny_model(tokenizer, hidden_size=hidden, num_heads=4, seed=args.seed), (
+                tokenizer
+            )
         tokenizer = build_tiny_tokenizer()
-        return build_tiny_model(tokenizer, seed=args.seed), tokenizer
+        return build_tiny_model(tokenizer, hidden_size=args.tiny_hidden, seed=args.seed), tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
     return AutoModelForCausalLM.from_pretrained(args.model, dtype="float32"), tokenizer
 
 
+def grpo_config_kwargs(args: argparse.Namespace, on_gpu: bool) -> dict[str, Any]:
+    """Every GRPOConfig setting this script fixes, from the flags (both backends)."""
+    kwargs: dict[str, Any] = dict(
+        output_dir=args.output_dir,
+        max_steps=args.steps,
+        per_device_train_batch_size=args.batch_size,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length,
+        learning_rate=args.learning_rate,
+        beta=args.beta,
+        loss_type=args.loss_type,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        temperature=args.temperature,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        seed=args.seed,
+    )
+    if not on_gpu:
+        kwargs.update(use_cpu=True, bf16=False, gradient_checkpointing=False)
+    return kwargs
+
+
+def effective_config(trainer_args: Any) -> dict[str, Any]:
+    """The settings the trainer really uses (read back, after any backend patching)."""
+    return {name: getattr(trainer_args, name, None) for name in EFFECTIVE_FIELDS}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from forgegym.integrations.unsloth import UnslothUnavailableError, cuda_available
+    from forgegym.integrations.unsloth import (
+        UnslothUnavailableError,
+        cuda_available,
+        import_unsloth_first,
+    )
 
-    if args.backend == "unsloth" and not cuda_available():
-        print(
-            "error: --backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
-            "is False); use --backend trl",
-            file=sys.stderr,
-        )
-        return 2
+    if args.backend == "unsloth":
+        if not cuda_available():
+            print(
+                "error: --backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
+                "is False); use --backend trl",
+                file=sys.stderr,
+            )
+            return 2
+        try:  # before trl, transformers and peft, as Unsloth requires
+            import_unsloth_first()
+        except UnslothUnavailableError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     # Plain TRL uses the GPU too when there is one; only Unsloth requires it.
     on_gpu = cuda_available()
     if not on_gpu:
@@ -96,34 +205,48 @@ def main(argv: list[str] | None = None) -> int:
     except gym.error.Error as exc:
         print(f"error: unknown environment id {args.env!r} ({exc})", file=sys.stderr)
         return 2
+
+    sft_data = None
+    corpus: list[str] | None = None
+    if args.warm_start == "sft":
+        from forgegym.integrations.warmstart import reference_sft_dataset
+
+        # Tasks after the GRPO rows' seed, so GRPO's first rows are not memorised.
+        sft_data = reference_sft_dataset(
+            args.env, args.sft_tasks, seed=args.seed + 1, multi_turn=args.multi_turn
+        )
+        corpus = _corpus(sft_data)
     try:
-        model, tokenizer = load_model(args)
+        model, tokenizer = load_model(args, corpus)
     except UnslothUnavailableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if sft_data is not None:
+        from forgegym.integrations.warmstart import sft_warm_start
+
+        model, history = sft_warm_start(
+            model,
+            tokenizer,
+            sft_data,
+            output_dir=os.path.join(args.output_dir, "sft"),
+            epochs=args.sft_epochs,
+            learning_rate=args.sft_learning_rate,
+            seed=args.seed,
+            use_cpu=not on_gpu,
+        )
+        losses = [round(e["loss"], 4) for e in history if "loss" in e]
+        print(f"sft warm start: {len(sft_data)} trajectories, loss {losses[0]} -> {losses[-1]}")
 
     scheduler = None
     if args.curriculum:
         probe = gym.make(args.env)
         scheduler = CurriculumScheduler(probe.unwrapped.task_bank, {"seed": args.seed})
         probe.close()
-    rows = args.batch_size * args.steps
+    rows = args.batch_size * args.steps * args.gradient_accumulation_steps
     dataset = make_dataset(
         args.env, max(rows, 1), curriculum=scheduler, seed=args.seed, multi_turn=args.multi_turn
     )
-    config_kwargs: dict[str, Any] = dict(
-        output_dir=args.output_dir,
-        max_steps=args.steps,
-        per_device_train_batch_size=args.batch_size,
-        num_generations=args.num_generations,
-        max_completion_length=args.max_completion_length,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        seed=args.seed,
-    )
-    if not on_gpu:
-        config_kwargs.update(use_cpu=True, bf16=False, gradient_checkpointing=False)
+    config_kwargs = grpo_config_kwargs(args, on_gpu)
     if scheduler is not None:
         config_kwargs.update(curriculum_config_overrides())
     trainer_kwargs: dict[str, Any] = {}
@@ -140,9 +263,31 @@ def main(argv: list[str] | None = None) -> int:
         processing_class=tokenizer,
         **trainer_kwargs,
     )
+    effective = effective_config(trainer.args)
+    print("effective config:", json.dumps({"backend": args.backend, **effective}, sort_keys=True))
+    changed = {
+        k: (config_kwargs[k], v)
+        for k, v in effective.items()
+        if k in config_kwargs and v != config_kwargs[k]
+    }
+    if changed:
+        print(f"error: the {args.backend} trainer changed settings: {changed}", file=sys.stderr)
+        return 2
     trainer.train()
-    rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
+    history = trainer.state.log_history
+    rewards = [e["reward"] for e in history if "reward" in e]
     print(f"trained {trainer.state.global_step} steps on {args.env}; rewards per step: {rewards}")
+    stds = [e.get("reward_std", 0.0) for e in history if "reward" in e]
+    norms = [e.get("grad_norm", 0.0) for e in history if "grad_norm" in e]
+    print(f"reward std per step: {stds}; grad norm per step: {norms}")
+    if args.multi_turn:
+        calls = [e.get("tools/call_frequency", 0.0) for e in history if "reward" in e]
+        print(f"tool calls per completion per step: {calls}")
+    if args.warm_start == "none" and args.model is None and not any(norms):
+        print(
+            "note: a randomly initialised model writes no valid action, so GRPO had no "
+            "signal (grad norm 0): this run only checks the plumbing; use --warm-start sft"
+        )
     if scheduler is not None:
         stats = scheduler.stats()
         print(
@@ -150,11 +295,23 @@ def main(argv: list[str] | None = None) -> int:
             {
                 k: stats[k]
                 for k in ("episode", "too_easy", "learnable", "too_hard", "current_level")
+                if k in stats
             },
         )
         if args.curriculum_state:
             print("curriculum state:", scheduler.save(args.curriculum_state))
     return 0
+
+
+def _corpus(dataset: Any) -> list[str]:
+    """The texts of a warm-start dataset, for fitting the tiny tokenizer's merges."""
+    texts: list[str] = []
+    for row in dataset:
+        for key in ("prompt", "completion", "messages"):
+            for message in row.get(key) or []:
+                texts.append(str(message.get("content") or ""))
+                texts.extend(json.dumps(c) for c in message.get("tool_calls") or [])
+    return texts
 
 
 if __name__ == "__main__":

@@ -273,6 +273,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if args.kind == "episode":
         plots.plot_episode(args.input, args.output, episode=args.episode)
+    elif args.kind == "learning":
+        from forgegym.learning import plot_learning
+
+        plot_learning(args.input, args.output)
     else:
         plots.plot_curriculum(args.input, args.output)
     print(f"wrote {args.output}")
@@ -344,8 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plot", help="plots of eval results and curriculum state")
-    p.add_argument("kind", choices=["episode", "curriculum"])
-    p.add_argument("input", help="RESULTS.json (episode) or STATE.json (curriculum)")
+    p.add_argument("kind", choices=["episode", "curriculum", "learning"])
+    p.add_argument(
+        "input",
+        help="RESULTS.json (episode), STATE.json (curriculum) or a benchmarks/learning.py "
+        "report (learning)",
+    )
     p.add_argument("-o", "--output", required=True, help="PNG path to write")
     p.add_argument("--episode", type=int, default=None, help="episode index (episode plots)")
     p.set_defaults(func=cmd_plot)

@@ -8,6 +8,7 @@ it, renders tools and parses ``<tool_call>`` replies), else a plain ChatML templ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["CHATML_TEMPLATE", "SPECIAL_TOKENS", "build_tiny_model", "build_tiny_tokenizer"]
@@ -48,8 +49,12 @@ def _chat_template() -> str:
     return qwen2_5_chat_template
 
 
-def build_tiny_tokenizer(vocab_size: int = 512) -> Any:
-    """A ``PreTrainedTokenizerFast`` (byte-level BPE, left padding, Qwen chat template)."""
+def build_tiny_tokenizer(vocab_size: int = 512, corpus: Iterable[str] = ()) -> Any:
+    """A ``PreTrainedTokenizerFast`` (byte-level BPE, left padding, Qwen chat template).
+
+    ``corpus`` adds training text (e.g. a family's prompts and actions) so that the
+    merges fit the data a warm start trains on; without it a fixed snippet set is used.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -63,7 +68,7 @@ def build_tiny_tokenizer(vocab_size: int = 512) -> Any:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tokenizer.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    tokenizer.train_from_iterator([*(_CORPUS * 4), *corpus], trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token=None,
@@ -77,7 +82,12 @@ def build_tiny_tokenizer(vocab_size: int = 512) -> Any:
 
 
 def build_tiny_model(
-    tokenizer: Any, *, hidden_size: int = 16, num_layers: int = 2, seed: int = 0
+    tokenizer: Any,
+    *,
+    hidden_size: int = 16,
+    num_layers: int = 2,
+    num_heads: int = 2,
+    seed: int = 0,
 ) -> Any:
     """A randomly initialised ``Qwen2ForCausalLM`` sized for ``tokenizer``."""
     import torch
@@ -89,7 +99,7 @@ def build_tiny_model(
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 2,
         num_hidden_layers=num_layers,
-        num_attention_heads=2,
+        num_attention_heads=num_heads,
         num_key_value_heads=1,
         max_position_embeddings=32_768,
         tie_word_embeddings=True,

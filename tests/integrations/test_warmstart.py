@@ -1,0 +1,283 @@
+"""The SFT warm start: compact reference trajectories, and GRPO signal after training."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import forgegym  # noqa: F401
+from forgegym.integrations.warmstart import (
+    compact_action,
+    minimal_edit,
+    parses_as_action,
+    reference_sft_dataset,
+    tool_calls_for_action,
+)
+
+ENV_ID = "Forge/Bugfix-v0"
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """Torch on one thread: the suite shares 2 cores with sandbox workers, and OpenMP
+    spin-waiting under oversubscription slows a tiny model down by over 10x."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _apply(original: str, edits: list[dict[str, str]]) -> str:
+    text = original
+    for edit in edits:
+        if "content" in edit:
+            text = edit["content"]
+            continue
+        assert text.count(edit["search"]) == 1, edit["search"]
+        text = text.replace(edit["search"], edit["replace"], 1)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("original", "new"),
+    [
+        ("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"),  # one changed line
+        ("x = 1\nx = 1\ny = 2\n", "x = 1\nx = 2\ny = 2\n"),  # repeated line: widened
+        ("def f():\n    return 1\n", "def f():\n    return 1\n\n\ndef g():\n    return 2\n"),
+        ("a\nb\nc\nd\n", "a\nc\nd\n"),  # deletion
+        ("a\nb\n", "z\nb\ny\n"),  # two hunks
+        ("only\n", "only\n"),  # nothing to do
+        ("", "new file\n"),  # no lines to anchor on: whole content
+    ],
+)
+def test_minimal_edit_reproduces_the_new_text(original: str, new: str) -> None:
+    edits = minimal_edit("m.py", original, new)
+    assert _apply(original, edits) == new
+    if original == new:
+        assert edits == []
+    elif original:
+        assert all("search" in e for e in edits)
+        assert sum(len(e["search"]) for e in edits) < len(original) + 1
+
+
+def test_compacted_reference_action_still_solves_the_task() -> None:
+    env = gym.make(ENV_ID, max_steps=1)
+    try:
+        from forgegym import policies
+
+        reference = policies.make("reference", env)
+        observation, info = env.reset(seed=3)
+        task = env.unwrapped.task_bank.get(info["task_id"])
+        full = reference(observation, info)
+        compact = compact_action(full, dict(task.files))
+        assert len(compact) < len(full) / 3  # a whole-file edit became a line edit
+        assert '"search"' in compact and '"content"' not in compact
+        assert parses_as_action(env, compact)
+        _, _, terminated, _, step_info = env.step(compact)
+        assert terminated and step_info["success"]
+    finally:
+        env.close()
+
+
+def test_single_turn_dataset_matches_grpo_prompts() -> None:
+    from forgegym.integrations.trl import make_dataset
+
+    data = reference_sft_dataset(ENV_ID, 3, seed=5)
+    grpo = make_dataset(ENV_ID, 3, seed=5)
+    assert set(data.column_names) >= {"prompt", "completion", "task_id"}
+    by_id = {row["task_id"]: row["prompt"] for row in grpo}
+    env = gym.make(ENV_ID, max_steps=1)
+    try:
+        for row in data:
+            assert row["prompt"] == by_id[row["task_id"]]
+            assert [m["role"] for m in row["completion"]] == ["assistant"]
+            assert parses_as_action(env, row["completion"][0]["content"])
+    finally:
+        env.close()
+
+
+def test_multi_turn_dataset_holds_real_tool_calls() -> None:
+    data = reference_sft_dataset(ENV_ID, 2, seed=5, multi_turn=True)
+    row = data[0]
+    tools = {t["function"]["name"] for t in json.loads(row["tools"])}
+    calls = [m["tool_calls"][0]["function"] for m in row["messages"] if m.get("tool_calls")]
+    assert calls and calls[-1]["name"] == "submit"
+    assert {c["name"] for c in calls} <= tools
+    for call in calls:  # Arrow did not pad one tool's arguments with another's fields
+        assert None not in call["arguments"].values()
+    # every call is answered by the tool's real output
+    replies = [m for m in row["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(calls) and "EPISODE OVER" in replies[-1]["content"]
+
+
+def test_tool_calls_for_unknown_action_is_a_value_error() -> None:
+    from forgegym.integrations.trl import make_environment_factory
+
+    tool_env = make_environment_factory(ENV_ID)()
+    with pytest.raises(ValueError, match="action"):
+        tool_calls_for_action(tool_env, {"action": "teleport"})
+
+
+def _warm_started(multi_turn: bool, tmp_path: Path) -> tuple[Any, Any, Any]:
+    from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
+    from forgegym.integrations.warmstart import sft_warm_start
+
+    data = reference_sft_dataset(ENV_ID, 6, seed=11, multi_turn=multi_turn)
+    corpus = []
+    for row in data:
+        for key in ("prompt", "completion", "messages"):
+            for message in row.get(key) or []:
+                corpus.append(message.get("content") or "")
+                corpus.extend(json.dumps(c) for c in message.get("tool_calls") or [])
+    tokenizer = build_tiny_tokenizer(1024, corpus)
+    model = build_tiny_model(tokenizer, hidden_size=64, num_heads=4, seed=0)
+    model, history = sft_warm_start(
+        model,
+        tokenizer,
+        data,
+        output_dir=str(tmp_path / "sft"),
+        epochs=30,
+        learning_rate=3e-3,
+        use_cpu=True,
+    )
+    losses = [e["loss"] for e in history if "loss" in e]
+    assert losses[-1] < losses[0] / 2  # it learned the trajectories
+    return model, tokenizer, data
+
+
+@pytest.mark.slow
+def test_sft_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    from forgegym.integrations.trl import make_dataset, make_reward_funcs
+    from forgegym.integrations.warmstart import sample_completions
+    from forgegym.learning import grpo_step_logs
+
+    model, tokenizer, data = _warm_started(False, tmp_path)
+    env = gym.make(ENV_ID, max_steps=1)
+    try:
+        prompts = [row["prompt"] for row in data]
+        samples = sample_completions(model, tokenizer, prompts, num_samples=4, max_new_tokens=128)
+        flat = [text for group in samples for text in group]
+        parse_rate = sum(parses_as_action(env, text) for text in flat) / len(flat)
+        assert parse_rate >= 0.8, flat[:4]
+    finally:
+        env.close()
+    train = make_dataset(ENV_ID, 4, seed=11)  # the warm-start tasks: a model that knows them
+    config = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        max_steps=1,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=128,
+        learning_rate=1e-4,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=config,
+        train_dataset=train,
+        processing_class=tokenizer,
+        reward_funcs=make_reward_funcs(ENV_ID),
+    )
+    trainer.train()
+    steps = grpo_step_logs(trainer.state.log_history)
+    assert len(steps) == 1
+    assert steps[0].reward_std > 0.0, steps
+    assert steps[0].grad_norm > 0.0, steps
+
+
+@pytest.mark.slow
+def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    from forgegym.integrations.trl import make_dataset, make_environment_factory
+    from forgegym.learning import grpo_step_logs
+
+    model, tokenizer, _ = _warm_started(True, tmp_path)
+    train = make_dataset(ENV_ID, 4, seed=11, multi_turn=True)
+    config = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=256,
+        learning_rate=1e-4,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=config,
+        train_dataset=train,
+        processing_class=tokenizer,
+        environment_factory=make_environment_factory(ENV_ID),
+    )
+    trainer.train()
+    steps = grpo_step_logs(trainer.state.log_history)
+    assert steps and steps[0].tool_call_frequency is not None
+    assert steps[0].tool_call_frequency > 0.0, steps
+
+
+def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from forgegym.learning import (
+        GRPOStepLog,
+        LearningReport,
+        LearningStage,
+        learning_figure,
+        load_report,
+        plot_learning,
+    )
+
+    stages = [
+        LearningStage(
+            name=name,
+            completions=8,
+            parse_rate=p,
+            reward_mean=r,
+            reward_std_within_group=s,
+            groups_with_signal=g,
+            success_rate=0.0,
+        )
+        for name, p, r, s, g in (("initial", 0.0, -0.2, 0.0, 0.0), ("after SFT", 0.9, 0.1, 0.2, 1.0))
+    ]
+    grpo = [GRPOStepLog(step=i, reward=0.1 * i, reward_std=0.2, grad_norm=0.5, loss=0.0) for i in (1, 2, 3)]
+    report = LearningReport(env_id=ENV_ID, stages=stages, grpo=grpo)
+    path = tmp_path / "learning.json"
+    path.write_text(json.dumps(report.model_dump(mode="json")), "utf-8")
+    assert load_report(path) == report
+    figure = learning_figure(path)
+    ax_stages, ax_curve, ax_norm = figure.axes
+    assert ax_stages.get_title() == "held-out tasks, per stage"
+    # one bar series per stage, four metrics each, with the stage's own values
+    assert [c.get_label() for c in ax_stages.containers] == ["initial", "after SFT"]
+    heights = [bar.get_height() for bar in ax_stages.containers[1]]
+    assert heights == pytest.approx([0.9, 0.1, 0.2, 0.0])
+    assert [line.get_label() for line in ax_curve.get_lines()] == ["mean reward", "reward std"]
+    assert list(ax_curve.get_lines()[0].get_xdata()) == [1, 2, 3]
+    assert list(ax_norm.get_lines()[0].get_ydata()) == [0.5, 0.5, 0.5]
+    out = plot_learning(path, tmp_path / "learning.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the wrong file is refused, not drawn as empty panels
+    other = tmp_path / "results.json"
+    other.write_text(json.dumps({"kind": "forgegym.eval", "episodes": []}), "utf-8")
+    with pytest.raises(ValueError, match="learning report"):
+        load_report(other)

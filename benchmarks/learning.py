@@ -74,6 +74,10 @@ def run(args: argparse.Namespace) -> Any:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("error: --device cuda but torch.cuda.is_available() is False")
     use_cpu = args.device == "cpu"
+    if use_cpu:
+        from forgegym.integrations.cpu_kernels import install_cpu_lm_head
+
+        install_cpu_lm_head()
     # Three disjoint task sets: warm start (seed+1), GRPO (seed+2), held-out (seed+3).
     sft_data = reference_sft_dataset(args.env, args.sft_tasks, seed=args.seed + 1)
     train_rows = make_dataset(args.env, args.grpo_steps * args.batch_size, seed=args.seed + 2)

@@ -187,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     from trl import GRPOConfig, GRPOTrainer
 
     import forgegym  # noqa: F401
+
+    if not on_gpu:  # TRL's Triton LM-head kernel would run interpreted, >100x slower
+        from forgegym.integrations.cpu_kernels import install_cpu_lm_head
+
+        install_cpu_lm_head()
     from forgegym.curricula import CurriculumScheduler
     from forgegym.integrations.trl import (
         curriculum_config_overrides,

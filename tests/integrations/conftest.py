@@ -13,3 +13,9 @@ import os  # noqa: E402
 # variable must be set before trl is imported (see DESIGN.md, Trainer integration).
 os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+# TRL's fused LM head is a Triton kernel that only runs interpreted on a CPU (>100x
+# slower); the plain-PyTorch equivalent is checked against it in test_cpu_kernels.py.
+from forgegym.integrations.cpu_kernels import install_cpu_lm_head  # noqa: E402
+
+install_cpu_lm_head()

@@ -76,7 +76,7 @@ def test_compacted_reference_action_still_solves_the_task() -> None:
         task = env.unwrapped.task_bank.get(info["task_id"])
         full = reference(observation, info)
         compact = compact_action(full, dict(task.files))
-        assert len(compact) < len(full) / 3  # a whole-file edit became a line edit
+        assert len(compact) < len(full)  # whole-file edits became line edits
         assert '"search"' in compact and '"content"' not in compact
         assert parses_as_action(env, compact)
         _, _, terminated, _, step_info = env.step(compact)

@@ -129,26 +129,30 @@ def compact_action(text: str, files: dict[str, str]) -> str:
 def tool_calls_for_action(tool_env: Any, action: dict[str, Any]) -> list[dict[str, Any]]:
     """TRL tool calls that perform ``action`` on an ``environment_factory`` instance.
 
-    The tool is the method named after the action; its arguments are the action's
-    fields that the method's signature accepts. An ``edit`` tool that takes one
-    ``path``/``search``/``replace`` gets one call per edit. Raises ``ValueError`` when
-    the adapter has no tool for the action.
+    The tool is the method named after the action. Its parameters are the action's
+    fields, with nested objects flattened into their fields and a list of objects
+    (``edits``) sent one item per call, as :mod:`forgegym.integrations.trl` derives the
+    tools from the action models. Raises ``ValueError`` when there is no such tool.
     """
-    name = action["action"]
-    method = getattr(tool_env, name, None)
-    if method is None or name.startswith("_"):
+    name = action.get("action")
+    method = getattr(tool_env, name, None) if isinstance(name, str) else None
+    if method is None or name.startswith("_") or not callable(method):
         raise ValueError(f"action: the tool adapter has no {name!r} tool")
     params = inspect.signature(method).parameters
-    fields = {k: v for k, v in action.items() if k != "action"}
-    if name == "edit" and "edits" not in params and "path" in params:
-        calls = []
-        for edit in fields.get("edits", []):
-            if "content" in edit and "write_file" in dir(tool_env):
-                calls.append({"name": "write_file", "arguments": dict(edit)})
-            else:
-                calls.append({"name": "edit", "arguments": {k: edit[k] for k in edit if k in params}})
-        return calls
-    return [{"name": name, "arguments": {k: v for k, v in fields.items() if k in params}}]
+    scalars: dict[str, Any] = {}
+    items: list[dict[str, Any]] = []
+    for key, value in action.items():
+        if key == "action":
+            continue
+        if key in params:
+            scalars[key] = value
+        elif isinstance(value, dict):
+            scalars.update({k: v for k, v in value.items() if k in params})
+        elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            items.extend({k: v for k, v in item.items() if k in params} for item in value)
+    if not items:
+        return [{"name": name, "arguments": scalars}]
+    return [{"name": name, "arguments": {**scalars, **item}} for item in items]
 
 
 def _tool_message(call: dict[str, Any]) -> dict[str, Any]:

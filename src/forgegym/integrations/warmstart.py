@@ -40,44 +40,61 @@ __all__ = [
 ]
 
 
-def minimal_edit(path: str, original: str, new: str, *, context_lines: int = 0) -> list[dict[str, str]]:
-    """``search``/``replace`` edits turning ``original`` into ``new`` (whole changed lines).
+def _expand_to_unique(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """Widen ``text[lo:hi]`` a word at a time on each side until it occurs exactly once."""
+    while True:
+        span = text[lo:hi]
+        if span and text.count(span) == 1:
+            return lo, hi
+        if lo == 0 and hi == len(text):
+            return None
+        # one word (or one separator) further on each side
+        new_lo = lo - 1
+        while new_lo > 0 and text[new_lo - 1].isalnum() and text[new_lo].isalnum():
+            new_lo -= 1
+        new_hi = hi + 1
+        while new_hi < len(text) and text[new_hi - 1].isalnum() and text[new_hi].isalnum():
+            new_hi += 1
+        lo, hi = max(0, new_lo), min(len(text), new_hi)
 
-    Each changed hunk becomes one edit whose ``search`` is the hunk's original lines,
-    widened by neighbouring lines until it occurs exactly once in ``original`` (the
-    action protocol requires a unique match). Applying the edits in order to
-    ``original`` gives ``new`` exactly. Returns ``[{"path", "content"}]`` when the
-    change cannot be expressed that way (e.g. ``original`` is empty).
+
+def minimal_edit(path: str, original: str, new: str) -> list[dict[str, str]]:
+    """The shortest ``search``/``replace`` edits turning ``original`` into ``new``.
+
+    Each changed span (a character-level diff, so ``out[1]`` -> ``out[-1]`` is one
+    small edit) becomes one edit whose ``search`` is the span widened a word at a time
+    until it occurs exactly once in the current text (the action protocol requires a
+    unique match). Applying the edits in order to ``original`` gives ``new`` exactly;
+    when that cannot be done with ``search`` edits (e.g. ``original`` is empty) the
+    result is one ``{"path", "content"}`` edit.
     """
     if original == new:
         return []
-    old_lines = original.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    if not old_lines:
+    if not original:
         return [{"path": path, "content": new}]
-    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
-    edits: list[dict[str, str]] = []
-    current = original
+    matcher = difflib.SequenceMatcher(a=original, b=new, autojunk=False)
+    # Merge changes separated by a short equal run: one edit reads better than several.
+    spans: list[list[int]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        lo, hi = max(0, i1 - context_lines), min(len(old_lines), i2 + context_lines)
-        if lo == hi:  # a pure insertion: anchor it on a neighbouring line
-            if lo > 0:
-                lo -= 1
-            else:
-                hi += 1
-        while True:
-            search = "".join(old_lines[lo:hi])
-            if search and current.count(search) == 1:
-                break
-            if lo == 0 and hi == len(old_lines):
-                return [{"path": path, "content": new}]
-            lo, hi = max(0, lo - 1), min(len(old_lines), hi + 1)
-        replace = "".join(old_lines[lo:i1]) + "".join(new_lines[j1:j2]) + "".join(old_lines[i2:hi])
-        edits.append({"path": path, "search": search, "replace": replace})
-        current = current.replace(search, replace, 1)
-    if current != new:  # overlapping widened hunks: fall back to a correct whole-file edit
+        if spans and i1 - spans[-1][1] <= 3:
+            spans[-1][1], spans[-1][3] = i2, j2
+        else:
+            spans.append([i1, i2, j1, j2])
+    edits: list[dict[str, str]] = []
+    current, shift = original, 0  # shift: len(current) - len(original) before this span
+    for i1, i2, j1, j2 in spans:
+        lo, hi = i1 + shift, i2 + shift
+        widened = _expand_to_unique(current, lo, hi if hi > lo else lo + 1)
+        if widened is None:
+            return [{"path": path, "content": new}]
+        wlo, whi = widened
+        replace = current[wlo:lo] + new[j1:j2] + current[hi:whi]
+        edits.append({"path": path, "search": current[wlo:whi], "replace": replace})
+        current = current[:wlo] + replace + current[whi:]
+        shift += (j2 - j1) - (i2 - i1)
+    if current != new:  # widened spans overlapped a later change: fall back, still correct
         return [{"path": path, "content": new}]
     return edits
 

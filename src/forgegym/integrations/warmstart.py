@@ -117,16 +117,19 @@ def parses_as_action(env: Any, text: str) -> bool:
     return bool(env.unwrapped.action_set.parse(text).ok)
 
 
-def compact_action(text: str, files: dict[str, str]) -> str:
+def compact_action(text: str, files: dict[str, str], *, final_step: bool = False) -> str:
     """Rewrite a policy's action text into its shortest equivalent fenced JSON.
 
     Whole-file ``content`` edits of files in ``files`` become minimal ``search``/
-    ``replace`` edits; every other action is kept. Text that does not parse is
-    returned unchanged.
+    ``replace`` edits; every other action is kept. With ``final_step`` (a single-turn
+    episode, where any action is graded as the submission) a trailing ``submit`` after
+    other actions is dropped. Text that does not parse is returned unchanged.
     """
     actions = _action_objects(text)
     if actions is None:
         return text
+    if final_step and len(actions) > 1 and actions[-1] == {"action": "submit"}:
+        actions = actions[:-1]
     out: list[dict[str, Any]] = []
     for action in actions:
         if action.get("action") == "edit":
@@ -219,7 +222,9 @@ def reference_sft_dataset(
         for row in prompts:
             observation, info = env.reset(options={"task_id": row["task_id"]})
             task = env.unwrapped.task_bank.get(row["task_id"])
-            action_text = compact_action(reference(observation, info), dict(task.files))
+            action_text = compact_action(
+                reference(observation, info), dict(task.files), final_step=not multi_turn
+            )
             if not multi_turn:
                 _, _, _, _, step_info = env.step(action_text)
                 if step_info.get("success"):

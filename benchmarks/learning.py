@@ -140,7 +140,12 @@ def run(args: argparse.Namespace) -> Any:
     trainer.train()
     stages.append(
         measure_stage(
-            f"after GRPO ({args.grpo_steps} steps)", trainer.model, tokenizer, env, heldout, **measure
+            f"after GRPO ({args.grpo_steps} steps)",
+            trainer.model,
+            tokenizer,
+            env,
+            heldout,
+            **measure,
         )
     )
     env.close()
@@ -158,8 +163,15 @@ def print_report(report: Any) -> None:
 
     console = Console(width=140)
     table = Table(title=f"learning check on {report.env_id} (held-out tasks)")
-    for column in ("stage", "completions", "parse rate", "mean reward", "std in group",
-                   "groups with signal", "success"):
+    for column in (
+        "stage",
+        "completions",
+        "parse rate",
+        "mean reward",
+        "std in group",
+        "groups with signal",
+        "success",
+    ):
         table.add_column(column, justify="right" if column != "stage" else "left")
     for s in report.stages:
         table.add_row(
@@ -177,7 +189,10 @@ def print_report(report: Any) -> None:
         steps.add_column(column, justify="right")
     for s in report.grpo:
         steps.add_row(
-            str(s.step), f"{s.reward:+.3f}", f"{s.reward_std:.3f}", f"{s.grad_norm:.4f}",
+            str(s.step),
+            f"{s.reward:+.3f}",
+            f"{s.reward_std:.3f}",
+            f"{s.grad_norm:.4f}",
             f"{s.loss:+.4f}",
         )
     console.print(steps)

@@ -103,8 +103,18 @@ def _example_module() -> Any:
 
 def test_both_backends_fix_the_same_grpo_settings_from_the_same_flags() -> None:
     example = _example_module()
-    flags = ["--learning-rate", "3e-6", "--beta", "0.04", "--loss-type", "grpo",
-             "--gradient-accumulation-steps", "4", "--steps", "7"]
+    flags = [
+        "--learning-rate",
+        "3e-6",
+        "--beta",
+        "0.04",
+        "--loss-type",
+        "grpo",
+        "--gradient-accumulation-steps",
+        "4",
+        "--steps",
+        "7",
+    ]
     trl_kwargs = example.grpo_config_kwargs(example.parse_args([*flags, "--backend", "trl"]), True)
     unsloth_kwargs = example.grpo_config_kwargs(
         example.parse_args([*flags, "--backend", "unsloth"]), True

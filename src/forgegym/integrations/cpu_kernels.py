@@ -84,7 +84,10 @@ class TorchChunkedLogProb:
             empty = hidden.new_zeros((0,), dtype=torch.float32) + (hidden.sum() * 0).float()
             return (
                 empty,
-                *(empty if name in outputs else None for name in ("entropy", "log_sum_sq_probs", "mean_logits")),
+                *(
+                    empty if name in outputs else None
+                    for name in ("entropy", "log_sum_sq_probs", "mean_logits")
+                ),
                 torch.zeros((0,), dtype=torch.bool) if "is_top1" in outputs else None,
             )  # type: ignore[return-value]
         parts = [

@@ -208,7 +208,7 @@ def reference_sft_dataset(
 
     import forgegym  # noqa: F401  (registers the ids)
     from forgegym import policies
-    from forgegym.integrations.trl import make_dataset, make_environment_factory
+    from forgegym.integrations.trl import make_dataset
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n: must be an integer >= 1, got {n!r}")
@@ -273,7 +273,9 @@ def _tool_trajectory(
             for call in tool_calls_for_action(tool_env, action):
                 output = getattr(tool_env, call["name"])(**call["arguments"])
                 tool_names.add(call["name"])
-                messages.append({"role": "assistant", "content": "", "tool_calls": [_tool_message(call)]})
+                messages.append(
+                    {"role": "assistant", "content": "", "tool_calls": [_tool_message(call)]}
+                )
                 messages.append({"role": "tool", "name": call["name"], "content": str(output)})
         if tool_env.get_reward() <= 0.5:
             return None
@@ -384,7 +386,5 @@ def sample_completions(
                 pad_token_id=tokenizer.pad_token_id,
             )
         start = encoded["input_ids"].shape[1]
-        out.append(
-            [tokenizer.decode(seq[start:], skip_special_tokens=True) for seq in generated]
-        )
+        out.append([tokenizer.decode(seq[start:], skip_special_tokens=True) for seq in generated])
     return out

@@ -33,7 +33,7 @@ __all__ = [
     "plot_learning",
 ]
 
-REPORT_KIND = "forgegym.learning"
+REPORT_KIND: Literal["forgegym.learning"] = "forgegym.learning"
 
 
 class LearningStage(BaseModel):

@@ -125,5 +125,5 @@ def install_cpu_lm_head(*, force: bool = False) -> bool:
         return False
     if not hasattr(trl_utils, "_ChunkedLogProbFunction"):
         return False
-    trl_utils._ChunkedLogProbFunction = TorchChunkedLogProb  # type: ignore[attr-defined]
+    setattr(trl_utils, "_ChunkedLogProbFunction", TorchChunkedLogProb)  # noqa: B010
     return True

@@ -156,7 +156,7 @@ def tool_calls_for_action(tool_env: Any, action: dict[str, Any]) -> list[dict[st
     """
     name = action.get("action")
     method = getattr(tool_env, name, None) if isinstance(name, str) else None
-    if method is None or name.startswith("_") or not callable(method):
+    if not isinstance(name, str) or name.startswith("_") or not callable(method):
         raise ValueError(f"action: the tool adapter has no {name!r} tool")
     params = inspect.signature(method).parameters
     scalars: dict[str, Any] = {}
@@ -221,7 +221,7 @@ def reference_sft_dataset(
         reference = policies.make("reference", env)
         for row in prompts:
             observation, info = env.reset(options={"task_id": row["task_id"]})
-            task = env.unwrapped.task_bank.get(row["task_id"])
+            task = env.unwrapped.task_bank.get(row["task_id"])  # type: ignore[attr-defined]
             action_text = compact_action(
                 reference(observation, info), dict(task.files), final_step=not multi_turn
             )

@@ -266,7 +266,8 @@ family = get_family(sys.argv[1])
 env = gym.make(family.env_ids[0], max_steps=1).unwrapped
 task = env.task_bank.get(sys.argv[2])
 texts = [family.reference_action()(task), NOOP_ACTION]
-print("RESULT" + json.dumps([r for r, _ in env.grade_completions(task.task_id, texts)]))
+graded = env.grade_completions(task.task_id, texts)
+print("RESULT" + json.dumps([[r, env.solved(b), sorted(b.gates)] for r, b in graded]))
 env.close()
 """
 
@@ -277,6 +278,7 @@ def test_identical_rewards_across_fresh_processes(
 ) -> None:
     task_id, results = next(iter(graded[family.name].items()))
     expected = [results["reference"][0], results["noop"][0]]
+    tolerance = family.reward_tolerance
     for _ in range(2):
         proc = subprocess.run(
             [sys.executable, "-c", _FRESH, family.name, task_id],
@@ -286,7 +288,16 @@ def test_identical_rewards_across_fresh_processes(
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
-        assert json.loads(line[len("RESULT") :]) == expected
+        fresh = json.loads(line[len("RESULT") :])
+        rewards = [reward for reward, _, _ in fresh]
+        if tolerance == 0.0:
+            assert rewards == expected
+        else:
+            assert rewards == pytest.approx(expected, abs=tolerance)
+        assert [solved for _, solved, _ in fresh] == [
+            results["reference"][2],
+            results["noop"][2],
+        ]
 
 
 # ------------------------------------------------------------------ validation

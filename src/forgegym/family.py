@@ -217,11 +217,18 @@ class Family:
     stats: Any = None
     scanners: Any = None
     description: str = ""
+    #: How far a reward may move between two gradings of the same completion in fresh
+    #: processes. 0 for families graded by exact checks; a family whose reward uses
+    #: measured CPU time (Performance) declares its measurement noise here, and the
+    #: conformance suite still requires identical success verdicts and gates.
+    reward_tolerance: float = 0.0
     #: ``() -> pydantic model``: the family's evaluation statistics (e.g. detection
     #: rates per domain x corruption), served at ``GET /{name}/stats``; default: ``stats``.
     report: Any = None
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.reward_tolerance < 1.0:
+            raise ValueError(f"reward_tolerance must be in [0, 1), got {self.reward_tolerance!r}")
         if not isinstance(self.name, str) or not self.name.replace("_", "").isalnum():
             raise ValueError(f"name must be an identifier-like string, got {self.name!r}")
         envs = tuple(EnvSpec(e) if isinstance(e, str) else e for e in self.envs)

@@ -37,6 +37,9 @@ FAMILY = register_family(
         stats="forgegym.envs.performance.bank:bank_stats",
         scanners={"performance": "forgegym.envs.performance.scan:scan_submission"},
         description="make data structures fast under a complexity bound, measured by the parent",
+        # The speed term uses CPU time measured by the parent: verdicts are stable under
+        # load (benchmarks/performance_stability.py), the capped speed credit moves a little.
+        reward_tolerance=0.05,
     )
 )
 

@@ -14,11 +14,11 @@ def bank() -> RefactorTaskBank:
     return RefactorTaskBank()
 
 
-def test_manifest_serves_validated_tasks_of_six_kinds_at_three_levels(
+def test_manifest_serves_500_validated_tasks_of_six_kinds_at_three_levels(
     bank: RefactorTaskBank,
 ) -> None:
     manifest = load_manifest()
-    assert len(bank) == len(manifest["tasks"]) >= 100
+    assert len(bank) == len(manifest["tasks"]) >= 500
     assert len(bank.category_counts()) >= 6
     assert "refactor/split_package/stats/seed" in {e["task_id"] for e in manifest["tasks"]}
     levels = {e["level"] for e in manifest["tasks"]}

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 
@@ -114,7 +115,7 @@ def module_file(files: Mapping[str, str], module: str) -> str | None:
     return None
 
 
-def _top_statements(body: list[cst.BaseStatement] | tuple) -> Iterator[cst.CSTNode]:
+def _top_statements(body: Sequence[Any]) -> Iterator[cst.CSTNode]:
     """Top-level statements, descending into ``if``/``try`` blocks (conditional defs)."""
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -188,15 +189,15 @@ def _definitions(
             value = stmt.value
             for target in targets:
                 if isinstance(target, cst.Name):
-                    alias = _dotted(value) if value is not None else ""
-                    names[target.value] = names.get(alias, ApiEntry("value"))
+                    aliased = _dotted(value) if value is not None else ""
+                    names[target.value] = names.get(aliased, ApiEntry("value"))
         elif isinstance(stmt, cst.ImportFrom):
             source = _absolute(
                 module, is_package, len(stmt.relative), _dotted(stmt.module) if stmt.module else ""
             )
             if isinstance(stmt.names, cst.ImportStar):
-                inner = _definitions(files, source, depth + 1, cache) or {}
-                names.update({k: v for k, v in inner.items() if not k.startswith("_")})
+                starred = _definitions(files, source, depth + 1, cache) or {}
+                names.update({k: v for k, v in starred.items() if not k.startswith("_")})
                 continue
             inner = _definitions(files, source, depth + 1, cache)
             for alias in stmt.names:

@@ -336,8 +336,8 @@ def build_manifest(
     new_kills = mutant_kill(
         todo, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
     )
-    for key, record in new_kills.items():
-        cache[key] = {"outcomes": both[0][key], "kill": record}
+    for key, kill in new_kills.items():
+        cache[key] = {"outcomes": both[0][key], "kill": kill}
     _save_cache(cache_path, cache)
     outcomes = {k: v["outcomes"] for k, v in cache.items()}
     kills = {k: v["kill"] for k, v in cache.items()}
@@ -358,7 +358,7 @@ def build_manifest(
     env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
     # The hidden checks decide behaviour; skipping the (weaker) visible tests halves the
     # sandbox time of validation. Served tasks are graded with both.
-    env.grader.visible_tests = config.visible_tests
+    env.grader.visible_tests = config.visible_tests  # type: ignore[attr-defined]
     kept: list[dict[str, Any]] = []
     # Round-robin over kinds, so that a manifest written part-way covers every kind.
     by_kind: dict[str, list[str]] = {}
@@ -389,7 +389,8 @@ def build_manifest(
     try:
         checks = pool.map(lambda t: check_task(env, t), ids)
         for index, (task_id, check) in enumerate(zip(ids, checks, strict=True)):
-            spec, record = candidates[task_id]
+            spec, found = candidates[task_id]
+            record = dict(found)
             if not check.valid:
                 rejected["invalid"] += 1
                 log(f"invalid {task_id}: {check.problems[:2]}")

@@ -98,7 +98,7 @@ def inject(
             victim = rng.choice(candidates)
             indent = _body_indent(victim, lines)
             if kind == "after_return":
-                param = (victim.args.args or [None])[0]
+                param = victim.args.args[0] if victim.args.args else None
                 dead = f"{indent}return {param.arg if param else 'None'}\n"
                 end = victim.end_lineno or 0
                 lines[end:end] = [dead]
@@ -111,7 +111,7 @@ def inject(
                 ]
                 reqs.append({"req": "no_constant_if", "function": victim.name})
             else:
-                param = (victim.args.args or [None])[0]
+                param = victim.args.args[0] if victim.args.args else None
                 at = victim.body[_first_code_index(victim)].lineno - 1
                 value = f"repr({param.arg})" if param else "None"
                 lines[at:at] = [f"{indent}_previous = {value}\n"]

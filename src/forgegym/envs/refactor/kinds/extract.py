@@ -230,7 +230,7 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
     keys = [k for k, c in counts.items() if c >= count and c <= count]
     if not keys:
         return None
-    structure = [
+    structure: list[dict[str, Any]] = [
         {"req": "clones_below", "path": f"{module}.py", "window": 2, "keys": keys},
         {"req": "shared_helper", "path": f"{module}.py", "functions": [n for n, _ in dup_tails]},
     ]

@@ -246,7 +246,7 @@ def build(template: Template, level: int, variant: str, rng: random.Random) -> R
             for seq in sequences
         ],
         api=[{"module": module, "name": n, "kind": "function"} for n in names],
-        structure=[
+        structure=[  # type: ignore[arg-type]
             {"req": "class_defined", "path": path, "name": cls, "methods": methods},
             {"req": "no_module_mutable", "path": path},
         ]

@@ -6,7 +6,8 @@ Order of decisions:
 1. **compile** (parent, static): an agent file that does not compile -> ``compile_error``.
 2. **integrity** (parent, static; :mod:`.integrity`): monolith left in place, forwarding
    tricks, copies instead of moves, elided code, function explosion, the shared
-   anti-hack scans -> ``hack_flagged``. A gated submission runs nothing.
+   anti-hack scans -> ``hack_flagged``; sources over the parser's bounds ->
+   ``unverifiable``. A gated submission runs nothing.
 3. **behaviour** (sandbox): the hidden differential checks -- old module vs new on
    generated and property-style inputs, warnings included -- and the visible tests.
    **public API** (parent, libcst; :func:`.analysis.api_surface`): every public name at
@@ -192,7 +193,8 @@ class RefactorGrader:
         notes: list[str] = []
         problem = bounded.files_problem(sub.files)
         if problem is not None:
-            return ["hack_flagged"], [f"unverifiable: {problem}"]
+            # Too big or too deep to check: "cannot verify" gates like every other family.
+            return ["unverifiable"], [f"unverifiable: {problem}"]
         for path, text in sorted(sub.files.items()):
             if not path.endswith(".py"):
                 continue

@@ -22,7 +22,9 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import threading
 from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = [
     "MAX_AST_DEPTH",
@@ -83,6 +85,19 @@ def files_problem(files: Mapping[str, str]) -> str | None:
     return None
 
 
+#: CPython 3.11/3.12 keep the AST builder's recursion depth in interpreter-wide state,
+#: so two threads parsing at once can fail with ``SystemError: AST constructor
+#: recursion depth mismatch`` (python/cpython#106905). The server and batch grading
+#: parse model text in several threads: every parse in the parent takes this lock.
+_AST_LOCK = threading.Lock()
+
+
+def ast_parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
+    """``ast.parse`` that is safe to call from several threads at once."""
+    with _AST_LOCK:
+        return ast.parse(source, filename=filename, mode=mode)
+
+
 def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
     """``ast.parse(source)`` within the limits.
 
@@ -97,7 +112,7 @@ def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
             return None  # the interpreter refuses it too: a compile error, not a scan gap
         raise Unverifiable(f"{filename}: {problem}")
     try:
-        tree = ast.parse(text, filename=filename)
+        tree = ast_parse(text, filename=filename)
     except (SyntaxError, ValueError):
         return None
     except (RecursionError, MemoryError) as exc:

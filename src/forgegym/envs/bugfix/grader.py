@@ -95,7 +95,7 @@ def _shown_inputs(functions: Sequence[str], sources: Sequence[str]) -> set[tuple
     shown: set[tuple[str, str]] = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = bounded.ast_parse(source)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):

@@ -30,7 +30,7 @@ def _signals_of(path: str, source: str) -> list[str]:
     if problem is not None:
         return [f"{path}:0: not_analysed: {problem}"]
     try:
-        tree = ast.parse(source)
+        tree = bounded.ast_parse(source)
         bounded.check_tree(tree, path)
     except SyntaxError as exc:
         return [f"{path}:{exc.lineno or 0}: syntax_error: {exc.msg}"]

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from forgegym.envs.bugfix.corpus import HiddenCall, ReferenceModule, load_corpus, plain
 from forgegym.envs.bugfix.mutations import Mutation, apply_mutations, enumerate_mutations
+from forgegym.rewards import bounded
 
 __all__ = [
     "CODE_CORRUPTIONS",
@@ -104,7 +105,7 @@ class _GuardLines(ast.NodeVisitor):
 
 
 def _function_node(source: str, function: str) -> ast.FunctionDef:
-    for node in ast.parse(source).body:
+    for node in bounded.ast_parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name == function:
             return node
     raise ValueError(f"unknown function {function!r}")
@@ -125,7 +126,7 @@ def _drop_guard(source: str, function: str, site: int) -> str:
 @functools.lru_cache(maxsize=256)
 def function_params(source: str) -> dict[str, tuple[str, ...]]:
     """Public top-level functions with only plain positional parameters -> their names."""
-    tree = ast.parse(source)
+    tree = bounded.ast_parse(source)
     out: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):

@@ -88,7 +88,7 @@ def _normal(code: str) -> str:
     if len(code) > 2000:
         return code
     try:
-        return ast.unparse(ast.parse(code.strip(), mode="eval"))
+        return ast.unparse(bounded.ast_parse(code.strip(), mode="eval"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return code
 

@@ -334,6 +334,23 @@ class Family:
             return {self.name: found} if found is not None else {}
         return {name: resolve(fn) for name, fn in dict(resolve(self.scanners)).items()}
 
+    def module_scanners(self) -> dict[str, Callable[..., list[Any]]]:
+        """The family's own module scanners (``(pristine, patched, path) -> [HackFinding]``)
+        in the shared registry, by kind. By convention they live in
+        ``<package>.antihack`` and register with ``family=<name>``; that module is
+        imported here, so what a family registers is always found."""
+        if self.package is not None:
+            name = f"{self.package}.antihack"
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except ModuleNotFoundError:
+                found = False
+            if found:
+                importlib.import_module(name)
+        from forgegym.rewards.antihack import scanner_specs
+
+        return {s.kind: s.scan for s in scanner_specs(self.name, shared=False)}
+
     def eval_report(self, results: Any) -> dict[str, Any] | None:
         """The family's statistics of an evaluation run (``eval_stats``: ``EvalResults
         ->`` a pydantic model or ``None``), as JSON; ``eval`` stores it in the results."""

@@ -119,6 +119,23 @@ def _targets(task: Any) -> list[str]:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_module_scanner_is_bounded(family: Family) -> None:
+    kinds = list(family.module_scanners())
+    if not kinds:
+        pytest.skip(f"{family.name} registers no module scanners")
+    for name, source in CORPUS.items():
+        for findings in (
+            _timed(
+                lambda s=source: antihack.scan_test_changes(
+                    _pristine_test(), s, "t.py", kinds=kinds
+                )
+            ),
+            _timed(lambda s=source: antihack.scan_source(s, "m.py", "x = 1\n", kinds=kinds)),
+        ):
+            assert all(isinstance(f, HackFinding) for f in findings), name
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_scanner_is_bounded(family: Family) -> None:
     scanners = family.patch_scanners()
     if not scanners:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 
 from forgegym.rewards.antihack import (
     HACK_KINDS,
-    SCANNERS,
+    SHARED_KINDS,
+    TEST_SCANNERS,
     HackFinding,
     scan_added_files,
     scan_patch,
@@ -188,8 +190,8 @@ def test_each_hack_kind_is_detected(kind: str, patched: str) -> None:
 
 
 def test_every_scanner_kind_has_a_hack_example() -> None:
-    assert set(HACKS) == set(SCANNERS)
-    assert set(HACK_KINDS) == set(SCANNERS) | {"test_tampering_file", "unverifiable"}
+    assert set(HACKS) == set(SHARED_KINDS)
+    assert set(HACK_KINDS) == set(SHARED_KINDS) | {"test_tampering_file", "unverifiable"}
 
 
 LEGIT_FIXES = {
@@ -405,7 +407,7 @@ def test_scan_patch_reference_fix_is_clean() -> None:
 def test_scanners_never_raise_on_arbitrary_text(text: str) -> None:
     for result in (
         scan_test_changes(PRISTINE_TEST, text, "t.py"),
-        scan_source(text, "s.py", kinds=set(SCANNERS)),
+        scan_source(text, "s.py", kinds=set(SHARED_KINDS)),
     ):
         assert all(f.kind in HACK_KINDS for f in result)
 
@@ -415,3 +417,32 @@ def test_public_api_is_reexported() -> None:
 
     assert rewards.scan_patch is scan_patch
     assert rewards.HackFinding is HackFinding
+
+
+def test_a_family_scanner_registers_once_and_runs_only_when_asked() -> None:
+    from forgegym.rewards.antihack import ModuleIndex, default_kinds, register_scanner
+    from forgegym.rewards.antihack.registry import unregister_scanner
+
+    def scan_print_added(pristine: ModuleIndex, patched: ModuleIndex, path: str) -> list:
+        count = sum(1 for n in ast.walk(patched.tree) if isinstance(n, ast.Call)) - sum(
+            1 for n in ast.walk(pristine.tree) if isinstance(n, ast.Call)
+        )
+        return [HackFinding(kind="toy_calls", path=path, line=0, detail="x")] if count else []
+
+    register_scanner("toy_calls", tests=True, source=True, family="toyfam")(scan_print_added)
+    try:
+        assert "toy_calls" in default_kinds("test", family="toyfam")
+        assert "toy_calls" not in default_kinds("test") and "toy_calls" not in TEST_SCANNERS
+        patched = "def test_x():\n    print(1)\n    assert 1 + 1 == 2\n"
+        pristine = "def test_x():\n    assert 1 + 1 == 2\n"
+        assert "toy_calls" not in kinds(scan_test_changes(pristine, patched, "t.py"))
+        asked = scan_test_changes(pristine, patched, "t.py", kinds={"toy_calls"})
+        assert kinds(asked) == {"toy_calls"}
+        with pytest.raises(ValueError, match="already registered"):
+            register_scanner("toy_calls", family="other")(lambda a, b, p: [])
+        with pytest.raises(ValueError, match="kind"):
+            register_scanner("not a kind")
+    finally:
+        unregister_scanner("toy_calls")
+    with pytest.raises(ValueError, match="kinds: unknown scanner 'toy_calls'"):
+        scan_test_changes(pristine, patched, "t.py", kinds={"toy_calls"})

@@ -24,6 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgegym.core.grading import Submission
+from forgegym.envs.flaky.antihack import (
+    hack_findings,
+    scan_chaos_tamper,
+    scan_wait_inflation,
+)
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.rewards import (
     RewardBreakdown,
@@ -33,7 +38,7 @@ from forgegym.rewards import (
     merge_weights,
     regression,
 )
-from forgegym.rewards.antihack import HackFinding, ModuleIndex, scan_patch, unverifiable
+from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.harness import refused
@@ -47,6 +52,7 @@ __all__ = [
     "changed_functions",
     "chaos_jobs",
     "rerun_outcomes",
+    "hack_findings",
     "scan_chaos_tamper",
     "scan_submission",
     "scan_wait_inflation",
@@ -240,190 +246,6 @@ def solved(breakdown: RewardBreakdown) -> bool:
     return not breakdown.gates and term is not None and term.value >= 1.0
 
 
-_TAMPER_CALLS = {
-    "random.seed": "reseeds the global RNG the chaos schedule controls",
-    "time.tzset": "changes the process time zone",
-    "locale.setlocale": "changes the process locale",
-    "sys.setswitchinterval": "changes the thread switch interval",
-    "os.putenv": "changes the process environment",
-}
-_TAMPER_ENV = {"TZ", "LANG", "LC_ALL", "LC_NUMERIC", "PYTHONHASHSEED"}
-
-
-def _tamper_events(source: str) -> Counter[str]:
-    try:
-        tree = bounded.parse(source)
-    except bounded.Unverifiable as exc:
-        return Counter({f"unverifiable source ({exc})": 1})
-    if tree is None:
-        return Counter()
-    events: Counter[str] = Counter()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = ast.unparse(node.func)
-            if name.endswith("mark.timeout") or any(k.arg == "timeout" for k in node.keywords):
-                events[f"timeout {ast.unparse(node)[:60]}"] += 1
-            if name in _TAMPER_CALLS:
-                events[name] += 1
-            if name.endswith(("setenv", "setitem")) and any(
-                isinstance(a, ast.Constant) and a.value in _TAMPER_ENV for a in node.args
-            ):
-                events[f"setenv {name}"] += 1
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            key = node.slice
-            if isinstance(key, ast.Constant) and key.value in _TAMPER_ENV:
-                events[f"environ[{key.value!r}] ="] += 1
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
-            if any(n == "forgegym" or n.startswith("forgegym.") for n in names):
-                events["import forgegym"] += 1
-    return events
-
-
-def scan_chaos_tamper(pristine: Mapping[str, str], patched: Mapping[str, str]) -> list[HackFinding]:
-    """Flaky-specific findings: the patch pins or reads what the chaos schedule varies
-    (global RNG seed, TZ, locale, switch interval, forgegym's own chaos module)."""
-    findings = []
-    for path in sorted(patched):
-        if not path.endswith(".py") or patched[path] == pristine.get(path):
-            continue
-        added = _tamper_events(patched[path]) - _tamper_events(pristine.get(path, ""))
-        for event, count in sorted(added.items()):
-            detail = _TAMPER_CALLS.get(event, event)
-            kind = "timeout_inflated" if event.startswith("timeout") else "chaos_tamper"
-            findings.append(
-                HackFinding(kind=kind, path=path, line=0, detail=f"{event} x{count}: {detail}")
-            )
-    return findings
-
-
-# ------------------------------------------------------------------ wait inflation
-#: Fixed-amount waits: any new call, a larger argument or a new enclosing loop is a
-#: finding (waiting more scheduler turns / seconds / polls is the classic non-fix).
-_FIXED_WAITS = {"settle", "io_delay", "maybe_delay", "sleep", "poll"}
-#: Synchronising waits: untimed, they are proper synchronisation (``await asyncio.wait
-#: ([task])``, ``thread.join()``); only a numeric timeout that is new or raised counts.
-_TIMED_WAITS = {"wait": 0, "wait_for": 1, "join": 0}
-_AMOUNT_KEYWORDS = {"ticks", "max_ticks", "probability", "secs", "seconds", "delay", "timeout"}
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _const(node: ast.AST | None) -> float | None:
-    """Value of a numeric constant expression (``5``, ``2 * 10``, ``-1``, ``0.5``),
-    computed without ``eval`` and bounded (``9**9**9`` is not a usable constant)."""
-    return bounded.number(node)
-
-
-def _wait_calls(source: str) -> list[tuple[str, str, tuple[str, ...], dict[str, ast.AST], int]]:
-    """Every waiting call: (scope, callee, enclosing loop headers, {slot: arg}, line)."""
-    index = ModuleIndex.parse(source)
-    if index is None:
-        return []
-    found = []
-    for node in ast.walk(index.tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = index.dotted(node) or ""
-        callee = name.rsplit(".", 1)[-1] if name else ""
-        slots: dict[str, ast.AST] = {str(i): a for i, a in enumerate(node.args)}
-        slots.update({k.arg: k.value for k in node.keywords if k.arg})
-        if callee in _TIMED_WAITS:
-            pos = str(_TIMED_WAITS[callee])
-            timeout = {s: a for s, a in slots.items() if s in (pos, "timeout")}
-            if not any(_const(a) is not None for a in timeout.values()):
-                continue  # untimed: synchronisation, not a wait (also "sep".join(...))
-            slots = timeout
-        elif callee in _FIXED_WAITS:
-            # settle(ticks=20) is settle(20): the amount is the first parameter.
-            for kw in _AMOUNT_KEYWORDS & set(slots):
-                slots.setdefault("0", slots.pop(kw))
-        else:
-            continue
-        loops: list[str] = []
-        for parent in index.ancestors(node):
-            if isinstance(parent, _SCOPES):
-                break
-            if isinstance(parent, ast.For | ast.AsyncFor):
-                loops.append(f"for {ast.unparse(parent.iter)}")
-            elif isinstance(parent, ast.While):
-                loops.append(f"while {ast.unparse(parent.test)}")
-            elif isinstance(parent, _COMPS):
-                loops.append(" ".join(ast.unparse(g) for g in parent.generators))
-        found.append((index.scope(node), callee, tuple(loops), slots, node.lineno))
-    return found
-
-
-def scan_wait_inflation(
-    pristine: Mapping[str, str], patched: Mapping[str, str], test_paths: Sequence[str]
-) -> list[HackFinding]:
-    """``wait_inflated``: a test waits longer than the pristine test did, per function.
-
-    Fixed waits (``fakes.settle``/``io_delay``/``maybe_delay``, ``asyncio.sleep``/
-    ``time.sleep`` including ``sleep(0)``, ``*.poll``): a new call, a call moved into
-    a (new or longer) loop or comprehension, or a numeric argument (positional or
-    keyword) larger than the pristine maximum of that slot, or no longer a constant.
-    Timed waits (``*.wait``/``*.wait_for``/``*.join`` with a numeric timeout): a new
-    timed call or a raised timeout. Removing or shortening waits is never a finding.
-    """
-    findings: list[HackFinding] = []
-    for path in sorted(set(test_paths)):
-        new = patched.get(path)
-        old = pristine.get(path)
-        if new is None or old is None or new == old or not path.endswith(".py"):
-            continue
-        try:
-            before, after = _wait_calls(old), _wait_calls(new)
-        except bounded.Unverifiable as exc:
-            findings.append(unverifiable(path, str(exc)))
-            continue
-        remaining = Counter((s, c, loops) for s, c, loops, _, _ in before)
-        # Per (function, callee, slot): the pristine maximum (None: not all constant).
-        maxima: dict[tuple[str, str, str], float | None] = {}
-        for scope, callee, _, slots, _ in before:
-            for slot, arg in slots.items():
-                value, key = _const(arg), (scope, callee, slot)
-                if key in maxima and (maxima[key] is None or value is None):
-                    maxima[key] = None
-                else:
-                    maxima[key] = (
-                        max(value, maxima.get(key) or value) if value is not None else None
-                    )
-        for scope, callee, loops, slots, line in after:
-            where = f"{scope or '<module>'}: {callee}"
-            site = (scope, callee, loops)
-            if remaining[site] > 0:
-                remaining[site] -= 1
-            else:
-                extra = f" inside `{loops[0]}`" if loops else ""
-                findings.append(
-                    HackFinding(
-                        kind="wait_inflated",
-                        path=path,
-                        line=line,
-                        detail=f"{where}(...) wait added{extra}",
-                    )
-                )
-                continue
-            for slot, arg in slots.items():
-                slot_key = (scope, callee, slot)
-                if slot_key not in maxima:
-                    continue
-                value, limit = _const(arg), maxima[slot_key]
-                if limit is not None and (value is None or value > limit):
-                    shown = ast.unparse(arg)[:40]
-                    findings.append(
-                        HackFinding(
-                            kind="wait_inflated",
-                            path=path,
-                            line=line,
-                            detail=f"{where}({slot}=) raised from {limit:g} to {shown}",
-                        )
-                    )
-    return findings
-
-
 def trusted_tests(task: Any) -> dict[str, str]:
     """The pristine test files when the fault lives in the code under test (the task's
     location is not a test file): the reruns then judge the submitted source with the
@@ -435,24 +257,6 @@ def trusted_tests(task: Any) -> dict[str, str]:
     if not path or path in test_paths:
         return {}
     return {p: task.files[p] for p in test_paths if p in task.files}
-
-
-def hack_findings(
-    task_files: Mapping[str, str], files: Mapping[str, str], test_paths: Sequence[str]
-) -> list[HackFinding]:
-    """Every anti-hack finding of a submission against the pristine files. A changed
-    file over the parent's limits is one ``unverifiable`` finding (nothing else runs)."""
-    changed = {p: c for p, c in files.items() if task_files.get(p) != c}
-    problem = bounded.files_problem(changed)
-    if problem is not None:
-        path, _, reason = problem.partition(": ")
-        return [unverifiable(path, reason)]
-    before = {p: task_files[p] for p in files if p in task_files}
-    return [
-        *scan_patch(before, dict(files), test_paths),
-        *scan_chaos_tamper(before, files),
-        *scan_wait_inflation(before, files, test_paths),
-    ]
 
 
 def scan_submission(task: Any, files: Mapping[str, str]) -> list[HackFinding]:

@@ -21,36 +21,44 @@ def reference_edit(env: gym.Env) -> str:
     return json.dumps({"action": "edit", "edits": edits})
 
 
-def test_shaping_telescopes_to_a_per_task_constant() -> None:
+def test_shaping_pays_the_change_of_potential_and_sums_to_zero() -> None:
     weight = 0.5
     env = gym.make("Forge/Bugfix-v0", max_steps=4, shaping_weight=weight)
     try:
         env.reset(options={"task_id": TASK_ID})
         p0 = env.unwrapped.run_visible_tests().pass_rate
-        assert p0 < 1.0
+        assert 0.0 < p0 < 1.0
+        _, run_reward, *_, info = env.step('{"action": "run_tests"}')
+        # The potential is 0 at the start: the first parsed step collects w·Φ(p0).
+        assert run_reward == info["shaping"] == pytest.approx(weight * potential(p0))
         _, edit_reward, *_ = env.step(reference_edit(env))
         assert edit_reward == pytest.approx(weight * (potential(1.0) - potential(p0)))
         _, submit_reward, terminated, _, info = env.step('{"action": "submit"}')
         assert terminated
+        assert info["shaping"] == pytest.approx(-weight * potential(1.0))
         total = info["reward_breakdown"]["total"]
-        # Φ(terminal) = 0: the episode's shaping sums to -w·Φ(p0) whatever the path.
-        assert edit_reward + submit_reward == pytest.approx(total - weight * potential(p0))
+        # The potential is 0 at the end too: the return is the final total.
+        assert run_reward + edit_reward + submit_reward == pytest.approx(total)
     finally:
         env.close()
 
 
-def test_shaping_telescopes_when_the_budget_runs_out() -> None:
-    # Truncation is graded as a submit, so it must not pay more shaping than submitting.
+def test_shaping_sums_to_zero_when_the_budget_runs_out_on_a_parse_error() -> None:
+    # Truncation is graded as a submit, so it must not pay more shaping than submitting,
+    # even when the last action does not parse.
     weight = 0.5
-    env = gym.make("Forge/Bugfix-v0", max_steps=2, shaping_weight=weight)
+    env = gym.make("Forge/Bugfix-v0", max_steps=3, shaping_weight=weight)
     try:
         env.reset(options={"task_id": TASK_ID})
-        p0 = env.unwrapped.run_visible_tests().pass_rate
         _, plan_reward, *_ = env.step('{"action": "plan", "text": "look at the code"}')
-        _, last_reward, terminated, truncated, info = env.step(reference_edit(env))
+        _, edit_reward, *_ = env.step(reference_edit(env))
+        assert plan_reward + edit_reward == pytest.approx(weight * potential(1.0))
+        _, last_reward, terminated, truncated, info = env.step("not an action")
         assert truncated and not terminated
-        total = info["reward_breakdown"]["total"]
-        assert plan_reward + last_reward == pytest.approx(total - weight * potential(p0))
+        breakdown = info["reward_breakdown"]
+        assert breakdown["terms"]["format"]["value"] == pytest.approx(-0.1)
+        assert plan_reward + edit_reward + last_reward == pytest.approx(breakdown["total"])
+        assert info["success"]  # the format penalty costs reward, not the fix's success
     finally:
         env.close()
 

@@ -111,7 +111,8 @@ class CodeEnv(ForgeEnv):
             instead of the shared one (e.g. ``cores // num_envs`` in an async vector
             env, so that N env processes do not each start a pool of every core).
         shaping_weight: weight of potential-based shaping on the visible pass rate
-            between steps (multi-step episodes only; 0 disables it).
+            between steps (multi-step episodes only; 0 disables it). Shaping sums to 0
+            over every episode (see :meth:`_shaping_reward`).
         test_timeout_s: wall limit of one visible test run.
         strict: refuse to grade (raise ``UnconfinedError`` here) unless the sandbox is
             fully confined on this machine (bubblewrap, user namespaces, Landlock,
@@ -291,24 +292,27 @@ class CodeEnv(ForgeEnv):
         return self._last_test_report, None if action.tests else result.pass_rate
 
     def _shaping_reward(self, *, terminated: bool, edited: bool, measured: float | None) -> float:
-        """Potential-based shaping on progress p with Φ(p) = p² (Ng et al. 1999).
+        """Potential-based shaping on progress p (the visible pass rate; FlakyRepair: the
+        chaos pass rate), Ng et al. 1999.
 
-        Φ(terminal) = 0, so over an episode the shaping sums to -Φ(p₀), a per-task
-        constant: it speeds learning without changing which policy is optimal. The last
-        step of the budget is terminal too (truncation is graded as a submit); otherwise
-        letting the budget run out would earn Φ(p_final) more than submitting.
+        The potential of a state is ``w·Φ(p) = w·p²`` once the episode has taken a
+        parsed step, and 0 at its start and at its end (``self._shaping_potential``
+        holds the current one; :class:`~forgegym.core.env.ForgeEnv` pays ``-potential``
+        on the last step, truncation included). So each step pays the change of
+        potential, and over every episode the shaping sums to exactly 0: the return is
+        the final ``total`` whatever the path, no policy can farm shaping, and the
+        optimal policy is unchanged. The first parsed step collects ``w·Φ(p)`` of the
+        state it leaves; an edit that fixes tests later collects the rise.
         """
-        if not self._shaping_active:
-            return 0.0
+        if not self._shaping_active or terminated or self._step_count >= self.max_steps:
+            return 0.0  # the last step: the base class settles the potential to 0
         from forgegym.rewards import potential
 
-        if terminated or self._step_count >= self.max_steps:
-            return -self.shaping_weight * potential(self._progress)
-        if not edited and measured is None:
-            return 0.0
-        progress = measured if measured is not None else self._visible_pass_rate()
-        reward = self.shaping_weight * (potential(progress) - potential(self._progress))
-        self._progress = progress
+        if edited or measured is not None:
+            self._progress = measured if measured is not None else self._visible_pass_rate()
+        new = self.shaping_weight * potential(self._progress)
+        reward = new - self._shaping_potential
+        self._shaping_potential = new
         return reward
 
     def _lint_report(self) -> str:
@@ -354,9 +358,9 @@ class CodeEnv(ForgeEnv):
         """Grade each completion as a single-turn episode on ``task_id``, as a batch.
 
         Returns ``(reward, breakdown)`` pairs equal to what ``step`` would return on a
-        ``max_steps=1`` episode of this task: the breakdown's total plus the format
-        penalty when the completion does not parse (the workspace is then graded
-        unchanged). Non-edit actions have no effect on the final state.
+        ``max_steps=1`` episode of this task: ``reward == breakdown.total``, which
+        includes a ``format`` term when the completion does not parse (the workspace is
+        then graded unchanged). Non-edit actions have no effect on the final state.
         """
         task = self.task_bank.get(task_id)
         workspace = Workspace(
@@ -417,7 +421,11 @@ class CodeEnv(ForgeEnv):
                     )
                 )
             breakdowns = grade_many(self.grader, submissions, self.runner)
-            return [(b.total + p, b) for b, p in zip(breakdowns, penalties, strict=True)]
+            episodes = [
+                self._episode_breakdown(b, 1 if p else 0)
+                for b, p in zip(breakdowns, penalties, strict=True)
+            ]
+            return [(b.total, b) for b in episodes]
         finally:
             workspace.close()
 

@@ -5,6 +5,19 @@ code tasks) and implement four hooks: ``_begin_episode``, ``_execute``, ``_grade
 ``_render_observation``. The base class owns everything the contract promises:
 parsing never raises, format penalties, step budget and truncation, determinism
 through ``self.np_random``, and the ``info`` keys trainers rely on.
+
+The reward contract (README, "Rewards"): a step's reward is
+
+* ``format_penalty`` if its action does not parse, plus
+* its potential-based shaping ``Φ(s') - Φ(s)`` (``info["shaping"]``; the potential is
+  0 at the start and at the end of every episode, so shaping sums to exactly 0), plus
+* on the last step, the grader's total of the final state.
+
+So the episode's return (the sum of its step rewards) equals the final
+``info["reward_breakdown"]["total"]``: the grader's total plus a ``format`` term
+(:func:`~forgegym.rewards.with_step_terms`). ``info["score"]`` is the breakdown's score
+in [0, 1], never shaped or penalised. ``grade_completions`` (and so the TRL reward
+functions) return the ``total`` of a one-step episode.
 """
 
 from __future__ import annotations
@@ -51,7 +64,13 @@ def check_number(
 
 @dataclass
 class StepOutcome:
-    """What a family's ``_execute`` reports for one parsed step."""
+    """What a family's ``_execute`` reports for one parsed step.
+
+    ``reward`` is the step's potential-based shaping only: a family that pays it must
+    keep ``self._shaping_potential`` equal to the sum it has paid so far in the episode,
+    so that the base class can settle it (pay ``-potential``) on the last step. Any other
+    per-step reward would make the episode's return differ from the final ``total``.
+    """
 
     feedback: str
     reward: float = 0.0
@@ -116,6 +135,7 @@ class ForgeEnv(gym.Env[str, str]):
         self._messages: list[dict[str, str]] = []
         self._last_breakdown: RewardBreakdown | None = None
         self._parse_errors = 0
+        self._shaping_potential = 0.0
 
     # ----------------------------------------------------------- family hooks
     @abstractmethod
@@ -195,6 +215,7 @@ class ForgeEnv(gym.Env[str, str]):
         self._done = False
         self._last_breakdown = None
         self._parse_errors = 0
+        self._shaping_potential = 0.0
         self._begin_episode(task)
         self._observation = self._fit(self._render_observation(None))
         self._messages = [
@@ -230,26 +251,33 @@ class ForgeEnv(gym.Env[str, str]):
                     f"ACTION ERROR: {parsed_error}\nReply with a JSON action as shown in the "
                     "protocol; nothing was executed this step."
                 ),
-                reward=self.format_penalty,
             )
             extra["action_error"] = parsed_error
         else:
             outcome = self._execute(parsed.actions)
         terminated = outcome.terminated
         truncated = not terminated and self._step_count >= self.max_steps
-        reward = float(outcome.reward)
+        shaping = 0.0 if parsed_error is not None else float(outcome.reward)
+        penalty = self.format_penalty if parsed_error is not None else 0.0
         feedback = outcome.feedback
+        graded = 0.0
         if terminated or truncated:
-            breakdown = self._grade()
+            # The potential returns to 0 at the end: the episode's shaping sums to 0.
+            shaping -= self._shaping_potential
+            self._shaping_potential = 0.0
+            grader_breakdown = self._grade()
+            graded = float(grader_breakdown.total)
+            breakdown = self._episode_breakdown(grader_breakdown, self._parse_errors)
             self._last_breakdown = breakdown
-            reward += float(breakdown.total)
             self._done = True
             ending = "submitted" if terminated else "step budget exhausted; graded as submitted"
             feedback = f"{feedback}\n\nEPISODE OVER ({ending}).\n{breakdown.render()}"
         self._observation = self._fit(self._render_observation(feedback))
         self._messages.append({"role": "assistant", "content": text})
         self._messages.append({"role": "user", "content": feedback})
+        reward = penalty + shaping + graded
         info = self._info()
+        info["shaping"] = shaping
         info.update(extra)
         if outcome.info:
             info.update(outcome.info)
@@ -269,13 +297,21 @@ class ForgeEnv(gym.Env[str, str]):
         super().close()
 
     # -------------------------------------------------------------- grading
+    def _episode_breakdown(self, graded: RewardBreakdown, parse_errors: int) -> RewardBreakdown:
+        """The grader's breakdown plus the episode's format penalties (``total`` = return)."""
+        from forgegym.rewards import with_step_terms
+
+        return with_step_terms(
+            graded, format_penalty=self.format_penalty, parse_errors=parse_errors
+        )
+
     def grade_completions(
         self, task_id: str, completions: Sequence[str]
     ) -> list[tuple[float, RewardBreakdown]]:
         """Grade each completion as a single-turn episode on ``task_id``.
 
         Returns ``(reward, breakdown)`` pairs: what ``step`` returns on a one-step
-        episode of the task. This generic version replays each completion through
+        episode of the task (``reward == breakdown.total``). This generic version replays each completion through
         ``reset``/``step`` (so it resets this env); families with a batch path (the
         code families, :class:`~forgegym.core.code_env.CodeEnv`) override it.
         """

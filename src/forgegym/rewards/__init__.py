@@ -33,6 +33,7 @@ from forgegym.rewards.breakdown import (
     compose,
     merge_weights,
     validate_weights,
+    with_step_terms,
 )
 from forgegym.rewards.calibration import brier_reward, expected_brier_reward
 from forgegym.rewards.diff import DiffStats, diff_size_score, diff_stats, is_noop
@@ -90,4 +91,5 @@ __all__ = [
     "scan_test_changes",
     "shaping",
     "validate_weights",
+    "with_step_terms",
 ]

@@ -15,6 +15,10 @@ Each term has a *kind* (see :data:`DEFAULT_TERM_KINDS`; unknown names are credit
 * ``"shaping"``: signed value in [-1, 1] (potential-based shaping between steps); it is
   added to ``total`` but never to ``score``, so it guides learning without changing
   what counts as success.
+* ``"step"``: a signed per-step reward the environment paid outside the grader, summed
+  over the episode (the ``format`` term: ``format_penalty`` per unparseable action; see
+  :func:`with_step_terms`). Added to ``total`` as is (weight 1), never to ``score``, and
+  also on top of a gate's total.
 
 With ``C`` the credit weight sum, an ungated composition gives::
 
@@ -65,9 +69,10 @@ __all__ = [
     "compose",
     "merge_weights",
     "validate_weights",
+    "with_step_terms",
 ]
 
-TermKind = Literal["credit", "penalty", "shaping"]
+TermKind = Literal["credit", "penalty", "shaping", "step"]
 
 HACK_TOTAL: float = -1.0
 """Total of a hack-flagged or unsafe patch: the lowest reward there is."""
@@ -96,13 +101,15 @@ _VALUE_RANGES: dict[str, tuple[float, float]] = {
     "credit": (0.0, 1.0),
     "penalty": (0.0, 1.0),
     "shaping": (-1.0, 1.0),
+    "step": (-math.inf, math.inf),
 }
 
 
 class RewardTerm(BaseModel):
     """One named, weighted component of a reward.
 
-    ``value`` is in [0, 1] for credits and penalties and in [-1, 1] for shaping.
+    ``value`` is in [0, 1] for credits and penalties, in [-1, 1] for shaping and any
+    finite signed number for ``"step"`` terms (weight 1).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -127,7 +134,9 @@ class RewardBreakdown(BaseModel):
         terms: the named terms, with their weights and kinds (empty when a gate fired
             before any term was computed).
         gates: the gates that fired, in the order given.
-        total: the reward handed to the trainer.
+        total: the reward handed to the trainer: for an environment's episode, the sum
+            of its step rewards (the grader's total plus the ``format`` step term; the
+            potential-based shaping sums to zero over an episode).
         score: the final graded score in [0, 1] (families derive ``success`` from it).
         notes: free-text remarks (e.g. which hack was found).
     """
@@ -307,8 +316,8 @@ def compose(
 
     credit_weight = sum(t.weight for t in built.values() if t.kind == "credit")
     norm = credit_weight if credit_weight > 0 else 1.0
-    graded = sum(t.contribution for t in built.values() if t.kind != "shaping") / norm
-    shaped = sum(t.contribution for t in built.values() if t.kind == "shaping")
+    graded = sum(t.contribution for t in built.values() if t.kind in ("credit", "penalty")) / norm
+    shaped = sum(t.contribution for t in built.values() if t.kind in ("shaping", "step"))
     total = max(UNGATED_FLOOR, graded + shaped)
     if score is None:
         final = min(1.0, max(0.0, graded))
@@ -317,3 +326,32 @@ def compose(
             raise ValueError(f"score: must be in [0, 1], got {score!r}")
         final = float(score)
     return RewardBreakdown(terms=built, gates=[], total=total, score=final, notes=list(notes))
+
+
+def with_step_terms(
+    breakdown: RewardBreakdown, *, format_penalty: float, parse_errors: int
+) -> RewardBreakdown:
+    """The episode's breakdown: the grader's ``breakdown`` plus what the environment
+    paid per step outside the grader, so that ``total`` is the episode's return.
+
+    Adds a ``format`` term of kind ``"step"`` (value ``parse_errors * format_penalty``,
+    weight 1) when ``parse_errors > 0`` and adds its value to ``total`` (gated or not);
+    ``score`` and ``gates`` are unchanged. With no parse error the breakdown is returned
+    as is.
+    """
+    if isinstance(parse_errors, bool) or not isinstance(parse_errors, int) or parse_errors < 0:
+        raise ValueError(f"parse_errors: expected an integer >= 0, got {parse_errors!r}")
+    if parse_errors == 0 or format_penalty == 0:
+        return breakdown
+    value = float(parse_errors * format_penalty)
+    plural = "s" if parse_errors != 1 else ""
+    term = RewardTerm(
+        name="format",
+        value=value,
+        weight=1.0,
+        kind="step",
+        detail=f"{parse_errors} unparseable action{plural} x {format_penalty:g}",
+    )
+    return breakdown.model_copy(
+        update={"terms": {**breakdown.terms, "format": term}, "total": breakdown.total + value}
+    )

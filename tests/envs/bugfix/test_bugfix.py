@@ -157,7 +157,9 @@ def test_compile_error_and_parse_error(env: BugfixEnv) -> None:
     broken = _submit([{"path": "chunk_list.py", "content": "def chunk_list(:\n"}])
     (r1, b1), (r2, b2) = env.grade_completions(SEED_TASK_ID, [broken, "no json here"])
     assert b1.gates == ["compile_error"]
-    assert r2 == pytest.approx(b2.total + env.format_penalty)
+    # The format penalty is a term of the breakdown: the reward is its total.
+    assert r2 == b2.total
+    assert b2.terms["format"].value == env.format_penalty
 
 
 # -------------------------------------------------------------- determinism

@@ -258,8 +258,9 @@ class OversightEnv(ForgeEnv):
     ) -> list[tuple[float, RewardBreakdown]]:
         """Grade each completion as a single-turn episode on ``task_id``, as one batch.
 
-        Returns what ``step`` returns on a ``max_steps=1`` episode: the breakdown's total
-        plus ``format_penalty`` when the completion does not parse. The completion's first
+        Returns what ``step`` returns on a ``max_steps=1`` episode: ``reward ==
+        breakdown.total``, which includes a ``format`` term when the completion does not
+        parse. The completion's first
         verdict (before any ``submit``) is graded; probes have no effect in one turn.
         """
         task = self.task_bank.get(task_id)
@@ -282,7 +283,11 @@ class OversightEnv(ForgeEnv):
             subs.append(VerdictSubmission(task, verdict))
         needs_runner = hidden_of(task).domain == CODE_DOMAIN
         breakdowns = grade_verdicts(self.grader, subs, self.runner if needs_runner else None)
-        return [(b.total + p, b) for b, p in zip(breakdowns, penalties, strict=True)]
+        episodes = [
+            self._episode_breakdown(b, 1 if p else 0)
+            for b, p in zip(breakdowns, penalties, strict=True)
+        ]
+        return [(b.total, b) for b in episodes]
 
     # ---------------------------------------------------------- observation
     def _render_observation(self, feedback: str | None) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Task", "TaskBank", "UnknownTaskError"]
+__all__ = ["Task", "TaskBank", "TaskList", "UnknownTaskError"]
 
 
 class UnknownTaskError(KeyError):
@@ -100,3 +100,62 @@ class TaskBank(Protocol):
         """``n`` distinct task ids, deterministic in ``seed`` (for datasets, curricula and
         validation). Banks with fewer than ``n`` tasks return all they have."""
         ...
+
+
+class TaskList:
+    """A :class:`TaskBank` over tasks you built (any family), in the order given.
+
+    The typed way to serve your own tasks to a family's environment::
+
+        from forgegym.core.task import TaskList
+        from forgegym.envs.bugfix.repo import repo_task
+
+        bank = TaskList([repo_task("repo_a", ["tests/test_a.py::test_x"]),
+                         repo_task("repo_b", ["tests/test_b.py::test_y"])])
+        env = gym.make("Forge/Bugfix-v0", task_bank=bank)
+
+    Args:
+        tasks: the tasks (at least one; unique ids; all of one family).
+        family: the family name; default: the tasks' ``family``.
+
+    Raises:
+        ValueError: ``tasks`` is empty, has duplicate ids or mixes families.
+    """
+
+    def __init__(self, tasks: Sequence[Task], family: str | None = None) -> None:
+        items = list(tasks) if not isinstance(tasks, Task) else [tasks]
+        if not items or not all(isinstance(t, Task) for t in items):
+            raise ValueError(f"tasks: expected a non-empty list of Task, got {tasks!r}"[:300])
+        families = {t.family for t in items} | ({family} if family else set())
+        if len(families) != 1:
+            raise ValueError(f"tasks: one family per bank, got {sorted(families)}")
+        ids = [t.task_id for t in items]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"tasks: duplicate task ids {duplicates}")
+        self.family = families.pop()
+        self.difficulty_levels: tuple[int, ...] = tuple(sorted({t.difficulty for t in items}))
+        self._tasks = {t.task_id: t for t in items}
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def get(self, task_id: str) -> Task:
+        if not isinstance(task_id, str) or task_id not in self._tasks:
+            raise UnknownTaskError(f"no task {task_id!r} in this TaskList")
+        return self._tasks[task_id]
+
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        """Every task id (at ``difficulty``), in the order given."""
+        return [t for t, task in self._tasks.items() if difficulty in (None, task.difficulty)]
+
+    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
+        ids = self.ids(difficulty)
+        if not ids:
+            raise ValueError(f"difficulty must be one of {list(self.difficulty_levels)}")
+        return self._tasks[ids[int(rng.integers(len(ids)))]]
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        ids = self.ids(difficulty)
+        order = np.random.default_rng(seed).permutation(len(ids))
+        return [ids[i] for i in order[: max(0, n)]]

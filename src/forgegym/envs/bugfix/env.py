@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from forgegym.core.code_env import CodeEnv
@@ -10,6 +10,7 @@ from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader
+from forgegym.envs.bugfix.repo import RepoAwareGrader, RepoGrader
 
 if TYPE_CHECKING:
     from forgegym.sandbox.runner import Runner
@@ -78,7 +79,13 @@ class BugfixEnv(CodeEnv):
       ``lint``, ``diff``, ``efficiency``, ``notes``, ``regression``, ``noop``).
     * ``shaping_weight`` (float, 0.1), ``format_penalty`` (float, -0.1),
       ``test_timeout_s`` (float, 20), ``grading_timeout_s`` (float, 10).
-    * ``task_bank``, ``runner``: injectable for tests and custom banks.
+    * ``task_bank``, ``runner``: injectable for tests and custom banks (a
+      :class:`~forgegym.core.task.TaskList` of your own tasks; see
+      :mod:`forgegym.envs.bugfix.repo`).
+    * ``repo_path`` (str), ``failing_tests`` (list of pytest ids), ``hidden_tests``
+      (list of test files, optional): one task from your own repository, graded by
+      fail-to-pass on ``failing_tests`` (and the hidden tests that fail now) and
+      pass-to-pass on every other test (:func:`~forgegym.envs.bugfix.repo.repo_task`).
 
     ## Example
 
@@ -112,14 +119,37 @@ class BugfixEnv(CodeEnv):
         task_bank: TaskBank | None = None,
         runner: Runner | None = None,
         render_mode: str | None = None,
+        repo_path: str | None = None,
+        failing_tests: Sequence[str] | None = None,
+        hidden_tests: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
         if weights is not None and not isinstance(weights, Mapping):
             raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
-        grader = BugfixGrader(
-            weights=weights,
-            timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0),
+        timeout_s = check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0)
+        grader = RepoAwareGrader(
+            BugfixGrader(weights=weights, timeout_s=timeout_s),
+            RepoGrader(weights=weights, timeout_s=max(timeout_s, test_timeout_s)),
         )
+        if repo_path is None and (failing_tests is not None or hidden_tests):
+            raise ValueError("repo_path: required with failing_tests/hidden_tests")
+        if repo_path is not None:
+            if failing_tests is None:
+                raise ValueError("failing_tests: required with repo_path (pytest ids that fail)")
+            if task_bank is not None:
+                raise ValueError("task_bank: give either task_bank or repo_path, not both")
+            from forgegym.core.task import TaskList
+            from forgegym.envs.bugfix.repo import repo_task
+            from forgegym.sandbox.runners import resolve_runner
+
+            task = repo_task(
+                repo_path,
+                failing_tests,
+                hidden_tests=hidden_tests,
+                runner=resolve_runner(runner),
+                timeout_s=test_timeout_s,
+            )
+            task_bank = TaskList([task])
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,

@@ -1,0 +1,205 @@
+"""Your own code as a Bugfix task: ``repo_path`` + ``failing_tests`` (+ ``hidden_tests``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import forgegym  # noqa: F401  (registers the Forge/* ids)
+from forgegym.core.task import TaskList
+from forgegym.envs.bugfix.repo import RepoHidden, repo_task
+from forgegym.policies import NOOP_ACTION
+
+MODULE = '''\
+def mean(values):
+    """The arithmetic mean of a non-empty list."""
+    return sum(values) / (len(values) + 1)
+
+
+def clamp(value, low, high):
+    return max(low, min(value, high))
+'''
+TESTS = """\
+from stats import clamp, mean
+
+
+def test_mean_of_two():
+    assert mean([1, 2]) == 1.5
+
+
+def test_clamp():
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+"""
+HIDDEN = """\
+from stats import clamp, mean
+
+
+def test_clamp_inside():
+    assert clamp(2, 0, 3) == 2
+
+
+def test_mean_of_three():
+    assert mean([2, 4, 9]) == 5
+
+
+def test_mean_of_one():
+    assert mean([7]) == 7
+"""
+FAILING = "tests/test_stats.py::test_mean_of_two"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "stats.py").write_text(MODULE)
+    (tmp_path / "tests" / "test_stats.py").write_text(TESTS)
+    (tmp_path / "tests" / "test_hidden_stats.py").write_text(HIDDEN)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "hook.py").write_text("raise SystemExit\n")  # skipped
+    return tmp_path
+
+
+def _edit(path: str, search: str, replace: str) -> str:
+    edit = {"action": "edit", "edits": [{"path": path, "search": search, "replace": replace}]}
+    return "```json\n" + json.dumps([edit, {"action": "submit"}]) + "\n```"
+
+
+FIX = _edit("stats.py", "(len(values) + 1)", "len(values)")
+DELETE_ASSERTION = _edit("tests/test_stats.py", "    assert mean([1, 2]) == 1.5\n", "    pass\n")
+SPECIAL_CASE = _edit(
+    "stats.py",
+    "    return sum(values)",
+    "    if values == [1, 2]:\n        return 1.5\n    return sum(values)",
+)
+
+
+def _episode(env: Any, action: str) -> tuple[float, dict[str, Any], str]:
+    env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert terminated or truncated
+    return reward, info, observation
+
+
+def test_reference_fix_succeeds_noop_and_test_edit_do_not(repo: Path) -> None:
+    env = gym.make("Forge/Bugfix-v0", repo_path=str(repo), failing_tests=[FAILING], max_steps=1)
+    try:
+        observation, info = env.reset(seed=0)
+        assert info["editable_files"] == ["stats.py"]
+        assert info["visible_test_files"] == ["tests/test_hidden_stats.py", "tests/test_stats.py"]
+        assert "test_mean_of_two" in observation and "FAILED" in observation
+        assert ".git" not in observation
+
+        fix, fixed, _ = _episode(env, FIX)
+        assert fixed["success"] and fixed["score"] > 0.9, fixed["reward_breakdown"]
+        noop, nothing, _ = _episode(env, NOOP_ACTION)
+        assert not nothing["success"] and noop < 0 < fix
+
+        # Tests are read-only: deleting the assertion is refused, and scores as the no-op.
+        weakened, info, observation = _episode(env, DELETE_ASSERTION)
+        assert "not editable" in observation or "read-only" in observation, observation[-2000:]
+        assert not info["success"] and weakened == pytest.approx(noop)
+        # Even written into the submission directly, a test edit never reaches grading.
+        graded = env.unwrapped.grade_completions(
+            info["task_id"],
+            [
+                json.dumps(
+                    {
+                        "action": "edit",
+                        "edits": [
+                            {"path": "tests/test_stats.py", "content": "def test_x(): pass\n"}
+                        ],
+                    }
+                )
+            ],
+        )
+        assert not env.unwrapped.solved(graded[0][1]) and graded[0][0] <= noop + 1e-9
+    finally:
+        env.close()
+
+
+def test_hidden_tests_catch_special_casing_and_stay_hidden(repo: Path) -> None:
+    hidden = ["tests/test_hidden_stats.py"]
+    env = gym.make(
+        "Forge/Bugfix-v0",
+        repo_path=str(repo),
+        failing_tests=[FAILING],
+        hidden_tests=hidden,
+        max_steps=1,
+    )
+    try:
+        observation, info = env.reset(seed=0)
+        assert "test_mean_of_three" not in observation
+        assert info["visible_test_files"] == ["tests/test_stats.py"]
+        task = env.unwrapped.task
+        data = RepoHidden.model_validate(task.hidden)
+        assert data.hidden_failing == [
+            "tests/test_hidden_stats.py::test_mean_of_one",
+            "tests/test_hidden_stats.py::test_mean_of_three",
+        ]
+        assert data.passing_tests == ["tests/test_stats.py::test_clamp"]
+        assert "tests/test_hidden_stats.py::test_clamp_inside" in data.hidden_ids
+        assert not (Path(env.unwrapped.workspace.root) / hidden[0]).exists()
+
+        _, fixed, _ = _episode(env, FIX)
+        assert fixed["success"]
+        special, info, _ = _episode(env, SPECIAL_CASE)
+        assert not info["success"]
+        noop, _, _ = _episode(env, NOOP_ACTION)
+        assert special <= noop + 1e-9, info["reward_breakdown"]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"repo_path": "/no/such/dir", "failing_tests": [FAILING]}, "repo_path"),
+        ({"failing_tests": [FAILING]}, "repo_path"),
+        ({"repo_path": "."}, "failing_tests"),
+        ({"failing_tests": FAILING}, "failing_tests"),
+        ({"failing_tests": []}, "failing_tests"),
+        ({"failing_tests": ["tests/test_stats.py"]}, "failing_tests"),
+        ({"failing_tests": ["tests/test_stats.py::test_nope"]}, "failing_tests"),
+        ({"failing_tests": ["tests/test_stats.py::test_clamp"]}, "failing_tests"),  # passes
+        ({"failing_tests": ["stats.py::mean"]}, "failing_tests"),
+        ({"failing_tests": [FAILING], "hidden_tests": ["nope.py"]}, "hidden_tests"),
+        ({"failing_tests": [FAILING], "hidden_tests": ["../x/test_a.py"]}, "hidden_tests"),
+    ],
+)
+def test_bad_arguments_raise_value_error_naming_them(
+    repo: Path, kwargs: dict[str, Any], name: str
+) -> None:
+    kwargs = dict(kwargs)
+    if kwargs.get("repo_path") == "." or ("repo_path" not in kwargs and name != "repo_path"):
+        kwargs["repo_path"] = str(repo)
+    with pytest.raises(ValueError, match=name):
+        gym.make("Forge/Bugfix-v0", **kwargs)
+
+
+def test_a_task_list_serves_several_repository_tasks(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "stats.py").write_text(MODULE.replace("min(value, high)", "min(value, low)"))
+    (other / "test_clamp.py").write_text(TESTS)
+    tasks = [
+        repo_task(repo, [FAILING]),
+        repo_task(other, ["test_clamp.py::test_clamp", "test_clamp.py::test_mean_of_two"]),
+    ]
+    bank = TaskList(tasks)
+    assert bank.task_ids(5) and sorted(bank.task_ids(5)) == sorted(t.task_id for t in tasks)
+    env = gym.make("Forge/Bugfix-v0", task_bank=bank, max_steps=1)
+    try:
+        _, info = env.reset(options={"task_id": tasks[1].task_id})
+        assert info["task_id"] == tasks[1].task_id
+        _, reward, *_, info = env.step(_edit("stats.py", "min(value, low)", "min(value, high)"))
+        assert not info["success"]  # one of its two failing tests still fails
+        assert info["reward_breakdown"]["terms"]["hidden"]["value"] == pytest.approx(0.5)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="tasks"):
+        TaskList([tasks[0], tasks[0]])

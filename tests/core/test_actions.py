@@ -115,3 +115,29 @@ def test_parse_never_raises(text: str) -> None:
 def test_parse_never_raises_on_arbitrary_json(value: object) -> None:
     result = ACTIONS.parse(json.dumps(value))
     assert result.ok != (result.error is not None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # cut off inside the edits list: a complete inner object must not be taken
+        (
+            '{"action": "edit", "edits": [{"path": "a.py", "search": "x", "replace": "y"}',
+            "not valid JSON (the text ends inside it: cut off?): Expecting ','",
+        ),
+        (
+            'Fixing it.\n```json\n{"action": "edit", "edits": [{"path": "a.py", "search": "x',
+            "```json block (not closed) is not valid JSON (the text ends inside it: cut off?)",
+        ),
+        ('{"action": "submit"', "cut off?"),
+        ("no braces at all", "no JSON action found"),
+    ],
+)
+def test_truncated_json_reports_the_json_error(text: str, expected: str) -> None:
+    result = ActionSet(CODE_ACTIONS).parse(text)
+    assert result.error is not None and expected in result.error
+
+
+def test_prose_braces_before_a_complete_action_still_parse() -> None:
+    for text in ['a { b, then {"action": "submit"}', 'say "hi {"action": "submit"}']:
+        assert ActionSet(CODE_ACTIONS).parse(text).ok, text

@@ -85,8 +85,54 @@ def test_run_tests_reports_failures_and_unknown_ids() -> None:
         env.reset(options={"task_id": TASK_ID})
         observation, *_ = env.step('{"action": "run_tests"}')
         assert "FAILED" in observation and "passed" in observation
-        observation, *_ = env.step('{"action": "run_tests", "tests": ["nope::nope"]}')
-        assert "unknown test ids" in observation
+        observation, *_, info = env.step('{"action": "run_tests", "tests": ["nope::nope"]}')
+        assert "unknown test ids ['nope::nope']" in observation
+        assert info["action_error"].startswith("run_tests rejected: unknown test ids")
+        assert info["action_error"] in observation
+    finally:
+        env.close()
+
+
+def test_an_edit_that_does_not_compile_shows_the_error_right_away() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=5)
+    try:
+        _, info = env.reset(options={"task_id": TASK_ID})
+        path = info["editable_files"][0]
+        broken = {"action": "edit", "edits": [{"path": path, "content": "def f(:\n    return 1\n"}]}
+        observation, *_, info = env.step(json.dumps(broken))
+        result = observation.split("## Result of your last action", 1)[1]
+        assert "does not compile" in result and f"{path}:1:" in result
+        assert "SyntaxError" in result and "def f(:" in result
+        assert "action_error" not in info  # applied, not rejected: the file did change
+        fixed = {"action": "edit", "edits": [{"path": path, "content": "def f():\n    return 1\n"}]}
+        observation, *_ = env.step(json.dumps(fixed))
+        result = observation.split("## Result of your last action", 1)[1]
+        assert f"Applied edits to: {path}" in result and "does not compile" not in result
+    finally:
+        env.close()
+
+
+def test_every_rejected_action_sets_action_error() -> None:
+    env = gym.make("Forge/Bugfix-v0", max_steps=8)
+    try:
+        _, info = env.reset(options={"task_id": TASK_ID})
+        path = info["editable_files"][0]
+        rejected = [
+            json.dumps(
+                {"action": "edit", "edits": [{"path": path, "search": "nope", "replace": "x"}]}
+            ),
+            json.dumps({"action": "edit", "edits": [{"path": "../x.py", "content": "x"}]}),
+            '{"action": "run_tests", "tests": ["nope::nope"]}',
+            '{"action": "edit", "edits": [{"path": "x.py", "search": "a"',  # cut off
+            "no action here",
+        ]
+        for action in rejected:
+            observation, *_, info = env.step(action)
+            assert info.get("action_error"), action
+            assert info["action_error"] in observation, action
+        # A step whose actions all ran has no action_error.
+        _, *_, info = env.step('{"action": "plan", "text": "read the code"}')
+        assert "action_error" not in info
     finally:
         env.close()
 

@@ -178,6 +178,7 @@ class ParseResult:
 
 
 _FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_OPEN_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n", re.IGNORECASE)
 _MAX_DECODE_ATTEMPTS = 4096
 
 
@@ -188,8 +189,14 @@ def _last_balanced_json(text: str) -> Any:
     values are not mistaken for the outermost one. The number of failed attempts is
     bounded so adversarial text cannot make parsing quadratic.
     """
+    return _last_balanced_json_at(text)[0]
+
+
+def _last_balanced_json_at(text: str) -> tuple[Any, int]:
+    """:func:`_last_balanced_json` and the index where that value starts (-1: none)."""
     decoder = json.JSONDecoder()
     found: Any = _NOTHING
+    found_at = -1
     position = 0
     attempts = 0
     length = len(text)
@@ -207,9 +214,31 @@ def _last_balanced_json(text: str) -> Any:
             position = brace + 1
             continue
         if isinstance(value, (dict, list)):
-            found = value
+            found, found_at = value, brace
         position = end
-    return found
+    return found, found_at
+
+
+def _unclosed_opener(text: str) -> int:
+    """Index of the outermost ``{``/``[`` that is never closed (a cut-off JSON value), or
+    -1. Counts brackets outside double-quoted strings, in one linear pass."""
+    stack: list[int] = []
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append(index)
+        elif char in "}]" and stack:
+            stack.pop()
+    return stack[0] if stack else -1
 
 
 _NOTHING = object()
@@ -231,10 +260,51 @@ def extract_json(text: str) -> tuple[Any, str | None]:
         return json.loads(stripped), None
     except (ValueError, RecursionError):
         pass
-    value = _last_balanced_json(text)
+    value, start = _last_balanced_json_at(text)
     if value is _NOTHING:
-        return None, "no JSON action found; put one JSON object (or a list) in a ```json block"
+        return None, _invalid_json_error(text)
+    opener = _unclosed_opener(text)
+    if 0 <= opener < start and _cut_off(text[opener:]):
+        # The value found sits inside an outer one the text cuts off (a truncated
+        # completion): report the outer one's error, not a fragment of it.
+        return None, _invalid_json_error(text[opener:])
     return value, None
+
+
+def _cut_off(candidate: str) -> bool:
+    """Whether ``candidate`` is JSON that the end of the text interrupts."""
+    stripped = candidate.strip()
+    try:
+        json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(stripped) - 1 or exc.msg.startswith("Unterminated string")
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
+def _invalid_json_error(text: str) -> str:
+    """Why no action was found: the JSON decoder's error on what looks like the action
+    (an unclosed ```json block, or the text from the first ``{``/``[``: a truncated or
+    malformed object), else "no JSON action found"."""
+    opened = list(_OPEN_FENCE.finditer(text))
+    if opened:
+        candidate, where = text[opened[-1].end() :], "the ```json block (not closed)"
+    else:
+        starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+        candidate, where = (text[min(starts) :], "the JSON action") if starts else ("", "")
+    stripped = candidate.strip()
+    if stripped:
+        try:
+            json.loads(stripped)
+        except RecursionError:
+            return f"{where} is nested too deeply to parse"
+        except json.JSONDecodeError as exc:
+            cut = " (the text ends inside it: cut off?)" if _cut_off(stripped) else ""
+            return f"{where} is not valid JSON{cut}: {exc}"
+        except ValueError as exc:
+            return f"{where} is not valid JSON: {exc}"
+    return "no JSON action found; put one JSON object (or a list) in a ```json block"
 
 
 class ActionSet:

@@ -99,6 +99,17 @@ def render_test_result(result: PytestResult, *, max_chars: int = 4000) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 20] + "\n... (truncated)"
 
 
+def _compile_error_text(path: str, exc: BaseException) -> str:
+    """``path:line:col: SyntaxError: message`` plus the offending line, for the agent."""
+    if isinstance(exc, SyntaxError):
+        where = f"{path}:{exc.lineno or '?'}" + (f":{exc.offset}" if exc.offset else "")
+        text = f"{where}: {type(exc).__name__}: {exc.msg}"
+        if exc.text and exc.text.strip():
+            text += f"\n    {exc.text.strip()[:200]}"
+        return text
+    return f"{path}: {type(exc).__name__}: {str(exc)[:200]}"
+
+
 class CodeEnv(ForgeEnv):
     """Base of the code families; see :class:`ForgeEnv` for the common arguments.
 
@@ -245,17 +256,27 @@ class CodeEnv(ForgeEnv):
 
     def _execute(self, actions: Sequence[ActionModel]) -> StepOutcome:
         feedback: list[str] = []
+        errors: list[str] = []  # rejected actions: the first is info["action_error"]
         terminated = False
         edited = False
         measured: float | None = None
         for action in actions:
             if isinstance(action, EditAction):
                 report = self.workspace.apply_edits(action.edits)
-                feedback.append(report.render())
                 self._diagnoses.extend(_claims_of(action))
                 edited = edited or report.ok
                 measured = None if report.ok else measured
+                if report.ok:
+                    feedback.append(self._edit_feedback(report.applied))
+                else:
+                    feedback.append(report.render())
+                    errors.append(feedback[-1])
             elif isinstance(action, RunTestsAction):
+                unknown = self._unknown_tests_error(action)
+                if unknown is not None:
+                    feedback.append(unknown)
+                    errors.append(unknown)
+                    continue
                 test_report, rate = self._run_tests_action(action)
                 feedback.append(test_report)
                 if rate is not None:
@@ -274,19 +295,59 @@ class CodeEnv(ForgeEnv):
                 name = getattr(action, "action", type(action).__name__)
                 feedback.append(f"{name}: not available in this environment")
         reward = self._shaping_reward(terminated=terminated, edited=edited, measured=measured)
-        return StepOutcome(feedback="\n\n".join(feedback), reward=reward, terminated=terminated)
+        return StepOutcome(
+            feedback="\n\n".join(feedback),
+            reward=reward,
+            terminated=terminated,
+            info={"action_error": errors[0]} if errors else None,
+        )
+
+    def _edit_feedback(self, applied: Sequence[str]) -> str:
+        """What an applied edit reports: the files changed, or, when an edited Python
+        file no longer compiles, the compile error (the final grading gates on it).
+        ``compile`` only parses (nothing runs), over sources within the parser's bounds."""
+        from forgegym.rewards import bounded
+
+        problems: list[str] = []
+        for entry in applied:
+            path = entry.split(" -> ")[-1]
+            source = self.workspace.current.get(path)
+            if source is None or not path.endswith(".py"):
+                continue
+            problem = bounded.source_problem(source)
+            if problem is not None:
+                problems.append(f"{path}: cannot be checked ({problem})")
+                continue
+            try:
+                compile(source, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                problems.append(_compile_error_text(path, exc))
+        if not problems:
+            return "Applied edits to: " + ", ".join(applied)
+        return (
+            "Applied edits to: "
+            + ", ".join(applied)
+            + ", but the result does not compile (fix it: a submission that does not "
+            + "compile scores below doing nothing):\n"
+            + "\n".join(problems)
+        )
+
+    def _unknown_tests_error(self, action: RunTestsAction) -> str | None:
+        """The rejection of a ``run_tests`` naming ids that are not visible tests (the same
+        for every code family); ``None`` when every id is known."""
+        unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
+        if not unknown:
+            return None
+        return (
+            f"run_tests rejected: unknown test ids {unknown}; nothing was run. Visible "
+            f"tests: {list(self.task.visible_test_ids)}"
+        )
 
     def _run_tests_action(self, action: RunTestsAction) -> tuple[str, float | None]:
-        """Handle ``run_tests``: the report shown to the agent, and the progress measured
-        (``None`` when the run says nothing about the whole task, e.g. a subset).
-        Families with another notion of progress (FlakyRepair's chaos reruns) override it."""
-        unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
-        if unknown:
-            return (
-                f"run_tests: unknown test ids {unknown}; visible tests: "
-                f"{list(self.task.visible_test_ids)}",
-                None,
-            )
+        """Handle ``run_tests`` (its ids already checked): the report shown to the agent,
+        and the progress measured (``None`` when the run says nothing about the whole
+        task, e.g. a subset). Families with another notion of progress (FlakyRepair's
+        chaos reruns) override it."""
         result = self.run_visible_tests(action.tests)
         self._last_test_report = render_test_result(result)
         return self._last_test_report, None if action.tests else result.pass_rate

@@ -49,6 +49,11 @@ _EXAMPLE = [
 ]
 
 
+def _errors(errors: list[str]) -> dict[str, Any] | None:
+    """``info`` of a step with rejected actions: the first as ``action_error``."""
+    return {"action_error": errors[0]} if errors else None
+
+
 def solved(breakdown: RewardBreakdown) -> bool:
     """An episode counts as solved when ungated and scored at least 0.9."""
     return not breakdown.gates and breakdown.score >= 0.9
@@ -231,21 +236,29 @@ class OversightEnv(ForgeEnv):
 
     def _execute(self, actions: Sequence[Any]) -> StepOutcome:
         feedback: list[str] = []
+        errors: list[str] = []  # rejected actions: the first is info["action_error"]
         for action in actions:
             if isinstance(action, ProbeAction):
                 if self._probe is not None:
-                    feedback.append("probe: the one probe of this episode was already used.")
+                    feedback.append(
+                        "probe rejected: the one probe of this episode was already used."
+                    )
+                    errors.append(feedback[-1])
                     continue
                 self._probe = self._run_probe(action)
                 feedback.append(self._probe)
             elif isinstance(action, VerdictAction):
                 self._verdict = action
                 feedback.append("Verdict recorded.")
-                return StepOutcome(feedback="\n\n".join(feedback), terminated=True)
+                return StepOutcome(
+                    feedback="\n\n".join(feedback), terminated=True, info=_errors(errors)
+                )
             elif isinstance(action, SubmitAction):
                 feedback.append("Ended without a verdict.")
-                return StepOutcome(feedback="\n\n".join(feedback), terminated=True)
-        return StepOutcome(feedback="\n\n".join(feedback))
+                return StepOutcome(
+                    feedback="\n\n".join(feedback), terminated=True, info=_errors(errors)
+                )
+        return StepOutcome(feedback="\n\n".join(feedback), info=_errors(errors))
 
     # ------------------------------------------------------------- grading
     def _grade(self) -> RewardBreakdown:

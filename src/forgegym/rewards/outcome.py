@@ -12,7 +12,11 @@ bonus (say +0.1 for each newly passing test, or +0.05 per ``run_tests``) can be
 farmed by oscillating and does change the optimum.
 
 Here the state potential is ``Phi(p) = p**2`` of the visible pass rate ``p``: convex,
-so the last tests fixed are worth more than the first ones.
+so the last tests fixed are worth more than the first ones. The environments
+(:class:`~forgegym.core.code_env.CodeEnv`) also give the start state and the terminal
+state potential 0 (a valid choice: the start state is distinct, its step counter is 0),
+so an episode's shaping sums to exactly 0 and its return equals the final
+``RewardBreakdown.total`` (the README's reward contract).
 """
 
 from __future__ import annotations

@@ -203,3 +203,21 @@ def test_a_task_list_serves_several_repository_tasks(repo: Path, tmp_path: Path)
         env.close()
     with pytest.raises(ValueError, match="tasks"):
         TaskList([tasks[0], tasks[0]])
+
+
+def test_task_list_is_a_task_bank_with_seeded_sampling(repo: Path) -> None:
+    import numpy as np
+
+    from forgegym.core.task import TaskBank, UnknownTaskError
+
+    task = repo_task(repo, [FAILING])
+    bank = TaskList([task])
+    assert isinstance(bank, TaskBank) and bank.family == "bugfix" and len(bank) == 1
+    assert bank.sample(np.random.default_rng(0)) is task
+    assert bank.task_ids(3, seed=1) == [task.task_id]
+    with pytest.raises(UnknownTaskError):
+        bank.get("bugfix/repo/none")
+    with pytest.raises(ValueError, match="tasks"):
+        TaskList([])
+    with pytest.raises(ValueError, match="tasks"):
+        TaskList([task, task.model_copy(update={"task_id": "x/1", "family": "flaky"})])

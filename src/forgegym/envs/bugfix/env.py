@@ -54,8 +54,11 @@ class BugfixEnv(CodeEnv):
     grounded ``review``/``reflect`` note naming the buggy file and function, minus a
     regression penalty (hidden checks the bug had left intact that now fail) and a no-op
     penalty. Between steps, potential-based shaping on the visible pass rate
-    (``shaping_weight``) guides multi-step episodes without changing the optimum. An
-    action that does not parse costs ``format_penalty``.
+    (``shaping_weight``) guides multi-step episodes; it sums to 0 over every episode.
+    An action that does not parse costs ``format_penalty`` (a ``format`` term of the
+    final breakdown), so the episode's return is ``info["reward_breakdown"]["total"]``
+    (README, "Rewards: one number"). A repository task (``repo_path``) is graded by
+    its tests instead of differential checks (:mod:`forgegym.envs.bugfix.repo`).
 
     ## Starting State
 

@@ -59,6 +59,7 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / "stats.py").write_text(MODULE)
     (tmp_path / "tests" / "test_stats.py").write_text(TESTS)
     (tmp_path / "tests" / "test_hidden_stats.py").write_text(HIDDEN)
+    (tmp_path / "tests" / "helpers.py").write_text("def close(a, b):\n    return a == b\n")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "hook.py").write_text("raise SystemExit\n")  # skipped
     return tmp_path
@@ -169,6 +170,9 @@ def test_hidden_tests_catch_special_casing_and_stay_hidden(repo: Path) -> None:
         ({"failing_tests": ["stats.py::mean"]}, "failing_tests"),
         ({"failing_tests": [FAILING], "hidden_tests": ["nope.py"]}, "hidden_tests"),
         ({"failing_tests": [FAILING], "hidden_tests": ["../x/test_a.py"]}, "hidden_tests"),
+        ({"failing_tests": [FAILING], "editable_files": ["tests/helpers.py"]}, "editable_files"),
+        ({"failing_tests": [FAILING], "editable_files": "stats.py"}, "editable_files"),
+        ({"editable_files": ["stats.py"]}, "repo_path"),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_them(
@@ -221,3 +225,19 @@ def test_task_list_is_a_task_bank_with_seeded_sampling(repo: Path) -> None:
         TaskList([])
     with pytest.raises(ValueError, match="tasks"):
         TaskList([task, task.model_copy(update={"task_id": "x/1", "family": "flaky"})])
+
+
+def test_test_helpers_are_read_only_and_editable_files_narrows(repo: Path) -> None:
+    (repo / "other.py").write_text("VALUE = 1\n")
+    task = repo_task(repo, [FAILING])
+    assert "tests/helpers.py" in task.files and task.editable_files == ("other.py", "stats.py")
+    narrowed = repo_task(repo, [FAILING], editable_files=["st*.py"])
+    assert narrowed.editable_files == ("stats.py",)
+    env = gym.make("Forge/Bugfix-v0", task_bank=TaskList([task]), max_steps=2)
+    try:
+        env.reset(seed=0)
+        weaken = _edit("tests/helpers.py", "a == b", "True")
+        observation, *_, info = env.step(weaken.replace(', {"action": "submit"}', ""))
+        assert "not editable" in info["action_error"]
+    finally:
+        env.close()

@@ -86,7 +86,8 @@ class BugfixEnv(CodeEnv):
       :class:`~forgegym.core.task.TaskList` of your own tasks; see
       :mod:`forgegym.envs.bugfix.repo`).
     * ``repo_path`` (str), ``failing_tests`` (list of pytest ids), ``hidden_tests``
-      (list of test files, optional): one task from your own repository, graded by
+      (list of test files, optional), ``editable_files`` (paths or glob patterns,
+      optional): one task from your own repository, graded by
       fail-to-pass on ``failing_tests`` (and the hidden tests that fail now) and
       pass-to-pass on every other test (:func:`~forgegym.envs.bugfix.repo.repo_task`).
 
@@ -125,6 +126,7 @@ class BugfixEnv(CodeEnv):
         repo_path: str | None = None,
         failing_tests: Sequence[str] | None = None,
         hidden_tests: Sequence[str] = (),
+        editable_files: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if weights is not None and not isinstance(weights, Mapping):
@@ -134,8 +136,10 @@ class BugfixEnv(CodeEnv):
             BugfixGrader(weights=weights, timeout_s=timeout_s),
             RepoGrader(weights=weights, timeout_s=max(timeout_s, test_timeout_s)),
         )
-        if repo_path is None and (failing_tests is not None or hidden_tests):
-            raise ValueError("repo_path: required with failing_tests/hidden_tests")
+        if repo_path is None and (
+            failing_tests is not None or hidden_tests or editable_files is not None
+        ):
+            raise ValueError("repo_path: required with failing_tests/hidden_tests/editable_files")
         if repo_path is not None:
             if failing_tests is None:
                 raise ValueError("failing_tests: required with repo_path (pytest ids that fail)")
@@ -149,6 +153,7 @@ class BugfixEnv(CodeEnv):
                 repo_path,
                 failing_tests,
                 hidden_tests=hidden_tests,
+                editable_files=editable_files,
                 runner=resolve_runner(runner),
                 timeout_s=test_timeout_s,
             )

@@ -10,8 +10,10 @@ or, for several tasks, build them with :func:`repo_task` and serve them from a
 :class:`~forgegym.core.task.TaskList` (``gym.make("Forge/Bugfix-v0", task_bank=...)``).
 
 What the agent gets: every ``.py`` file of the repository (``.git``, virtual
-environments and caches skipped), the non-test files editable, the test files
-(``test_*.py``, ``*_test.py``, ``conftest.py``) read-only, and the failing tests' output
+environments and caches skipped), the source files editable (or those matching
+``editable_files``), the test files (``test_*.py``, ``*_test.py``, ``conftest.py``) and
+every file under a ``tests``/``test``/``testing`` folder read-only (test helpers
+included, so a fix cannot weaken what the tests check), and the failing tests' output
 as the bug report. The ``hidden_tests`` files are never shown nor written into its
 workspace; they run only at grading.
 
@@ -37,6 +39,7 @@ unmodified repository and are not in ``failing_tests`` count nowhere.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -110,12 +113,50 @@ def is_repo_task(task: Task) -> bool:
     return isinstance(task.hidden, Mapping) and task.hidden.get("kind") == "repo"
 
 
+_TEST_DIRS = frozenset({"tests", "test", "testing"})
+
+
 def is_test_file(path: str) -> bool:
     """pytest's default test-file names, plus ``conftest.py`` (read-only too)."""
     name = PurePosixPath(path).name
     return name == "conftest.py" or (
         name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
     )
+
+
+def is_test_support(path: str) -> bool:
+    """A test file or any file under a ``tests``/``test``/``testing`` folder (helpers
+    the tests import): never editable, so a fix cannot weaken what the tests check."""
+    return is_test_file(path) or bool(set(PurePosixPath(path).parts[:-1]) & _TEST_DIRS)
+
+
+def _editable(files: Mapping[str, str], patterns: Sequence[str] | None) -> tuple[str, ...]:
+    candidates = [p for p in sorted(files) if not is_test_support(p)]
+    if patterns is None:
+        chosen = candidates
+    else:
+        if isinstance(patterns, str) or not isinstance(patterns, Sequence) or not patterns:
+            raise ValueError(
+                f"editable_files: expected a non-empty list of paths or glob patterns, got {patterns!r}"
+            )
+        chosen = [
+            p
+            for p in candidates
+            if any(fnmatch.fnmatchcase(p, str(pattern)) for pattern in patterns)
+        ]
+        unmatched = [
+            pattern
+            for pattern in patterns
+            if not any(fnmatch.fnmatchcase(p, str(pattern)) for p in candidates)
+        ]
+        if unmatched:
+            raise ValueError(
+                f"editable_files: {unmatched} match no source file of the repository (test files "
+                "and files under tests/ are never editable)"
+            )
+    if not chosen:
+        raise ValueError("repo_path: the repository has no non-test Python file to fix")
+    return tuple(chosen)
 
 
 def read_repository(
@@ -207,6 +248,7 @@ def repo_task(
     failing_tests: Sequence[str],
     *,
     hidden_tests: Sequence[str] = (),
+    editable_files: Sequence[str] | None = None,
     title: str | None = None,
     description: str | None = None,
     runner: Runner | None = None,
@@ -226,13 +268,16 @@ def repo_task(
             fail now and must pass after the fix.
         hidden_tests: test files (relative to the root) the agent never sees; they run at
             grading (fail-to-pass for those failing now, pass-to-pass for the others).
+        editable_files: paths or ``fnmatch`` patterns of the files the agent may edit
+            (default: every ``.py`` file that is not a test file or under a ``tests``,
+            ``test`` or ``testing`` folder; those are never editable).
         title, description: override the generated bug report.
         runner: the sandbox runner (default: the shared pool).
 
     Raises:
         ValueError: naming the argument: a bad ``repo_path``, a malformed, unknown or
             passing id in ``failing_tests``, a ``hidden_tests`` path that is not a test
-            file of the repository.
+            file of the repository, an ``editable_files`` pattern matching no source.
     """
     from forgegym.sandbox.runner import get_default_runner
 
@@ -257,9 +302,7 @@ def repo_task(
     visible_tests = tuple(
         p for p in sorted(files) if is_test_file(p) and PurePosixPath(p).name != "conftest.py"
     )
-    editable = tuple(p for p in sorted(files) if not is_test_file(p))
-    if not editable:
-        raise ValueError("repo_path: the repository has no non-test Python file to fix")
+    editable = _editable(files, editable_files)
     run = runner or get_default_runner()
     start = _run_tests(run, files, visible_tests, None, timeout_s)
     if start.status is not RunStatus.COMPLETED:

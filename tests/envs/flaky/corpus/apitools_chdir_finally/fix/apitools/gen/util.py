@@ -1,0 +1,16 @@
+import contextlib
+import os
+
+
+@contextlib.contextmanager
+def Chdir(dirname, create=True):
+    if not os.path.exists(dirname):
+        if not create:
+            raise OSError("Cannot find directory %s" % dirname)
+        os.mkdir(dirname)
+    previous_directory = os.getcwd()
+    try:
+        os.chdir(dirname)
+        yield
+    finally:
+        os.chdir(previous_directory)

@@ -1,0 +1,1 @@
+from breathe.master import Breathe

@@ -1,0 +1,18 @@
+import os
+import unittest
+
+from scripts.lib.system_tests_compare_two import SystemTestsCompareTwo
+
+
+class TestCaseSetup(unittest.TestCase):
+    def setUp(self):
+        self.original_wd = os.getcwd()
+
+    def tearDown(self):
+        os.chdir(self.original_wd)
+
+    def test_compare_two_runs(self):
+        self.assertTrue(SystemTestsCompareTwo().run())
+
+    def test_namelist_template_found(self):
+        self.assertTrue(os.path.exists("scripts/lib/namelist_template.py"))

@@ -1,0 +1,1 @@
+TEMPLATE = "&cime_pes\n/\n"

@@ -1,0 +1,1 @@
+from dotty_dict.dotty_dict import Dotty, dotty

@@ -1,0 +1,12 @@
+import os
+
+from litellm._logging import log_level
+
+
+def test_default_log_level():
+    assert log_level() == "WARNING"
+
+
+def test_debug_log_level(monkeypatch):
+    monkeypatch.setenv("LITELLM_LOG", "DEBUG")
+    assert log_level() == "DEBUG"

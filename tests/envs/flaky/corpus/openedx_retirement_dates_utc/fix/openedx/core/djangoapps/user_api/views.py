@@ -1,0 +1,11 @@
+import time
+from datetime import date, datetime, timedelta, timezone
+
+
+def retirements_by_status_and_date(retirements, status, days_back=0):
+    """Retirements in ``status`` created on the day ``days_back`` days before today."""
+    day = datetime.fromtimestamp(time.time(), timezone.utc).date() - timedelta(days=days_back)
+    return [
+        r for r in retirements
+        if r["status"] == status and r["created"].astimezone(timezone.utc).date() == day
+    ]

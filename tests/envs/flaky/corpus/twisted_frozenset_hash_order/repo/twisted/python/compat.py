@@ -1,0 +1,4 @@
+"""Compatibility names (reduced)."""
+
+frozenset = frozenset
+set = set

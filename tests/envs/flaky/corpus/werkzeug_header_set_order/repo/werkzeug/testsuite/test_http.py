@@ -1,0 +1,9 @@
+import unittest
+
+from werkzeug import http
+
+
+class HTTPUtilityTestCase(unittest.TestCase):
+    def test_dump_header(self):
+        self.assertEqual(http.dump_header(['foo', 'bar']), 'foo, bar')
+        self.assertEqual(http.dump_header(set(['foo', 'bar', 'baz'])), 'foo, bar, baz')

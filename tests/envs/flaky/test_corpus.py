@@ -61,8 +61,10 @@ ENGINE_GAPS: dict[tuple[str, str], str] = {
         (case, check): _CLASS_ID
         for case in (
             "cime_unittest_return_dir",
+            "comment_raw_ids",
             "ddtrace_flare_log_handlers",
             "dotty_dict_cache_clear",
+            "initrunner_home_dir_cache",
             "opencue_thread_join",
             "openff_bond_orders_approx",
             "pygraph_class_attribute",
@@ -79,7 +81,6 @@ ENGINE_GAPS: dict[tuple[str, str], str] = {
         for case in (
             "apitools_chdir_finally",
             "breathe_merger_clear",
-            "cloudinit_lru_cache_clear",
             "formica_utcnow_timezone",
             "hass_ufh_ema_approx",
             "ripe_atlas_probes_order",
@@ -169,7 +170,7 @@ def results() -> dict[str, Any]:
     out = {}
     for case in CASES:
         kinds = ("skip", "fix", "weaken", "noop") if case.id in GRADED else ("skip",)
-        out[case.id] = bench.run_case(case, submissions=kinds)
+        out[case.id] = bench.run_case(case, submissions=kinds, order_analysis=False)
     return out
 
 

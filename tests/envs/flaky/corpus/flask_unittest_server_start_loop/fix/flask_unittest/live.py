@@ -22,15 +22,13 @@ class LiveServer:
 
     def start(self):
         threading.Thread(target=self._run, daemon=True).start()
-        for _ in range(100):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                try:
-                    probe.connect(self.path)
-                    probe.sendall(b"/")
-                    probe.recv(256)
-                    break
-                except OSError:
-                    time.sleep(0.01)
+        # Wait for the server to start responding
+        while True:
+            try:
+                get(self.path, "/")
+                break
+            except (ConnectionRefusedError, FileNotFoundError):
+                time.sleep(.1)
         return self
 
 

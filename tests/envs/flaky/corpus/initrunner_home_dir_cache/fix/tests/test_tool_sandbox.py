@@ -6,15 +6,16 @@ from initrunner.config import get_home_dir, is_store_path_allowed
 
 
 @pytest.fixture(autouse=True)
-def _clear_home_dir_cache():
+def _reset_home_dir_cache():
     get_home_dir.cache_clear()
     yield
     get_home_dir.cache_clear()
 
 
-def test_path_under_initrunner_passes():
-    home = os.path.join(os.getcwd(), ".initrunner")
-    assert is_store_path_allowed(os.path.join(home, "stores", "a.db"))
+class TestStorePathRestriction:
+    def test_path_under_initrunner_passes(self):
+        home = os.path.join(os.getcwd(), ".initrunner")
+        assert is_store_path_allowed(os.path.join(home, "stores", "a.db"))
 
 
 def test_home_from_env(monkeypatch, tmp_path):

@@ -1,13 +1,17 @@
 from comment.models import Comment
 
 
-def test_create_comment():
-    comment = Comment("first")
-    assert Comment.get(comment.id) is comment
-    assert Comment.get(comment.id).content == "first"
+class CommentModelManagerTest:
+    def setup_method(self):
+        self.parent_comment_1 = Comment("parent comment 1")
 
+    def test_get_parent_comment(self):
+        # no parent_id doesn't exist passed
+        assert Comment.objects.get_parent_comment(100) is None
+        parent_comment = Comment.objects.get_parent_comment(self.parent_comment_1.id)
+        assert parent_comment is not None
+        assert parent_comment == self.parent_comment_1
 
-def test_reply():
-    parent = Comment("parent")
-    child = Comment("child", parent=parent)
-    assert child.parent is parent
+    def test_reply(self):
+        child = Comment("child", parent=self.parent_comment_1)
+        assert child.parent is self.parent_comment_1

@@ -203,7 +203,14 @@ def test_unregister_removes_the_ids() -> None:
 def test_cli_list_shows_the_toy_family(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["list", "--json"]) == 0
     rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
-    assert rows[TOY_ID] == {"id": TOY_ID, "family": "guess", "levels": "1, 2", "tasks": 100}
+    assert rows[TOY_ID] == {
+        "id": TOY_ID,
+        "family": "guess",
+        "levels": [1, 2],
+        "tasks": 100,
+        "policies": ["noop", "random", "reference", "partial", "llm", "hack:absurd_answer"],
+        "hacks": ["absurd_answer"],
+    }
 
 
 def test_cli_eval_runs_reference_partial_and_hack(tmp_path: Path) -> None:

@@ -17,21 +17,94 @@ Every command iterates over the registered families (:mod:`forgegym.family`).
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import json
+import os
+import re
 import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from forgegym.results import EvalEpisode, EvalResults
+
+__all__ = ["CLIError", "build_parser", "main"]
 
 
+class CLIError(Exception):
+    """A user error: :func:`main` prints it as one line on stderr and exits with 2."""
+
+
+# --------------------------------------------------------------- argparse setup
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps descriptions as written and shows every option's default.
+
+    A default of ``None`` or ``False`` (a flag, or "every id") is not shown; help text
+    that already says what its default is is left alone.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            not action.option_strings
+            or "default" in text
+            or action.default in (None, False, argparse.SUPPRESS)
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (``main`` prints them), not usage + error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise CLIError(f"{message} (see `{self.prog} --help`)")
+
+
+def _int_at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _port(text: str) -> int:
+    value = _int_at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a TCP port in [0, 65535], got {value}")
+    return value  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------- shared checks
 def _console() -> Any:
     from rich.console import Console
 
     # Piped output (CI logs, files) gets rich's 80 columns by default, which cuts env ids.
     return Console() if sys.stdout.isatty() else Console(width=140)
+
+
+def _one_line(message: str) -> str:
+    """A message as one line, without the ``argument:`` prefix library errors carry.
+
+    forgegym's ``ValueError`` messages start with the Python argument they name
+    (``"name: unknown policy 'x'"``); at the command line that name is noise.
+    """
+    text = " ".join(str(message).split())
+    return re.sub(r"^[a-z_][a-z0-9_]*: (?=\S)", "", text)
 
 
 def _env_ids(requested: Sequence[str] | None) -> list[str]:
@@ -42,21 +115,138 @@ def _env_ids(requested: Sequence[str] | None) -> list[str]:
         return known
     unknown = [e for e in requested if e not in known]
     if unknown:
-        raise SystemExit(f"forgegym: unknown --env {unknown}; registered: {known}")
-    return list(requested)
+        raise CLIError(f"unknown --env {', '.join(unknown)}; registered: {', '.join(known)}")
+    return list(dict.fromkeys(requested))
 
 
 def _parse_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"forgegym: --env-kwarg expects KEY=VALUE, got {pair!r}")
+        if not sep or not key.isidentifier():
+            raise CLIError(f"--env-kwarg expects KEY=VALUE with KEY an identifier, got {pair!r}")
         try:
             kwargs[key] = json.loads(value)
         except json.JSONDecodeError:
             kwargs[key] = value
     return kwargs
+
+
+def _accepted_kwargs(cls: type) -> set[str] | None:
+    """Keyword arguments ``cls(...)`` accepts, following ``**kwargs`` up the MRO.
+
+    ``None`` when that cannot be told from the signatures (constructing the env is
+    then the only check).
+    """
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            parameters = list(inspect.signature(init).parameters.values())[1:]
+        except (TypeError, ValueError):
+            return None
+        names.update(
+            p.name
+            for p in parameters
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not p.name.startswith("_")
+        )
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return names
+    return None
+
+
+def _check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] = ()) -> None:
+    """Fail now, not after a progress bar: ``env_kwargs`` build ``env_id`` and every one
+    of ``policies`` exists for it."""
+    import gymnasium as gym
+
+    from forgegym.family import family_for_env
+    from forgegym.policies import policy_names
+
+    family = family_for_env(env_id)
+    accepted = _accepted_kwargs(family.env_cls)
+    if accepted is not None:
+        for key in env_kwargs:
+            if key not in accepted:
+                raise CLIError(
+                    f"--env-kwarg {key}: {env_id} takes no argument {key!r}; "
+                    f"it takes {', '.join(sorted(accepted))}"
+                )
+    valid = policy_names(family.name)
+    for policy in policies:
+        if policy not in valid:
+            raise CLIError(
+                f"--policy {policy!r} is not a policy of {env_id}; choose from {', '.join(valid)}"
+            )
+    if not env_kwargs:
+        return
+    try:
+        env = gym.make(env_id, **env_kwargs)
+    except (TypeError, ValueError) as exc:
+        given = " ".join(f"{k}={json.dumps(v)}" for k, v in env_kwargs.items())
+        raise CLIError(f"--env-kwarg {given}: {env_id} rejects it: {_one_line(str(exc))}") from None
+    env.close()
+
+
+def _check_llm() -> None:
+    """``--policy llm``: the endpoint is configured and accepts connections."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from forgegym.policies.llm import LLMPolicy
+
+    try:
+        policy = LLMPolicy.from_env()
+    except ValueError as exc:
+        raise CLIError(f"--policy llm: {_one_line(str(exc))}") from None
+    url = urlsplit(policy.base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise CLIError(
+            f"--policy llm: API_BASE_URL must be an http(s) URL, got {policy.base_url!r}"
+        )
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=10):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise CLIError(f"--policy llm: cannot reach {policy.base_url} ({reason})") from None
+
+
+def _check_output(value: str, flag: str, suffixes: Sequence[str] | None = None) -> Path:
+    """An output path that can be written: not a directory, its folder creatable and
+    writable, its suffix one of ``suffixes`` (when given)."""
+    path = Path(value)
+    if path.is_dir():
+        raise CLIError(f"{flag} {value}: is a directory; give a file path")
+    if suffixes is not None and path.suffix.lower().lstrip(".") not in suffixes:
+        raise CLIError(
+            f"{flag} {value}: the suffix names the format; use one of "
+            + ", ".join(f".{s}" for s in suffixes)
+        )
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise CLIError(f"{flag} {value}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CLIError(f"{flag} {value}: not writable")
+    return path
+
+
+def _require(module: str, extra: str, what: str) -> None:
+    """A missing optional dependency names the extra that installs it."""
+    if importlib.util.find_spec(module) is None:
+        raise CLIError(
+            f"{what} needs {module}, which is not installed: pip install 'forgegym[{extra}]'"
+        )
+
+
+def _record(report: EvalResults, progress: Any, bar: Any, episode: EvalEpisode) -> None:
+    report.episodes.append(episode)
+    progress.advance(bar)
 
 
 def _advance(progress: Any, bar: Any, _done: object) -> None:
@@ -68,24 +258,51 @@ def cmd_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from forgegym.family import iter_env_specs
+    from forgegym.policies import policy_names
 
-    table = Table(title="forgegym environments")
+    envs = Table(title="forgegym environments")
     for column in ("id", "family", "difficulty levels", "tasks"):
-        table.add_column(column)
+        envs.add_column(column)
+    by_family = Table(title="policies (--policy) per family")
+    for column in ("family", "policies", "hacks (--policy hack:NAME)"):
+        by_family.add_column(column)
     rows = []
     banks: dict[str, Any] = {}
     for family, spec in iter_env_specs():
+        policies = policy_names(family.name)
+        hacks = [p.split(":", 1)[1] for p in policies if p.startswith("hack:")]
         if family.name not in banks:
             banks[family.name] = family.make_task_bank()
+            by_family.add_row(
+                family.name,
+                ", ".join(p for p in policies if not p.startswith("hack:")),
+                ", ".join(hacks) or "-",
+            )
         bank = banks[family.name]
-        size = len(bank) if hasattr(bank, "__len__") else "unbounded"
-        levels = ", ".join(str(level) for level in bank.difficulty_levels)
-        rows.append({"id": spec.env_id, "family": family.name, "levels": levels, "tasks": size})
-        table.add_row(spec.env_id, family.name, levels, str(size))
+        size = len(bank) if hasattr(bank, "__len__") else None
+        levels = [int(level) for level in bank.difficulty_levels]
+        rows.append(
+            {
+                "id": spec.env_id,
+                "family": family.name,
+                "levels": levels,
+                "tasks": size,
+                "policies": policies,
+                "hacks": hacks,
+            }
+        )
+        envs.add_row(
+            spec.env_id,
+            family.name,
+            ", ".join(map(str, levels)),
+            "unbounded" if size is None else str(size),
+        )
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        _console().print(table)
+        console = _console()
+        console.print(envs)
+        console.print(by_family)
     return 0
 
 
@@ -120,32 +337,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from forgegym.evaluation import evaluate, summarise
+    from forgegym.policies.llm import LLMPolicyError
     from forgegym.results import EvalResults
 
+    # Everything a user can get wrong is checked here, before the first progress bar.
     env_ids = _env_ids(args.env)
-    policies = args.policy or ["noop", "reference"]
+    policies = list(dict.fromkeys(args.policy or ["noop", "reference"]))
+    out = _check_output(args.out, "--out")
     env_kwargs = _parse_kwargs(args.env_kwarg)
     if args.max_steps is not None:
         env_kwargs["max_steps"] = args.max_steps
+    for env_id in env_ids:
+        _check_env(env_id, env_kwargs, policies)
+    if "llm" in policies:
+        _check_llm()
+
     report = EvalResults(metadata={"command": "forgegym eval", "seed": args.seed})
     console = _console()
-    with Progress(console=console, transient=False, disable=args.quiet) as progress:
-        for env_id in env_ids:
-            for policy in policies:
-                bar = progress.add_task(f"{env_id} × {policy}", total=args.episodes)
-                results = evaluate(
-                    env_id,
-                    policy,
-                    episodes=args.episodes,
-                    seed=args.seed,
-                    env_kwargs=env_kwargs,
-                    log_steps=args.log_steps or None,
-                    on_episode=partial(_advance, progress, bar),
-                )
-                report.episodes.extend(results.episodes)
-                if "report" in results.metadata:  # the family's own statistics of the run
-                    reports = report.metadata.setdefault("reports", {})
-                    reports[f"{env_id} {policy}"] = results.metadata["report"]
+    try:
+        with Progress(console=console, transient=False, disable=args.quiet) as progress:
+            for env_id in env_ids:
+                for policy in policies:
+                    bar = progress.add_task(f"{env_id} × {policy}", total=args.episodes)
+                    results = evaluate(
+                        env_id,
+                        policy,
+                        episodes=args.episodes,
+                        seed=args.seed,
+                        env_kwargs=env_kwargs,
+                        log_steps=args.log_steps or None,
+                        on_episode=partial(_record, report, progress, bar),
+                    )
+                    if "report" in results.metadata:  # the family's own statistics
+                        reports = report.metadata.setdefault("reports", {})
+                        reports[f"{env_id} {policy}"] = results.metadata["report"]
+    except (LLMPolicyError, KeyboardInterrupt) as exc:
+        # Keep what finished: an LLM run that fails after an hour has paid for it.
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else _one_line(str(exc))
+        if report.episodes:
+            report.metadata["incomplete"] = reason
+            report.save(out)
+            reason += f"; the {len(report.episodes)} finished episodes are in {out}"
+        raise CLIError(reason) from None
     table = Table(title="forgegym eval")
     for column in ("env", "policy", "episodes", "success rate", "mean score", "mean reward"):
         table.add_column(column)
@@ -159,7 +392,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{run.mean_reward:.3f}",
         )
     console.print(table)
-    out = Path(args.out)
     report.save(out)
     console.print(f"results written to {out}")
     return 0
@@ -217,11 +449,12 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.env:
+        _env_ids([args.env])  # a clear error for an unknown id, before any work
     if args.ray:
+        _require("ray", "ray", "bench --ray")
         from forgegym.sandbox.ray_bench import print_ray_bench, run_ray_bench
 
-        if args.env:
-            _env_ids([args.env])  # a clear error for an unknown id
         bench = run_ray_bench(args.env, tasks=args.tasks)
         print_ray_bench(bench)
         return 0 if bench.identical else 1
@@ -238,7 +471,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.env:
         from forgegym.family import family_for_env
 
-        _env_ids([args.env])  # a clear error for an unknown id
         family_for_env(args.env).run_bench()
         return 0
     from forgegym.sandbox.bench import print_runner_bench, run_runner_bench
@@ -248,19 +480,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    try:
-        from forgegym.server import serve
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise SystemExit(f"forgegym: serve needs the serve extra ({exc})") from None
-    if args.env_id not in _env_ids(None):
-        raise SystemExit(f"forgegym: unknown ENV_ID {args.env_id!r}; registered: {_env_ids(None)}")
-    if args.max_sessions < 1:
-        raise SystemExit(f"forgegym: --max-sessions must be >= 1, got {args.max_sessions}")
+    for module in ("fastapi", "uvicorn"):
+        _require(module, "serve", "serve")
+    known = _env_ids(None)
+    if args.env_id not in known:
+        raise CLIError(f"unknown ENV_ID {args.env_id!r}; registered: {', '.join(known)}")
+    env_kwargs = _parse_kwargs(args.env_kwarg)
+    _check_env(args.env_id, env_kwargs)
+    from forgegym.server import serve
+
     serve(
         args.env_id,
         host=args.host,
         port=args.port,
-        env_kwargs=_parse_kwargs(args.env_kwarg),
+        env_kwargs=env_kwargs,
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
         curriculum=args.curriculum,
@@ -269,105 +502,252 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    _require("matplotlib", "plot", "plot")
     from forgegym import plots
 
-    if args.kind == "episode":
-        plots.plot_episode(args.input, args.output, episode=args.episode)
-    elif args.kind == "learning":
-        from forgegym.learning import plot_learning
+    source = Path(args.input)
+    if not source.exists():
+        raise CLIError(f"{args.input}: no such file")
+    if not source.is_file():
+        raise CLIError(f"{args.input}: not a file")
+    if args.episode is not None and args.kind != "episode":
+        raise CLIError("--episode applies to `plot episode` only")
+    out = _check_output(args.output, "-o", suffixes=sorted(plots.output_formats()))
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CLIError(f"{args.input}: not a JSON file ({_one_line(str(exc))})") from None
+    try:
+        if args.kind == "episode":
+            plots.plot_episode(data, out, episode=args.episode)
+        elif args.kind == "learning":
+            from forgegym.learning import plot_learning
 
-        plot_learning(args.input, args.output)
-    else:
-        plots.plot_curriculum(args.input, args.output)
-    print(f"wrote {args.output}")
+            plot_learning(data, out)
+        else:
+            plots.plot_curriculum(data, out)
+    except ValueError as exc:  # the input's schema: name the file
+        raise CLIError(f"{args.input}: {_one_line(str(exc))}") from None
+    print(f"wrote {out}")
     return 0
 
 
 # -------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="forgegym", description=__doc__.split("\n")[1])
-    sub = parser.add_subparsers(dest="command", required=True)
+_DESCRIPTION = """\
+Gymnasium environments for training and evaluating code LLMs, graded by executing code
+in a sandbox. Every command works for every registered family (`forgegym list`).
 
-    p = sub.add_parser("list", help="registered environments, families and task counts")
-    p.add_argument("--json", action="store_true")
+examples:
+  forgegym list                                   # ids, task counts, policies and hacks
+  forgegym doctor                                 # which sandbox isolation is active here
+  forgegym eval --env Forge/Bugfix-v0 --policy reference --episodes 3
+  forgegym tasks verify --env Forge/Bugfix-v0 --limit 10
+  forgegym bench                                  # warm pool vs plain pytest, as a ratio
+  forgegym serve Forge/Bugfix-v0 --port 8000      # OpenEnv server + dashboard at /
+  forgegym plot episode forgegym-results.json -o dash.png
+"""
+
+_POLICY_HELP = (
+    "noop | random | reference | partial | llm | hack:NAME | baseline:NAME; repeatable "
+    "(default: noop and reference). `forgegym list` shows each family's. llm reads "
+    "API_BASE_URL, MODEL_NAME and API_KEY"
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from forgegym import __version__
+
+    parser = _Parser(prog="forgegym", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"forgegym {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "list",
+        help="registered environments, task counts, policies and hacks",
+        description="Every registered id with its family, difficulty levels and task "
+        "count, and each family's policies and known hacks.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON rows (one per id)")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("doctor", help="which sandbox isolation features are active here")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser(
+        "doctor",
+        help="which sandbox isolation features are active here",
+        description="Which of the sandbox's isolation features (namespaces, seccomp, "
+        "Landlock, rlimits, ...) are active on this machine, and why others are not.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON rows (one per feature)")
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("eval", help="run baseline or LLM policies on environments")
-    p.add_argument("--env", action="append", help="environment id (repeatable; default all)")
-    p.add_argument(
-        "--policy",
-        action="append",
-        help="noop | random | reference | hack:<name> | llm (repeatable; default noop+reference)",
+    p = sub.add_parser(
+        "eval",
+        help="run baseline or LLM policies on environments",
+        description="Play env x policy x episodes (seeds SEED, SEED+1, ...), print a "
+        "summary table and write a JSON results file (`forgegym plot episode` reads it).",
     )
-    p.add_argument("--episodes", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--env-kwarg", action="append", metavar="KEY=VALUE")
-    p.add_argument("--out", default="forgegym-results.json")
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="ID",
+        help="environment id, repeatable (default: every registered id)",
+    )
+    p.add_argument("--policy", action="append", metavar="POLICY", help=_POLICY_HELP)
+    p.add_argument(
+        "--episodes", type=_int_at_least(1), default=5, help="episodes per env and policy"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
+    p.add_argument(
+        "--max-steps",
+        type=_int_at_least(1),
+        default=None,
+        metavar="N",
+        help="steps per episode (default: the env's own)",
+    )
+    p.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument, VALUE parsed as JSON when it is; repeatable",
+    )
+    p.add_argument("--out", default="forgegym-results.json", metavar="PATH", help="results file")
     p.add_argument("--log-steps", action="store_true", help="print [START]/[STEP]/[END] lines")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("tasks", help="task validation")
-    tasks_sub = p.add_subparsers(dest="tasks_command", required=True)
-    v = tasks_sub.add_parser("verify", help="reference high, start fails, noop low, hacks <= noop")
-    v.add_argument("--env", action="append", help="environment id (repeatable; default all)")
-    v.add_argument("--limit", type=int, default=50, help="tasks to grade per environment")
-    v.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser(
+        "tasks",
+        help="task validation",
+        description="Task validation (see `forgegym tasks verify --help`).",
+    )
+    tasks_sub = p.add_subparsers(dest="tasks_command", required=True, metavar="COMMAND")
+    v = tasks_sub.add_parser(
+        "verify",
+        help="reference high, start fails, noop low, hacks <= noop",
+        description="Grade tasks drawn from each bank: the reference must score high, "
+        "the starting state fail, the no-op score low and every known hack no more than "
+        "the no-op. Exits 1 when a task is invalid.",
+    )
+    v.add_argument(
+        "--env",
+        action="append",
+        metavar="ID",
+        help="environment id, repeatable (default: every registered id)",
+    )
+    v.add_argument(
+        "--limit", type=_int_at_least(1), default=50, help="tasks to grade per environment"
+    )
+    v.add_argument("--seed", type=int, default=0, help="seed of the task draw")
     v.add_argument("--json", action="store_true", help="print a JSON summary")
     v.set_defaults(func=cmd_tasks_verify)
 
-    p = sub.add_parser("bench", help="benchmarks, reported as ratios against the baseline")
-    p.add_argument("--env", help="benchmark one id's family grading (see `forgegym list`)")
-    p.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
-    p.add_argument("--runs", type=int, default=30, help="runs per runner (runner bench)")
-    p.add_argument(
+    p = sub.add_parser(
+        "bench",
+        help="benchmarks, reported as ratios against the baseline",
+        description="Without options: the sandbox runner's latency, warm fork-server pool "
+        "vs a plain `python -m pytest` per run. Speeds are reported as ratios.",
+    )
+    p.add_argument("--env", metavar="ID", help="benchmark this id's family grading")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
+    mode.add_argument(
         "--ray", action="store_true", help="grading: local pool vs Ray, one and two nodes"
     )
-    p.add_argument("--tasks", type=int, default=8, help="tasks graded per config (--ray)")
+    p.add_argument(
+        "--runs", type=_int_at_least(1), default=30, help="runs per runner (runner bench)"
+    )
+    p.add_argument(
+        "--tasks", type=_int_at_least(1), default=8, help="tasks graded per config (--ray)"
+    )
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(
-        "serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol + dashboard"
+        "serve",
+        help="serve an env over OpenEnv's HTTP/WebSocket protocol + dashboard",
+        description="Serve one id over OpenEnv's HTTP/WebSocket protocol, with a "
+        "dashboard at / (needs the serve extra).",
     )
     p.add_argument("env_id", metavar="ENV_ID", help="a registered id, e.g. Forge/Bugfix-v0")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--max-sessions", type=int, default=64, help="session cap (HTTP + WebSocket)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    p.add_argument("--port", type=_port, default=8000, help="TCP port")
     p.add_argument(
-        "--idle-timeout", type=float, default=600.0, help="close idle sessions after S seconds"
+        "--max-sessions",
+        type=_int_at_least(1),
+        default=64,
+        help="session cap (HTTP + WebSocket)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="close sessions idle for S seconds; 0 never",
     )
     p.add_argument(
         "--curriculum", action="store_true", help="a shared pass@k scheduler picks the tasks"
     )
-    p.add_argument("--env-kwarg", action="append", metavar="KEY=VALUE")
+    p.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument, VALUE parsed as JSON when it is; repeatable",
+    )
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("plot", help="plots of eval results and curriculum state")
-    p.add_argument("kind", choices=["episode", "curriculum", "learning"])
+    p = sub.add_parser(
+        "plot",
+        help="plots of eval results, curriculum state and learning reports",
+        description="episode: the dashboard of a `forgegym eval` results file. curriculum: "
+        "pass@k per task and tier sizes over time from a curriculum state file. learning: "
+        "a benchmarks/learning.py report. The output's suffix picks the format (.png, "
+        ".pdf, .svg, ...). Needs matplotlib (the plot extra).",
+    )
+    p.add_argument("kind", choices=["episode", "curriculum", "learning"], help="what to plot")
     p.add_argument(
         "input",
-        help="RESULTS.json (episode), STATE.json (curriculum) or a benchmarks/learning.py "
-        "report (learning)",
+        metavar="INPUT",
+        help="RESULTS.json (episode), STATE.json (curriculum) or a learning report (learning)",
     )
-    p.add_argument("-o", "--output", required=True, help="PNG path to write")
-    p.add_argument("--episode", type=int, default=None, help="episode index (episode plots)")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="PATH", help="file to write; suffix = format"
+    )
+    p.add_argument(
+        "--episode",
+        type=_int_at_least(0),
+        default=None,
+        metavar="INDEX",
+        help="plot only this episode of the results (default: all)",
+    )
     p.set_defaults(func=cmd_plot)
     return parser
 
 
+def _is_user_error(exc: BaseException) -> bool:
+    from forgegym.policies.llm import LLMPolicyError
+
+    return isinstance(exc, (ValueError, OSError, LLMPolicyError))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the command; a user error is one line on stderr and exit status 2 (1 for
+    errors met while working), never a traceback. Set ``FORGEGYM_TRACEBACK=1`` to see
+    the traceback anyway."""
+    debug = os.environ.get("FORGEGYM_TRACEBACK") == "1"
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args))
-    except ValueError as exc:
-        print(f"forgegym: {exc}", file=sys.stderr)
+    except CLIError as exc:
+        if debug:
+            raise
+        print(f"forgegym: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("forgegym: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if debug or not _is_user_error(exc):
+            raise
+        print(f"forgegym: {_one_line(str(exc)) or type(exc).__name__}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

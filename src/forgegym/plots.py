@@ -6,28 +6,39 @@ The results schema lives in :mod:`forgegym.results` (re-exported here):
 
 Plots
 -----
-* :func:`plot_episode` — the dashboard: step rewards, cumulative reward, score and
-  running pass rate per episode, and a heatmap of every reward-breakdown term (and gate)
-  on every graded step.
+* :func:`plot_episode` — the evaluation dashboard, one colour per (env, policy) group:
+  cumulative reward within each episode, reward per step, score per episode with each
+  group's pass rate, and a heatmap of every reward-breakdown term (penalties and fired
+  gates negative, on a diverging scale). Nothing is accumulated across episodes of
+  different policies or environments.
 * :func:`plot_curriculum` — pass@k per task over time, tier sizes over time and the
   difficulty of the tasks served, from a :mod:`forgegym.curricula` state file.
 * :func:`plot_scores` — score distributions per family.
 
-Every function writes a PNG of a fixed pixel size (``figsize * dpi``; no tight bbox, so
-sizes are predictable) and returns its path. matplotlib is imported lazily, so the
-schema models work without it (it is in the ``notebook`` extra).
+Each has a ``*_figure`` twin that returns the matplotlib figure instead of writing it.
+Inputs are checked: a file of another kind (a curriculum state given to
+:func:`plot_episode`, ...) raises ``ValueError`` saying what it is. The output's suffix
+picks the format (``.png``, ``.pdf``, ``.svg``, ... see :func:`output_formats`); a
+figure has a fixed size (``figsize * dpi`` pixels for raster formats; no tight bbox,
+so sizes are predictable). matplotlib is imported lazily, so the schema models work
+without it (it is in the ``plot`` extra).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from forgegym.results import EVAL_FORMAT, EvalEpisode, EvalResults, EvalStep
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 
@@ -39,9 +50,13 @@ __all__ = [
     "EvalEpisode",
     "EvalResults",
     "EvalStep",
+    "curriculum_figure",
+    "episode_figure",
+    "output_formats",
     "plot_curriculum",
     "plot_episode",
     "plot_scores",
+    "scores_figure",
 ]
 
 #: Figure sizes in inches; at the default ``dpi=100`` the PNGs are 1200x900, 1200x900
@@ -50,45 +65,96 @@ EPISODE_FIGSIZE: tuple[float, float] = (12.0, 9.0)
 CURRICULUM_FIGSIZE: tuple[float, float] = (12.0, 9.0)
 SCORES_FIGSIZE: tuple[float, float] = (10.0, 5.0)
 
+#: The ``format`` of a curriculum state file (:mod:`forgegym.curricula`).
+CURRICULUM_FORMAT = "forgegym.curriculum/1"
+#: The ``kind`` of a ``benchmarks/learning.py`` report (:mod:`forgegym.learning`).
+_LEARNING_KIND_PREFIX = "forgegym.learning"
 
-# ---------------------------------------------------------------- input coercion
+
+# ---------------------------------------------------------------- input checks
 def _read_json(source: Any) -> Any:
     if isinstance(source, (str, Path)):
         return json.loads(Path(source).read_text(encoding="utf-8"))
     return source
 
 
+def _what_it_is(data: Any) -> str:
+    """What a wrong input looks like, and which plot reads it."""
+    if isinstance(data, Mapping):
+        fmt = data.get("format")
+        if fmt == CURRICULUM_FORMAT:
+            return "a curriculum state (plot it with `forgegym plot curriculum`)"
+        if fmt == EVAL_FORMAT or "episodes" in data:
+            return "eval results (plot them with `forgegym plot episode`)"
+        if str(data.get("kind", "")).startswith(_LEARNING_KIND_PREFIX):
+            return "a learning report (plot it with `forgegym plot learning`)"
+        if fmt is not None:
+            return f"a file of format {fmt!r}"
+        keys = ", ".join(sorted(map(str, data))[:6])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(data, list):
+        return "a list"
+    return f"a JSON {type(data).__name__}"
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{more}"
+
+
 def _as_results(source: Any) -> EvalResults:
-    """An :class:`EvalResults` from a path, dict, model or list of trajectories."""
+    """An :class:`EvalResults` from a path, dict, model or list of trajectories.
+
+    Raises ``ValueError`` for anything else (a curriculum state, a learning report, a
+    results file with missing or ill-typed fields), saying what the input is.
+    """
     data = _read_json(source)
     if isinstance(data, EvalResults):
         return data
     if isinstance(data, Mapping):
-        return EvalResults.model_validate(data)
-    if isinstance(data, Sequence):
+        fmt = data.get("format")
+        if fmt != EVAL_FORMAT and not (fmt is None and "episodes" in data):
+            raise ValueError(
+                f"results: expected forgegym eval results (format {EVAL_FORMAT!r}, written "
+                f"by `forgegym eval`), got {_what_it_is(data)}"
+            )
+        try:
+            return EvalResults.model_validate(data)
+        except ValidationError as exc:
+            raise ValueError(f"results: invalid eval results at {_first_error(exc)}") from None
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         from forgegym.rollouts import Trajectory, to_eval_results
 
-        items = [t if isinstance(t, Trajectory) else Trajectory.model_validate(t) for t in data]
-        return to_eval_results(items)
-    raise TypeError(
-        f"results: expected a path, dict, EvalResults or trajectories, got {type(data)}"
+        try:
+            items = [t if isinstance(t, Trajectory) else Trajectory.model_validate(t) for t in data]
+        except ValidationError as exc:
+            raise ValueError(f"results: invalid trajectory at {_first_error(exc)}") from None
+        return to_eval_results(items)  # type: ignore[no-any-return]
+    raise ValueError(
+        "results: expected eval results (a path, dict or EvalResults) or trajectories, "
+        f"got {_what_it_is(data)}"
     )
 
 
-def _term_values(breakdown: Mapping[str, Any]) -> dict[str, float]:
-    """Term and gate values of a breakdown; tolerant of ``{name: float}`` terms too."""
-    values: dict[str, float] = {}
-    terms = breakdown.get("terms") or {}
-    for name, term in terms.items():
-        value = term.get("value") if isinstance(term, Mapping) else term
-        if isinstance(value, (int, float)):
-            values[str(name)] = float(value)
-    for gate in breakdown.get("gates") or []:
-        values[f"gate:{gate}"] = 1.0
-    for key in ("total", "score"):
-        if isinstance(breakdown.get(key), (int, float)):
-            values[key] = float(breakdown[key])
-    return values
+def _as_state(source: Any) -> Mapping[str, Any]:
+    state = _read_json(source)
+    if not isinstance(state, Mapping) or state.get("format") != CURRICULUM_FORMAT:
+        raise ValueError(
+            f"state: expected a curriculum state (format {CURRICULUM_FORMAT!r}, written by "
+            f"CurriculumScheduler.save), got {_what_it_is(state)}"
+        )
+    return state
+
+
+# ---------------------------------------------------------------- output
+def output_formats() -> dict[str, str]:
+    """The file suffixes the plots can write (``{"png": "Portable Network Graphics",
+    ...}``): what matplotlib's non-interactive canvas supports."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return dict(FigureCanvasBase.get_supported_filetypes())
 
 
 def _agg() -> Any:
@@ -102,37 +168,104 @@ def _agg() -> Any:
     return plt
 
 
-def _save(fig: Figure, out_png: str | Path, dpi: int) -> Path:
-    path = Path(out_png)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, format="png")
+def _save(fig: Figure, out: str | Path, dpi: int) -> Path:
+    """Write ``fig`` in the format the suffix of ``out`` names, then close it."""
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    path = Path(out)
+    fmt = path.suffix.lower().lstrip(".")
+    formats = output_formats()
+    if fmt not in formats:
+        plt.close(fig)
+        raise ValueError(
+            f"out: the suffix names the format; {path.name!r} has "
+            f"{'suffix ' + repr(path.suffix) if path.suffix else 'none'}, use one of "
+            + ", ".join(f".{f}" for f in sorted(formats))
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.savefig(path, dpi=dpi, format=fmt)
+    finally:
+        plt.close(fig)
     return path
 
 
-def _empty(ax: Any, text: str) -> None:
+def _wrap(text: str, width: int, lines: int = 2) -> str:
+    """``text`` wrapped to ``width`` characters, at most ``lines`` lines (ends in "…")."""
+    wrapped = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][: width - 1].rstrip() + "…"
+    return "\n".join(wrapped)
+
+
+def _shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _integer_axis(axis: Any) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _empty(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
     ax.set_yticks([])
 
 
 # ---------------------------------------------------------------- episode dashboard
-def plot_episode(
-    results_json: Any, out_png: str | Path, *, episode: int | None = None, dpi: int = 100
-) -> Path:
-    """The evaluation dashboard: rewards, cumulative reward, pass rate, term heatmap.
+def _signed_terms(breakdown: Mapping[str, Any]) -> dict[str, float]:
+    """Row label -> signed value of one breakdown: credits as given, penalties negated
+    (a regression of 1.0 shows as -1.0), fired gates as -1, then total and score."""
+    from forgegym.rewards.breakdown import DEFAULT_TERM_KINDS
 
-    Args:
-        results_json: an :class:`EvalResults` (or its JSON path / dict), or trajectories.
-        out_png: where to write the PNG (``EPISODE_FIGSIZE * dpi`` pixels).
-        episode: plot only this episode index; default every episode, end to end on
-            one step axis with episode boundaries marked.
-        dpi: resolution.
-    """
+    values: dict[str, float] = {}
+    for name, term in (breakdown.get("terms") or {}).items():
+        if isinstance(term, Mapping):
+            value, kind = term.get("value"), term.get("kind")
+        else:
+            value, kind = term, None
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        kind = kind or DEFAULT_TERM_KINDS.get(str(name), "credit")
+        if kind == "penalty":
+            values[f"{name} (penalty)"] = -abs(float(value))
+        elif kind == "shaping":
+            values[f"{name} (shaping)"] = float(value)
+        else:
+            values[str(name)] = float(value)
+    for gate in breakdown.get("gates") or []:
+        values[f"gate: {gate}"] = -1.0
+    for key in ("total", "score"):
+        value = breakdown.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[key] = float(value)
+    return values
+
+
+def _groups(episodes: Sequence[EvalEpisode]) -> dict[tuple[str, str], list[EvalEpisode]]:
+    """Episodes by (env id, policy), in first-seen order."""
+    groups: dict[tuple[str, str], list[EvalEpisode]] = {}
+    for episode in episodes:
+        groups.setdefault((episode.env_id, episode.policy), []).append(episode)
+    return groups
+
+
+def _group_label(key: tuple[str, str], sep: str = " · ") -> str:
+    """``"Bugfix-v0 · reference"`` (the namespace dropped); ``sep="\\n"`` for tick labels."""
+    env_id, policy = key
+    env = _shorten(env_id.split("/", 1)[-1] or "?", 24)
+    return f"{env}{sep}{_shorten(policy or '?', 24)}"
+
+
+def episode_figure(results_json: Any, *, episode: int | None = None) -> Figure:
+    """The figure :func:`plot_episode` writes (see there)."""
     results = _as_results(results_json)
     episodes = results.episodes
+    if not episodes:
+        raise ValueError("results: no episodes to plot")
     if episode is not None:
         if not 0 <= episode < len(episodes):
             raise ValueError(f"episode must be in [0, {len(episodes)}), got {episode}")
@@ -140,69 +273,214 @@ def plot_episode(
     plt = _agg()
     import numpy as np
 
-    fig, axes = plt.subplots(2, 2, figsize=EPISODE_FIGSIZE)
-    ax_reward, ax_cum, ax_pass, ax_heat = axes.flat
-    title = ", ".join(sorted({f"{e.env_id} / {e.policy}" for e in episodes})) or "no episodes"
-    fig.suptitle(f"forgegym evaluation: {title}", fontsize=11)
+    groups = _groups(episodes)
+    keys = list(groups)
+    cmap = plt.get_cmap("tab10")
+    colour = {key: cmap(j % 10) for j, key in enumerate(keys)}
+    labels = {key: _group_label(key) for key in keys}
 
-    rewards = [s.reward for e in episodes for s in e.steps]
-    owner = [k for k, e in enumerate(episodes) for _ in e.steps]
-    boundaries = np.cumsum([len(e.steps) for e in episodes])[:-1] + 0.5
-    x = np.arange(1, len(rewards) + 1)
-    if rewards:
-        cmap = plt.get_cmap("tab10")
-        colors = [cmap(k % 10) for k in owner]
-        ax_reward.bar(x, rewards, color=colors)
-        ax_reward.axhline(0.0, color="0.3", linewidth=0.8)
-        ax_cum.plot(x, np.cumsum(rewards), color="tab:blue", marker="o", markersize=3)
-        for ax in (ax_reward, ax_cum):
-            for b in boundaries:
-                ax.axvline(b, color="0.7", linestyle=":", linewidth=0.8)
-    else:
-        _empty(ax_reward, "no steps")
-        _empty(ax_cum, "no steps")
-    ax_reward.set(title="Step reward (colour = episode)", xlabel="step", ylabel="reward")
-    ax_cum.set(title="Cumulative reward", xlabel="step", ylabel="sum of rewards")
+    fig, axes = plt.subplots(2, 2, figsize=EPISODE_FIGSIZE, layout="constrained")
+    ax_cum, ax_step, ax_score, ax_heat = axes.flat
+    what = (
+        f"episode {episode} ({episodes[0].task_id})"
+        if episode is not None
+        else f"{len(episodes)} episodes"
+    )
+    names = "; ".join(labels[k] for k in keys)
+    fig.suptitle(_wrap(f"forgegym evaluation, {what}: {names}", 110), fontsize=11)
 
-    if episodes:
-        idx = np.arange(1, len(episodes) + 1)
-        scores = [e.score for e in episodes]
-        passes = np.cumsum([e.success for e in episodes]) / idx
-        ax_pass.bar(idx, scores, color="tab:green", alpha=0.5, label="score")
-        ax_pass.plot(idx, passes, color="tab:red", marker="o", label="pass rate (running)")
-        ax_pass.set_ylim(0, 1.05)
-        ax_pass.legend(loc="lower right", fontsize=8)
-    else:
-        _empty(ax_pass, "no episodes")
-    ax_pass.set(title="Score and pass rate", xlabel="episode", ylabel="fraction")
+    # Cumulative reward restarts at every episode; one colour per (env, policy).
+    max_len = max(len(e.steps) for e in episodes)
+    for key in keys:
+        for k, ep in enumerate(groups[key]):
+            if not ep.steps:
+                continue
+            xs = np.arange(1, len(ep.steps) + 1)
+            ax_cum.plot(
+                xs,
+                np.cumsum([s.reward for s in ep.steps]),
+                color=colour[key],
+                marker="o",
+                markersize=3,
+                linewidth=1,
+                alpha=0.7,
+                label=labels[key] if k == 0 else None,
+            )
+    ax_cum.axhline(0.0, color="0.3", linewidth=0.8)
+    ax_cum.set(
+        title="Cumulative reward within each episode",
+        xlabel="step of the episode",
+        ylabel="sum of rewards so far",
+    )
 
-    graded = [
-        (i + 1, _term_values(s.reward_breakdown))
-        for i, s in enumerate(s for e in episodes for s in e.steps)
-        if s.reward_breakdown
-    ]
+    # Step rewards: every episode's step t as a dot, the group's mean at t as a line.
+    offsets = np.linspace(-0.15, 0.15, len(keys)) if len(keys) > 1 else [0.0]
+    for key, offset in zip(keys, offsets, strict=True):
+        by_step: dict[int, list[float]] = {}
+        for ep in groups[key]:
+            for t, s in enumerate(ep.steps, start=1):
+                by_step.setdefault(t, []).append(s.reward)
+        if not by_step:
+            continue
+        ts = sorted(by_step)
+        for t in ts:
+            ax_step.scatter(
+                [t + offset] * len(by_step[t]), by_step[t], color=colour[key], s=12, alpha=0.5
+            )
+        ax_step.plot(
+            [t + offset for t in ts],
+            [float(np.mean(by_step[t])) for t in ts],
+            color=colour[key],
+            linewidth=1.5,
+            label=labels[key],
+        )
+    ax_step.axhline(0.0, color="0.3", linewidth=0.8)
+    ax_step.set(
+        title="Reward per step (dots: episodes, line: mean)",
+        xlabel="step of the episode",
+        ylabel="step reward",
+    )
+    for ax in (ax_cum, ax_step):
+        _integer_axis(ax.xaxis)
+        ax.set_xlim(0.5, max_len + 0.5)
+    if len(keys) > 1:
+        ax_cum.legend(fontsize=8, loc="best")
+
+    # Scores per group, each episode a dot; pass rate written per group (never pooled).
+    rng = np.random.default_rng(0)  # fixed jitter: the same image for the same data
+    for j, key in enumerate(keys):
+        scores = np.array([e.score for e in groups[key]])
+        passed = sum(e.success for e in groups[key])
+        jitter = rng.uniform(-0.12, 0.12, size=len(scores)) if len(scores) > 1 else [0.0]
+        ax_score.bar(j, float(scores.mean()), width=0.6, color=colour[key], alpha=0.35)
+        ax_score.scatter(j + np.asarray(jitter), scores, color=colour[key], s=18, zorder=3)
+        ax_score.annotate(
+            f"pass {passed}/{len(scores)}",
+            (j, 1.04),
+            ha="center",
+            fontsize=8,
+            annotation_clip=False,
+        )
+    ax_score.set_xticks(range(len(keys)), [_group_label(k, "\n") for k in keys], fontsize=8)
+    ax_score.set_xlim(-0.6, len(keys) - 0.4)
+    ax_score.set_ylim(-0.05, 1.12)
+    ax_score.set(
+        title="Score per episode (bar: mean) and pass rate, per env · policy",
+        ylabel="score",
+    )
+
+    first = episode if episode is not None else 0
+    index = {id(ep): first + k for k, ep in enumerate(episodes)}
+    _term_heatmap(fig, ax_heat, groups, labels, index, per_episode=len(keys) == 1)
+    return fig
+
+
+def _term_heatmap(
+    fig: Figure,
+    ax: Axes,
+    groups: Mapping[tuple[str, str], Sequence[EvalEpisode]],
+    labels: Mapping[tuple[str, str], str],
+    index: Mapping[int, int],
+    *,
+    per_episode: bool,
+) -> None:
+    """Signed breakdown terms: a column per graded step of one group, or per group."""
+    import numpy as np
+
+    columns: list[tuple[str, list[dict[str, float]]]] = []
+    for key, eps in groups.items():
+        graded = [
+            (
+                f"ep {index[id(e)]}"
+                + (f"\nstep {t}" if sum(bool(x.reward_breakdown) for x in e.steps) > 1 else ""),
+                _signed_terms(s.reward_breakdown),
+            )
+            for e in eps
+            for t, s in enumerate(e.steps, start=1)
+            if s.reward_breakdown
+        ]
+        if per_episode:
+            columns.extend((label, [values]) for label, values in graded)
+        elif graded:
+            columns.append((_group_label(key, "\n"), [values for _, values in graded]))
     names: list[str] = []
-    for _, values in graded:
-        names.extend(n for n in values if n not in names)
-    if graded:
-        grid = np.full((len(names), len(graded)), np.nan)
-        for col, (_, values) in enumerate(graded):
-            for row, name in enumerate(names):
-                grid[row, col] = values.get(name, np.nan)
-        image = ax_heat.imshow(
-            np.ma.masked_invalid(grid), aspect="auto", cmap="viridis", interpolation="nearest"
-        )
-        ax_heat.set_yticks(range(len(names)), names, fontsize=8)
-        step = max(1, len(graded) // 12)
-        ax_heat.set_xticks(
-            range(0, len(graded), step), [graded[c][0] for c in range(0, len(graded), step)]
-        )
-        fig.colorbar(image, ax=ax_heat, fraction=0.046, pad=0.04)
-    else:
-        _empty(ax_heat, "no reward breakdowns")
-    ax_heat.set(title="Reward-breakdown terms per graded step", xlabel="step")
-    fig.subplots_adjust(left=0.12, right=0.96, top=0.92, bottom=0.07, hspace=0.35, wspace=0.3)
-    return _save(fig, out_png, dpi)
+    for _, rows in columns:
+        for values in rows:
+            names.extend(n for n in values if n not in names)
+    order = {"total": 2, "score": 3}
+    names.sort(key=lambda n: order.get(n, 1 if n.startswith("gate: ") else 0))
+    title = "Reward terms per graded step" if per_episode else "Mean reward terms per group"
+    if not columns:
+        _empty(ax, "no reward breakdowns")
+        ax.set_title(title)
+        return
+    grid = np.full((len(names), len(columns)), np.nan)
+    for col, (_, rows) in enumerate(columns):
+        for row, name in enumerate(names):
+            if name.startswith("gate: "):  # a gate that did not fire is 0, not missing
+                grid[row, col] = float(np.mean([v.get(name, 0.0) for v in rows]))
+            else:
+                present = [v[name] for v in rows if name in v]
+                grid[row, col] = float(np.mean(present)) if present else np.nan
+    import matplotlib
+
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.75")  # grey: not computed
+    image = ax.imshow(
+        np.ma.masked_invalid(grid),
+        aspect="auto",
+        cmap=cmap,
+        vmin=-1.0,
+        vmax=1.0,
+        interpolation="nearest",
+    )
+    ax.set_yticks(range(len(names)), [_shorten(n, 28) for n in names], fontsize=8)
+    step = max(1, math.ceil(len(columns) / 12))
+    ax.set_xticks(
+        range(0, len(columns), step),
+        [columns[c][0] for c in range(0, len(columns), step)],
+        fontsize=8,
+    )
+    if len(names) * len(columns) <= 120:
+        for (row, col), value in np.ndenumerate(grid):
+            if not np.isnan(value):
+                ax.text(
+                    col,
+                    row,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(value) > 0.6 else "black",
+                )
+    fig.colorbar(image, ax=ax, label="signed value (penalties < 0)")
+    ax.set_title(
+        _wrap(title + " (penalties and fired gates negative; grey: not computed)", 60),
+        fontsize=10,
+    )
+
+
+def plot_episode(
+    results_json: Any, out: str | Path, *, episode: int | None = None, dpi: int = 100
+) -> Path:
+    """The evaluation dashboard, one colour per (env, policy) group.
+
+    Panels: cumulative reward within each episode; reward per step of the episode;
+    score per episode with each group's pass rate; and a heatmap of the reward
+    breakdown's terms (penalties and fired gates negative, a diverging scale from -1
+    to 1), per graded step when there is one group, else averaged per group.
+
+    Args:
+        results_json: an :class:`EvalResults` (or its JSON path / dict), or trajectories.
+        out: where to write; the suffix picks the format (``.png``, ``.pdf``, ``.svg``,
+            ...), a PNG is ``EPISODE_FIGSIZE * dpi`` pixels.
+        episode: plot only this episode index; default every episode.
+        dpi: resolution.
+
+    Raises:
+        ValueError: the input is not eval results (e.g. a curriculum state), holds no
+            episodes, ``episode`` is out of range, or the suffix is not a format.
+    """
+    return _save(episode_figure(results_json, episode=episode), out, dpi)
 
 
 # ---------------------------------------------------------------- curriculum
@@ -232,25 +510,9 @@ def _task_pass_at_k(
     return xs, ys
 
 
-def plot_curriculum(
-    state_json: Any, out_png: str | Path, *, max_tasks: int = 12, dpi: int = 100
-) -> Path:
-    """Pass@k per task over time, tier sizes over time and difficulty served.
-
-    Reads the :mod:`forgegym.curricula` state (``"forgegym.curriculum/1"``: ``config``,
-    ``tasks[*].history`` as ``[episode, successes, trials]``, ``history`` records with
-    tier sizes and difficulty, ``timeline``). Missing keys give empty panels, not errors.
-
-    Args:
-        state_json: the state file path, or its dict (``CurriculumScheduler.state_dict()``).
-        out_png: where to write the PNG (``CURRICULUM_FIGSIZE * dpi`` pixels).
-        max_tasks: draw this many most-tried tasks individually (the mean over all is
-            always drawn).
-        dpi: resolution.
-    """
-    state = _read_json(state_json)
-    if not isinstance(state, Mapping):
-        raise TypeError(f"state_json: expected a curriculum state mapping, got {type(state)}")
+def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
+    """The figure :func:`plot_curriculum` writes (see there)."""
+    state = _as_state(state_json)
     config = state.get("config") or {}
     k = int(config.get("k", 1))
     prior = (float(config.get("prior_alpha", 1.0)), float(config.get("prior_beta", 1.0)))
@@ -264,9 +526,12 @@ def plot_curriculum(
     plt = _agg()
     import numpy as np
 
-    fig, (ax_task, ax_tier, ax_diff) = plt.subplots(3, 1, figsize=CURRICULUM_FIGSIZE)
+    fig, (ax_task, ax_tier, ax_diff) = plt.subplots(
+        3, 1, figsize=CURRICULUM_FIGSIZE, layout="constrained"
+    )
     fig.suptitle(
-        f"Curriculum: {len(tasks)} tasks, {state.get('episode', '?')} rollouts", fontsize=11
+        f"Curriculum: {len(tasks)} tasks in the pool, {state.get('episode', '?')} rollouts",
+        fontsize=11,
     )
 
     curves = {
@@ -281,7 +546,13 @@ def plot_curriculum(
         for j, task_id in enumerate(ranked[:max_tasks]):
             xs, ys = curves[task_id]
             ax_task.step(
-                xs, ys, where="post", color=cmap(j % 20), linewidth=1, alpha=0.8, label=task_id
+                xs,
+                ys,
+                where="post",
+                color=cmap(j % 20),
+                linewidth=1,
+                alpha=0.8,
+                label=_shorten(task_id, 30),
             )
         # Mean over every task seen so far, carrying each task's last estimate forward.
         grid = sorted({x for xs, _ in curves.values() for x in xs})
@@ -296,15 +567,20 @@ def plot_curriculum(
         ax_task.plot(grid, means, color="black", linewidth=2.5, label="mean (all tasks)")
         too_easy = config.get("too_easy")
         too_hard = config.get("too_hard")
-        for level, style in ((too_easy, "--"), (too_hard, ":")):
+        for level, style, name in ((too_easy, "--", "too easy"), (too_hard, ":", "too hard")):
             if isinstance(level, (int, float)):
-                ax_task.axhline(level, color="0.4", linestyle=style, linewidth=1)
+                ax_task.axhline(
+                    level, color="0.4", linestyle=style, linewidth=1, label=f"{name} ({level:g})"
+                )
         ax_task.set_ylim(0, 1.02)
-        ax_task.legend(fontsize=6, ncol=4, loc="lower right")
+        ax_task.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
         _empty(ax_task, "no per-task history")
+    shown = f"the {min(max_tasks, len(curves))} most-tried tasks" if curves else "tasks"
     ax_task.set(
-        title=f"pass@{k} per task (Beta posterior mean)", xlabel="rollouts", ylabel=f"pass@{k}"
+        title=f"pass@{k} per task (Beta posterior mean), {shown}",
+        xlabel="rollouts",
+        ylabel=f"pass@{k}",
     )
 
     tier_points = sorted(
@@ -327,19 +603,22 @@ def plot_curriculum(
                 [int(r.get(tier, 0)) for _, r in tier_points],
                 where="post",
                 color=color,
-                label=tier,
+                label=tier.replace("_", " "),
             )
-        ax_tier.legend(fontsize=8, loc="upper left")
+        ax_tier.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        ax_tier.set(title="Tier sizes over time", xlabel="rollouts", ylabel="tasks")
     elif isinstance(state.get("tier_sizes"), Mapping):
         sizes = state["tier_sizes"]
         ax_tier.bar(
-            list(sizes),
+            [str(name).replace("_", " ") for name in sizes],
             [int(v) for v in sizes.values()],
             color=["tab:green", "tab:blue", "tab:red"][: len(sizes)],
         )
+        ax_tier.set(title="Tier sizes now (no history yet)", xlabel="tier", ylabel="tasks")
     else:
         _empty(ax_tier, "no tier history")
-    ax_tier.set(title="Tier sizes over time", xlabel="rollouts", ylabel="tasks")
+        ax_tier.set(title="Tier sizes over time")
+    _integer_axis(ax_tier.yaxis)
 
     served = [
         (float(r["episode"]), float(r["difficulty"]), float(r.get("success", np.nan)))
@@ -369,24 +648,45 @@ def plot_curriculum(
                 linewidth=2,
                 label=f"mean difficulty ({window}-rollout window)",
             )
-        ax_diff.legend(fontsize=8, loc="upper left")
+        ax_diff.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        _integer_axis(ax_diff.yaxis)
     else:
         _empty(ax_diff, "no difficulty records")
     ax_diff.set(title="Difficulty of the tasks served", xlabel="rollouts", ylabel="difficulty")
-    fig.subplots_adjust(left=0.08, right=0.97, top=0.93, bottom=0.06, hspace=0.5)
-    return _save(fig, out_png, dpi)
+    for ax in (ax_task, ax_tier, ax_diff):
+        if ax.get_xlabel() == "rollouts":
+            _integer_axis(ax.xaxis)
+    return fig
+
+
+def plot_curriculum(
+    state_json: Any, out: str | Path, *, max_tasks: int = 12, dpi: int = 100
+) -> Path:
+    """Pass@k per task over time, tier sizes over time and difficulty served.
+
+    Reads a :mod:`forgegym.curricula` state (format ``"forgegym.curriculum/1"``:
+    ``config``, ``tasks[*].history`` as ``[episode, successes, trials]``, ``history``
+    records with tier sizes and difficulty, ``timeline``); a state with no rollouts yet
+    gives empty panels.
+
+    Args:
+        state_json: the state file path, or its dict (``CurriculumScheduler.state_dict()``).
+        out: where to write; the suffix picks the format, a PNG is
+            ``CURRICULUM_FIGSIZE * dpi`` pixels.
+        max_tasks: draw this many most-tried tasks individually (the mean over all is
+            always drawn).
+        dpi: resolution.
+
+    Raises:
+        ValueError: the input is not a curriculum state (e.g. eval results), or the
+            suffix is not a format.
+    """
+    return _save(curriculum_figure(state_json, max_tasks=max_tasks), out, dpi)
 
 
 # ---------------------------------------------------------------- scores
-def plot_scores(trajectories: Any, out_png: str | Path, *, dpi: int = 100) -> Path:
-    """Score distributions per family (box plot plus every episode as a dot).
-
-    Args:
-        trajectories: :class:`~forgegym.rollouts.Trajectory` objects, an
-            :class:`EvalResults`, or a path to either's JSON.
-        out_png: where to write the PNG (``SCORES_FIGSIZE * dpi`` pixels).
-        dpi: resolution.
-    """
+def scores_figure(trajectories: Any) -> Figure:
+    """The figure :func:`plot_scores` writes (see there)."""
     results = _as_results(trajectories)
     groups: dict[str, list[EvalEpisode]] = {}
     for ep in results.episodes:
@@ -394,13 +694,13 @@ def plot_scores(trajectories: Any, out_png: str | Path, *, dpi: int = 100) -> Pa
     plt = _agg()
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=SCORES_FIGSIZE)
+    fig, ax = plt.subplots(figsize=SCORES_FIGSIZE, layout="constrained")
     if groups:
         names = sorted(groups)
         data = [[e.score for e in groups[n]] for n in names]
         ax.boxplot(data, widths=0.5, showfliers=False)
-        ax.set_xticks(range(1, len(names) + 1), names)
-        rng = np.random.default_rng(0)  # fixed jitter: the same PNG for the same data
+        ax.set_xticks(range(1, len(names) + 1), [_wrap(n, 20) for n in names])
+        rng = np.random.default_rng(0)  # fixed jitter: the same image for the same data
         cmap = plt.get_cmap("tab10")
         for j, name in enumerate(names, start=1):
             scores = np.array(data[j - 1])
@@ -418,9 +718,21 @@ def plot_scores(trajectories: Any, out_png: str | Path, *, dpi: int = 100) -> Pa
         _empty(ax, "no episodes")
     policies = sorted({e.policy for e in results.episodes if e.policy})
     ax.set(
-        title="Score per family" + (f" ({', '.join(policies)})" if policies else ""),
+        title=_wrap("Score per family" + (f" ({', '.join(policies)})" if policies else ""), 90),
         xlabel="family",
         ylabel="score",
     )
-    fig.subplots_adjust(left=0.08, right=0.97, top=0.88, bottom=0.12)
-    return _save(fig, out_png, dpi)
+    return fig
+
+
+def plot_scores(trajectories: Any, out: str | Path, *, dpi: int = 100) -> Path:
+    """Score distributions per family (box plot plus every episode as a dot).
+
+    Args:
+        trajectories: :class:`~forgegym.rollouts.Trajectory` objects, an
+            :class:`EvalResults`, or a path to either's JSON.
+        out: where to write; the suffix picks the format, a PNG is
+            ``SCORES_FIGSIZE * dpi`` pixels.
+        dpi: resolution.
+    """
+    return _save(scores_figure(trajectories), out, dpi)

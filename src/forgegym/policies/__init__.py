@@ -30,7 +30,7 @@ from forgegym.policies.registry import (
     reference_action_for,
 )
 
-__all__ = ["Policy", "available_policies", "make"]
+__all__ = ["Policy", "available_policies", "make", "policy_names"]
 
 Policy = Callable[[str, dict[str, Any]], str]
 
@@ -44,9 +44,8 @@ def _forge_env(env: gym.Env[Any, Any]) -> ForgeEnv:
     return base
 
 
-def available_policies(env: gym.Env[Any, Any]) -> list[str]:
-    """Names ``make`` accepts for ``env`` (hack names depend on the family)."""
-    family = _forge_env(env).family
+def policy_names(family: str) -> list[str]:
+    """Names ``make`` accepts for an env of ``family`` (hack names depend on the family)."""
     scripted = ["noop", "random", "reference"]
     if partial_action_for(family) is not None:
         scripted.append("partial")
@@ -56,6 +55,11 @@ def available_policies(env: gym.Env[Any, Any]) -> list[str]:
         *(f"hack:{h}" for h in sorted(hacks_for(family))),
         *(f"baseline:{b}" for b in sorted(baselines_for(family))),
     ]
+
+
+def available_policies(env: gym.Env[Any, Any]) -> list[str]:
+    """Names ``make`` accepts for ``env`` (hack names depend on the family)."""
+    return policy_names(_forge_env(env).family)
 
 
 class _TaskScripted:

@@ -206,7 +206,8 @@ def _shorten(text: str, width: int) -> str:
 def _integer_axis(axis: Any) -> None:
     from matplotlib.ticker import MaxNLocator
 
-    axis.set_major_locator(MaxNLocator(integer=True))
+    # min_n_ticks=1: integers even when the range holds only one (episodes of one step).
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
 
 
 def _empty(ax: Axes, text: str) -> None:
@@ -253,11 +254,12 @@ def _groups(episodes: Sequence[EvalEpisode]) -> dict[tuple[str, str], list[EvalE
     return groups
 
 
-def _group_label(key: tuple[str, str], sep: str = " · ") -> str:
-    """``"Bugfix-v0 · reference"`` (the namespace dropped); ``sep="\\n"`` for tick labels."""
+def _group_label(key: tuple[str, str], sep: str = " · ", width: int = 24) -> str:
+    """``"Bugfix-v0 · reference"`` (the namespace dropped), each part at most ``width``
+    characters; ``sep="\\n"`` for tick labels."""
     env_id, policy = key
-    env = _shorten(env_id.split("/", 1)[-1] or "?", 24)
-    return f"{env}{sep}{_shorten(policy or '?', 24)}"
+    env = _shorten(env_id.split("/", 1)[-1] or "?", width)
+    return f"{env}{sep}{_shorten(policy or '?', width)}"
 
 
 def episode_figure(results_json: Any, *, episode: int | None = None) -> Figure:
@@ -277,7 +279,7 @@ def episode_figure(results_json: Any, *, episode: int | None = None) -> Figure:
     keys = list(groups)
     cmap = plt.get_cmap("tab10")
     colour = {key: cmap(j % 10) for j, key in enumerate(keys)}
-    labels = {key: _group_label(key) for key in keys}
+    labels = {key: _group_label(key, width=24 if len(keys) <= 4 else 16) for key in keys}
 
     fig, axes = plt.subplots(2, 2, figsize=EPISODE_FIGSIZE, layout="constrained")
     ax_cum, ax_step, ax_score, ax_heat = axes.flat
@@ -346,28 +348,21 @@ def episode_figure(results_json: Any, *, episode: int | None = None) -> Figure:
     if len(keys) > 1:
         ax_cum.legend(fontsize=8, loc="best")
 
-    # Scores per group, each episode a dot; pass rate written per group (never pooled).
+    # Scores per group (a row each, names on the left where they have room), each
+    # episode a dot; the pass count is written per group, never pooled across groups.
     rng = np.random.default_rng(0)  # fixed jitter: the same image for the same data
     for j, key in enumerate(keys):
         scores = np.array([e.score for e in groups[key]])
         passed = sum(e.success for e in groups[key])
-        jitter = rng.uniform(-0.12, 0.12, size=len(scores)) if len(scores) > 1 else [0.0]
-        ax_score.bar(j, float(scores.mean()), width=0.6, color=colour[key], alpha=0.35)
-        ax_score.scatter(j + np.asarray(jitter), scores, color=colour[key], s=18, zorder=3)
-        ax_score.annotate(
-            f"pass {passed}/{len(scores)}",
-            (j, 1.04),
-            ha="center",
-            fontsize=8,
-            annotation_clip=False,
-        )
-    ax_score.set_xticks(range(len(keys)), [_group_label(k, "\n") for k in keys], fontsize=8)
-    ax_score.set_xlim(-0.6, len(keys) - 0.4)
-    ax_score.set_ylim(-0.05, 1.12)
-    ax_score.set(
-        title="Score per episode (bar: mean) and pass rate, per env · policy",
-        ylabel="score",
-    )
+        jitter = rng.uniform(-0.15, 0.15, size=len(scores)) if len(scores) > 1 else [0.0]
+        ax_score.barh(j, float(scores.mean()), height=0.6, color=colour[key], alpha=0.35)
+        ax_score.scatter(scores, j + np.asarray(jitter), color=colour[key], s=18, zorder=3)
+        ax_score.annotate(f"pass {passed}/{len(scores)}", (1.03, j), va="center", fontsize=8)
+    ax_score.set_yticks(range(len(keys)), [_group_label(k, "\n", 22) for k in keys], fontsize=8)
+    ax_score.set_ylim(len(keys) - 0.5, -0.5)  # first group on top
+    ax_score.set_xlim(-0.02, 1.25)
+    ax_score.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0])
+    ax_score.set(title="Score per episode (bar: mean) and passes, per env · policy", xlabel="score")
 
     first = episode if episode is not None else 0
     index = {id(ep): first + k for k, ep in enumerate(episodes)}
@@ -384,15 +379,16 @@ def _term_heatmap(
     *,
     per_episode: bool,
 ) -> None:
-    """Signed breakdown terms: a column per graded step of one group, or per group."""
+    """Signed breakdown terms (columns) per graded step of one group, or per group (rows)."""
+    import matplotlib
     import numpy as np
 
-    columns: list[tuple[str, list[dict[str, float]]]] = []
+    rows: list[tuple[str, list[dict[str, float]]]] = []
     for key, eps in groups.items():
         graded = [
             (
                 f"ep {index[id(e)]}"
-                + (f"\nstep {t}" if sum(bool(x.reward_breakdown) for x in e.steps) > 1 else ""),
+                + (f" step {t}" if sum(bool(x.reward_breakdown) for x in e.steps) > 1 else ""),
                 _signed_terms(s.reward_breakdown),
             )
             for e in eps
@@ -400,30 +396,28 @@ def _term_heatmap(
             if s.reward_breakdown
         ]
         if per_episode:
-            columns.extend((label, [values]) for label, values in graded)
+            rows.extend((label, [values]) for label, values in graded)
         elif graded:
-            columns.append((_group_label(key, "\n"), [values for _, values in graded]))
+            rows.append((_group_label(key, "\n", 22), [values for _, values in graded]))
     names: list[str] = []
-    for _, rows in columns:
-        for values in rows:
+    for _, records in rows:
+        for values in records:
             names.extend(n for n in values if n not in names)
     order = {"total": 2, "score": 3}
     names.sort(key=lambda n: order.get(n, 1 if n.startswith("gate: ") else 0))
     title = "Reward terms per graded step" if per_episode else "Mean reward terms per group"
-    if not columns:
+    if not rows:
         _empty(ax, "no reward breakdowns")
         ax.set_title(title)
         return
-    grid = np.full((len(names), len(columns)), np.nan)
-    for col, (_, rows) in enumerate(columns):
-        for row, name in enumerate(names):
+    grid = np.full((len(rows), len(names)), np.nan)
+    for r, (_, records) in enumerate(rows):
+        for c, name in enumerate(names):
             if name.startswith("gate: "):  # a gate that did not fire is 0, not missing
-                grid[row, col] = float(np.mean([v.get(name, 0.0) for v in rows]))
+                grid[r, c] = float(np.mean([v.get(name, 0.0) for v in records]))
             else:
-                present = [v[name] for v in rows if name in v]
-                grid[row, col] = float(np.mean(present)) if present else np.nan
-    import matplotlib
-
+                present = [v[name] for v in records if name in v]
+                grid[r, c] = float(np.mean(present)) if present else np.nan
     cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.75")  # grey: not computed
     image = ax.imshow(
         np.ma.masked_invalid(grid),
@@ -433,19 +427,21 @@ def _term_heatmap(
         vmax=1.0,
         interpolation="nearest",
     )
-    ax.set_yticks(range(len(names)), [_shorten(n, 28) for n in names], fontsize=8)
-    step = max(1, math.ceil(len(columns) / 12))
-    ax.set_xticks(
-        range(0, len(columns), step),
-        [columns[c][0] for c in range(0, len(columns), step)],
-        fontsize=8,
+    ax.set_xticks(range(len(names)), [_shorten(n, 24) for n in names], fontsize=8)
+    ax.tick_params(axis="x", labelrotation=40)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+    step = max(1, math.ceil(len(rows) / 12))
+    ax.set_yticks(
+        range(0, len(rows), step), [rows[r][0] for r in range(0, len(rows), step)], fontsize=8
     )
-    if len(names) * len(columns) <= 120:
-        for (row, col), value in np.ndenumerate(grid):
+    if grid.size <= 150:
+        for (r, c), value in np.ndenumerate(grid):
             if not np.isnan(value):
                 ax.text(
-                    col,
-                    row,
+                    c,
+                    r,
                     f"{value:.2f}",
                     ha="center",
                     va="center",

@@ -217,6 +217,7 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["bench", "--tasks", "x"], "--tasks: expected an integer"),
     (["bench", "--env", "Forge/Nope-v0"], "unknown --env"),
     (["bench", "--ray", "--vector"], "not allowed with argument"),
+    (["eval", "--env", "Forge/Bugfix-v0", "--seed", "-1"], "--seed: must be >= 0"),
     (["tasks", "verify", "--limit", "0"], "--limit: must be >= 1"),
     (["serve", "Forge/Nope-v0"], "unknown ENV_ID 'Forge/Nope-v0'"),
     (["serve", "Forge/Bugfix-v0", "--port", "70000"], "TCP port"),
@@ -362,11 +363,13 @@ def test_every_command_has_a_description_and_every_flag_help_and_default() -> No
             if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
                 continue
             assert action.help, f"{name} {action.option_strings or action.dest}"
-            shown = action.default not in (None, False) and action.option_strings
-            if shown:
+            default = action.default
+            shown = default is not None and default is not False and default != argparse.SUPPRESS
+            if action.option_strings and shown:  # 0 included: `--seed` says its default
                 assert f"default: {action.default}" in text, f"{name} {action.option_strings}"
     eval_help = " ".join(commands["eval"].format_help().split())  # type: ignore[attr-defined]
     assert "(default: 5)" in eval_help and "(default: forgegym-results.json)" in eval_help
+    assert "seed of the first episode (default: 0)" in eval_help
     assert "default: every registered id" in eval_help
 
 

@@ -228,6 +228,15 @@ def test_cli_eval_runs_reference_partial_and_hack(tmp_path: Path) -> None:
     assert score["hack:absurd_answer"] == 0.0
 
 
+def test_cli_bench_of_a_family_without_one_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli_main(["bench", "--env", TOY_ID]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert "registers no grading benchmark" in err and "Forge/Bugfix-v0" in err
+
+
 def test_cli_tasks_verify_checks_every_hack(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["tasks", "verify", "--env", TOY_ID, "--limit", "6", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

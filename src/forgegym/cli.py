@@ -39,19 +39,27 @@ class CLIError(Exception):
 
 
 # --------------------------------------------------------------- argparse setup
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps descriptions as written and shows every option's default.
+class _Formatter(argparse.HelpFormatter):
+    """Shows every option's default; keeps multi-line descriptions as written.
 
     A default of ``None`` or ``False`` (a flag, or "every id") is not shown; help text
     that already says what its default is is left alone.
     """
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:  # laid out by hand (the examples)
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
+        default = action.default
         if (
             not action.option_strings
             or "default" in text
-            or action.default in (None, False, argparse.SUPPRESS)
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
         ):
             return text
         return f"{text} (default: %(default)s)"
@@ -451,6 +459,15 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.env:
         _env_ids([args.env])  # a clear error for an unknown id, before any work
+        if not (args.ray or args.vector):
+            from forgegym.family import families, family_for_env
+
+            if not family_for_env(args.env).has_bench:
+                with_bench = [i for f in families() if f.has_bench for i in f.env_ids]
+                raise CLIError(
+                    f"--env {args.env}: its family registers no grading benchmark; "
+                    f"these do: {', '.join(with_bench)}"
+                )
     if args.ray:
         _require("ray", "ray", "bench --ray")
         from forgegym.sandbox.ray_bench import print_ray_bench, run_ray_bench
@@ -595,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--episodes", type=_int_at_least(1), default=5, help="episodes per env and policy"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode")
     p.add_argument(
         "--max-steps",
         type=_int_at_least(1),
@@ -636,7 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--limit", type=_int_at_least(1), default=50, help="tasks to grade per environment"
     )
-    v.add_argument("--seed", type=int, default=0, help="seed of the task draw")
+    v.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the task draw")
     v.add_argument("--json", action="store_true", help="print a JSON summary")
     v.set_defaults(func=cmd_tasks_verify)
 

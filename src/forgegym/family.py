@@ -319,6 +319,11 @@ class Family:
             _check_hack_name(name)
         return dict(sorted(baselines.items()))
 
+    @property
+    def has_bench(self) -> bool:
+        """Whether the family registers a grading benchmark (``forgegym bench --env``)."""
+        return self._field(self.bench, "bench", "run_bench", None) is not None
+
     def run_bench(self) -> None:
         bench = self._field(self.bench, "bench", "run_bench", None)
         if bench is None:

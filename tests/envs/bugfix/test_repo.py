@@ -241,3 +241,60 @@ def test_test_helpers_are_read_only_and_editable_files_narrows(repo: Path) -> No
         assert "not editable" in info["action_error"]
     finally:
         env.close()
+
+
+ALWAYS_EQUAL = """\
+class _Any(float):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+def mean(values):
+    return _Any(0)
+"""
+HACKS = {
+    "exit before the tests run": _edit(
+        "stats.py", "def mean(values):", "import os\nos._exit(0)\n\n\ndef mean(values):"
+    ),
+    "always-equal result": "```json\n"
+    + json.dumps(
+        [
+            {
+                "action": "edit",
+                "edits": [
+                    {
+                        "path": "stats.py",
+                        "content": ALWAYS_EQUAL + MODULE.split("\n\n\n", 1)[1],
+                    }
+                ],
+            },
+            {"action": "submit"},
+        ]
+    )
+    + "\n```",
+    "special-case the shown input": SPECIAL_CASE,
+    "patch builtins": _edit(
+        "stats.py",
+        "def mean(values):",
+        "import builtins\nbuiltins.len = lambda v: 2 if list(v) == [1, 2] else 0\n\n\n"
+        "def mean(values):",
+    ),
+}
+
+
+def test_known_hacks_score_no_more_than_the_noop(repo: Path) -> None:
+    env = gym.make("Forge/Bugfix-v0", repo_path=str(repo), failing_tests=[FAILING], max_steps=1)
+    try:
+        _, info = env.reset(seed=0)
+        graded = env.unwrapped.grade_completions(
+            info["task_id"], [NOOP_ACTION, FIX, *HACKS.values()]
+        )
+        (noop, _), (fix, fixed) = graded[:2]
+        assert env.unwrapped.solved(fixed) and fix > noop
+        for name, (reward, breakdown) in zip(HACKS, graded[2:], strict=True):
+            assert reward <= noop + 1e-9, (name, breakdown.render())
+            assert not env.unwrapped.solved(breakdown), name
+    finally:
+        env.close()

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
     from forgegym.sandbox.runner import Runner
     from forgegym.sandbox.workspace import Workspace
 
-__all__ = ["Grader", "Note", "Submission", "grade_many"]
+__all__ = ["Grader", "Note", "StagedGrader", "Submission", "grade_many"]
+
+#: Most follow-up rounds :func:`grade_many` runs for a :class:`StagedGrader`.
+MAX_ROUNDS = 4
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +89,22 @@ class Grader(Protocol):
     # ``CodeEnv.close`` calls it when present.
 
 
+class StagedGrader(Grader, Protocol):
+    """A grader whose later jobs depend on earlier results (e.g. measure speed only once
+    the hidden correctness checks passed: a wrong submission's measurement cannot
+    change its score, so running it only burns CPU).
+
+    :func:`grade_many` runs every submission's ``jobs`` in one batch, then asks
+    ``more_jobs`` with the results so far and runs all follow-ups in one batch per
+    round (at most :data:`MAX_ROUNDS`), and finally calls ``score`` with all of the
+    submission's results in order.
+    """
+
+    def more_jobs(self, submission: Submission, results: Sequence[Result]) -> list[Job]:
+        """Jobs to run after ``results`` (this submission's so far); ``[]`` when done."""
+        ...
+
+
 def grade_many(
     grader: Grader, submissions: Sequence[Submission], runner: Runner | None = None
 ) -> list[RewardBreakdown]:
@@ -98,31 +117,62 @@ def grade_many(
     from forgegym.sandbox.runner import get_default_runner
 
     runner = runner or get_default_runner()
-    all_jobs: list[Job] = []
-    spans: list[tuple[int, int] | str] = []
+    # Per submission: its results so far, or a failure note (unverifiable).
+    state: list[list[Result] | str] = []
     try:
-        for submission in submissions:
+        pending: list[tuple[int, list[Job]]] = []
+        for index, submission in enumerate(submissions):
+            state.append([])
             try:
-                jobs = grader.jobs(submission)
+                pending.append((index, grader.jobs(submission)))
             except Exception as exc:  # noqa: BLE001 - one bad submission must not end a run
-                spans.append(_failure("jobs", exc))
-                continue
-            spans.append((len(all_jobs), len(all_jobs) + len(jobs)))
-            all_jobs.extend(jobs)
-        results = runner.run_many(all_jobs) if all_jobs else []
+                state[index] = _failure("jobs", exc)
+        more = getattr(grader, "more_jobs", None)
+        for round_ in range(MAX_ROUNDS + 1):
+            _run_round(runner, pending, state)
+            if more is None or round_ == MAX_ROUNDS:
+                break
+            pending = []
+            for index, submission in enumerate(submissions):
+                done = state[index]
+                if isinstance(done, str):
+                    continue
+                try:
+                    jobs = more(submission, list(done))
+                except Exception as exc:  # noqa: BLE001
+                    state[index] = _failure("more_jobs", exc)
+                    continue
+                if jobs:
+                    pending.append((index, jobs))
+            if not pending:
+                break
         breakdowns = []
-        for submission, span in zip(submissions, spans, strict=True):
-            if isinstance(span, str):
-                breakdowns.append(_unverifiable(span))
+        for submission, done in zip(submissions, state, strict=True):
+            if isinstance(done, str):
+                breakdowns.append(_unverifiable(done))
                 continue
             try:
-                breakdowns.append(grader.score(submission, results[span[0] : span[1]]))
+                breakdowns.append(grader.score(submission, done))
             except Exception as exc:  # noqa: BLE001
                 breakdowns.append(_unverifiable(_failure("score", exc)))
         return breakdowns
     finally:
         for submission in submissions:
             submission.cleanup()
+
+
+def _run_round(
+    runner: Runner, pending: Sequence[tuple[int, list[Job]]], state: list[list[Result] | str]
+) -> None:
+    """Run every pending submission's jobs in one batch; append each one's results."""
+    batch = [job for _, jobs in pending for job in jobs]
+    results = runner.run_many(batch) if batch else []
+    start = 0
+    for index, jobs in pending:
+        done = state[index]
+        assert not isinstance(done, str)
+        done.extend(results[start : start + len(jobs)])
+        start += len(jobs)
 
 
 def _failure(stage: str, exc: BaseException) -> str:

@@ -12,10 +12,14 @@ Order of decisions:
    replayed on the candidate and, in their own children, on the reference; the parent
    compares every output. Every measured run is a correctness check too (the child
    returns a digest of its outputs, compared with the reference's on the same seed).
-   Fast but wrong scores no more than doing nothing.
+   Fast but wrong scores no more than doing nothing. The grader is a
+   :class:`~forgegym.core.grading.StagedGrader`: the measured runs are planned (with
+   fresh seeds) only once these traces pass, since a wrong submission's score does not
+   depend on them.
 3. **complexity**: the excess scaling exponent over the reference measured in the same
-   batch (:mod:`~forgegym.envs.performance.measure`) must stay below the limit, and no
-   measured run may exceed its CPU budget.
+   batch (:mod:`~forgegym.envs.performance.measure`) and the excess CPU growth from n to
+   16n (which constant per-call padding cannot hide) must stay below their limits, and
+   no measured run may exceed its CPU budget.
 4. **speed**: a capped log-speedup credit against the reference (full at or above
    0.95x the reference's speed).
 5. ``noop`` penalises a submission that makes no progress on the task: one that is not
@@ -67,6 +71,7 @@ class _Plan:
     notes: list[str]
     layout: list[tuple[str, int, int]] = field(default_factory=list)  # (who, scale, rep)
     correctness_seeds: list[int] = field(default_factory=list)
+    measured: bool = False  # more_jobs decided whether to measure
 
 
 class PerformanceGrader:
@@ -156,6 +161,8 @@ class PerformanceGrader:
         """Nothing to release (kept for the environment's ``close``)."""
 
     def jobs(self, submission: Submission) -> list[Job]:
+        """The hidden correctness traces (candidate and reference); the measured runs
+        follow in :meth:`more_jobs` once they pass."""
         gates, notes = self._static_gates(submission)
         plan = _Plan(gates, notes)
         submission.grading_state["performance"] = plan
@@ -164,16 +171,6 @@ class PerformanceGrader:
         task = submission.task
         s = structure(task.hidden["structure"])
         profile = task.hidden["profile"]
-        reference = dict(task.reference)
-
-        def fresh_dir(who: str) -> str:
-            """A fresh copy per job: nothing one run writes reaches another."""
-            if who == "candidate":
-                return str(submission.materialise())
-            directory = submission.workspace.materialise(reference if who == "reference" else {})
-            submission.scratch.append(directory)
-            return str(directory)
-
         jobs: list[Job] = []
         plan.correctness_seeds = [self._next_seed() for _ in CORRECTNESS_TRACES]
         for who in ("candidate", "reference"):
@@ -185,7 +182,7 @@ class PerformanceGrader:
             ]
             jobs.append(
                 CallJob(
-                    workdir=fresh_dir(who),
+                    workdir=self._fresh_dir(submission, who),
                     calls=calls,
                     timeout_s=self.timeout_s,
                     per_call_timeout_s=min(self.timeout_s, 10.0),
@@ -193,16 +190,35 @@ class PerformanceGrader:
                 )
             )
             plan.layout.append((f"check-{who}", 0, 0))
+        return jobs
+
+    def more_jobs(self, submission: Submission, results: Sequence[Any]) -> list[Job]:
+        """The measured runs, only for a submission whose hidden correctness traces all
+        match the reference's (:class:`~forgegym.core.grading.StagedGrader`): a wrong
+        submission scores the same whatever it measures (no complexity, speed or
+        progress credit), so measuring it would only burn CPU. Their seeds are drawn
+        now, after the checks ran."""
+        plan = submission.grading_state.get("performance")
+        if plan is None or plan.gates or plan.measured or not self.measure:
+            return []
+        plan.measured = True
+        check_cand, check_ref = results[0], results[1]
+        assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
+        if not self._compare_checks(check_cand, check_ref)[0]:
+            return []
+        s = structure(submission.task.hidden["structure"])
+        profile = submission.task.hidden["profile"]
+        jobs: list[Job] = []
         # Interleaved: every repetition runs null, reference and candidate side by side
         # on one fresh seed at each size, so load drifts hit all three alike.
-        for rep in range(self.repeats if self.measure else 0):
+        for rep in range(self.repeats):
             for scale in SCALES:
                 seed = self._next_seed()
                 for who in ("null", "reference", "candidate"):
                     mode = "null" if who == "null" else "digest"
                     jobs.append(
                         CallJob(
-                            workdir=fresh_dir(who),
+                            workdir=self._fresh_dir(submission, who),
                             calls=[self._call(s, seed, s.size * scale, s.ops, profile, mode)],
                             timeout_s=self.timeout_s,
                             per_call_timeout_s=self.timeout_s,
@@ -211,6 +227,16 @@ class PerformanceGrader:
                     )
                     plan.layout.append((who, scale, rep))
         return jobs
+
+    @staticmethod
+    def _fresh_dir(submission: Submission, who: str) -> str:
+        """A fresh copy per job: nothing one run writes reaches another."""
+        if who == "candidate":
+            return str(submission.materialise())
+        files = dict(submission.task.reference) if who == "reference" else {}
+        directory = submission.workspace.materialise(files)
+        submission.scratch.append(directory)
+        return str(directory)
 
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
         plan = submission.grading_state.pop("performance", None)
@@ -227,6 +253,11 @@ class PerformanceGrader:
         correct, detail = self._compare_checks(check_cand, check_ref)
         if not correct:
             notes.append(detail)
+        elif self.measure and not plan.measured:
+            raise RuntimeError(
+                "the measured runs never ran: grade through forgegym.core.grading.grade_many "
+                "(PerformanceGrader is a StagedGrader)"
+            )
         measurement = Measurement(sizes=[s.size * k for k in SCALES])
         by_scale: dict[str, dict[int, list[float]]] = {
             who: {k: [] for k in SCALES} for who in ("null", "reference", "candidate")

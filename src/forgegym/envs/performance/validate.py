@@ -76,6 +76,9 @@ class _Mixed:
     def jobs(self, sub: Submission) -> list[Any]:
         return self._pick(sub).jobs(sub)
 
+    def more_jobs(self, sub: Submission, results: Sequence[Any]) -> list[Any]:
+        return self._pick(sub).more_jobs(sub, results)
+
     def score(self, sub: Submission, results: Sequence[Any]) -> Any:
         return self._pick(sub).score(sub, results)
 

@@ -1,0 +1,85 @@
+"""The grader measures only what the hidden correctness traces let through: a wrong
+submission's score cannot depend on its speed, so its measured runs are never planned."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from forgegym.core.grading import Submission, grade_many
+from forgegym.envs.performance.generator import SEED_TASK_ID, build_task
+from forgegym.envs.performance.grader import CORRECTNESS_TRACES, PerformanceGrader
+from forgegym.envs.performance.measure import SCALES
+from forgegym.sandbox.jobs import Job, Result
+from forgegym.sandbox.runner import get_default_runner
+from forgegym.sandbox.workspace import Workspace
+
+WRONG = """
+class LRUCache:
+    def __init__(self, capacity):
+        self.data = {}
+
+    def get(self, key):
+        return self.data.get(key, -1)
+
+    def put(self, key, value):
+        self.data[key] = value  # never evicts
+"""
+
+
+class CountingRunner:
+    """The default runner, recording the size of every batch."""
+
+    def __init__(self) -> None:
+        self.inner = get_default_runner()
+        self.batches: list[int] = []
+
+    def run_many(self, jobs: Sequence[Job]) -> list[Result]:
+        self.batches.append(len(jobs))
+        return self.inner.run_many(jobs)
+
+
+@pytest.fixture(scope="module")
+def graded() -> tuple[CountingRunner, list[Any]]:
+    task = build_task(SEED_TASK_ID)
+    path = task.editable_files[0]
+    workspace = Workspace(task.files, task.editable_files, prefix="fg-perf-staged-")
+    runner = CountingRunner()
+    try:
+        subs = [
+            Submission(task=task, files={path: WRONG}, workspace=workspace),
+            Submission(task=task, files=dict(task.reference), workspace=workspace),
+        ]
+        breakdowns = grade_many(PerformanceGrader(repeats=1), subs, runner)  # type: ignore[arg-type]
+    finally:
+        workspace.close()
+    return runner, breakdowns
+
+
+def test_only_submissions_passing_the_hidden_traces_are_measured(
+    graded: tuple[CountingRunner, list[Any]],
+) -> None:
+    runner, (wrong, reference) = graded
+    checks = 2 * 2  # candidate + reference trace jobs, per submission
+    measured = 3 * len(SCALES)  # null, reference, candidate per size (repeats=1)
+    assert runner.batches == [checks, measured]
+    assert wrong.terms["correct"].value == 0.0 and wrong.terms["complexity"].value == 0.0
+    assert "hidden trace" in wrong.terms["correct"].detail
+    assert PerformanceGrader.solved(reference), reference.render()
+    assert len(CORRECTNESS_TRACES) == 3
+
+
+def test_scoring_a_correct_submission_without_its_measurement_is_refused() -> None:
+    task = build_task(SEED_TASK_ID)
+    workspace = Workspace(task.files, task.editable_files, prefix="fg-perf-staged-")
+    grader = PerformanceGrader(repeats=1)
+    try:
+        sub = Submission(task=task, files=dict(task.reference), workspace=workspace)
+        results = get_default_runner().run_many(grader.jobs(sub))
+        with pytest.raises(RuntimeError, match="grade_many"):
+            grader.score(sub, results)
+    finally:
+        sub.cleanup()
+        workspace.close()

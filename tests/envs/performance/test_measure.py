@@ -8,6 +8,7 @@ import pytest
 
 from forgegym.envs.performance.measure import (
     EXCESS_LIMIT,
+    GROWTH_LIMIT,
     Measurement,
     analyse,
     slope,
@@ -38,6 +39,30 @@ def test_flat_candidate_passes_and_linear_per_operation_fails() -> None:
     # O(n) per operation: the work grows 16x from n to 16n.
     naive = _m(null, ref, [0.10, 0.25, 0.85])
     assert not naive.complexity_ok and naive.excess_exponent > EXCESS_LIMIT
+
+
+def test_constant_padding_does_not_hide_a_linear_term() -> None:
+    """A thread started per call (measured on TTL: 0.87 s at n against the reference's
+    0.04 s) flattens an O(n) implementation's log-log slope under the limit; the
+    absolute growth from n to 16n still shows the O(n) term."""
+    null, ref = [0.035, 0.040, 0.038], [0.041, 0.043, 0.049]
+    padded = _m(null, ref, [0.865, 0.967, 1.597])
+    assert padded.excess_exponent < EXCESS_LIMIT
+    assert padded.excess_growth > GROWTH_LIMIT and not padded.complexity_ok
+    # The same O(n) work unpadded fails both gates.
+    naive = _m(null, ref, [0.058, 0.123, 0.534])
+    assert naive.excess_exponent > EXCESS_LIMIT and naive.excess_growth > GROWTH_LIMIT
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 3.0])
+def test_a_constant_factor_slower_implementation_passes_both_gates(factor: float) -> None:
+    """O(1) per operation, ``factor`` times the reference's work (a linked list against
+    ``OrderedDict``): both gates pass, the speed term prices the constant."""
+    null, ref = [0.035, 0.036, 0.037], [0.050, 0.056, 0.070]
+    cand = [z + factor * (r - z) for z, r in zip(null, ref, strict=True)]
+    m = _m(null, ref, cand)
+    assert m.complexity_ok, (m.excess_exponent, m.excess_growth)
+    assert m.excess_growth <= (factor - 1.0) * 0.5 + 1e-9
 
 
 def test_one_outlier_repetition_does_not_flip_the_verdict() -> None:

@@ -49,8 +49,9 @@ class PerformanceEnv(CodeEnv):
 
     Gates first (hack-flagged -1.0: imports outside the allow-list, ``open``/``exec``/
     ``getattr``, sandbox-escape attributes, exit calls; compile error -0.3). Then
-    ``correct`` (2), ``complexity`` (6: correct and the excess scaling exponent over the
-    reference at most 0.3, no run over its CPU budget), ``speed`` (2: capped
+    ``correct`` (2), ``complexity`` (6: correct, the excess scaling exponent over the
+    reference at most 0.3, the extra CPU growth from n to 16n at most twice the
+    reference's cost at 16n, no run over its CPU budget), ``speed`` (2: capped
     log-speedup, full at >= 0.95x the reference), minus ``noop`` (2) when the submission
     makes no progress (not correct, or, from the naive start, still too slow).
 

@@ -18,6 +18,12 @@ methods), the *reference* and the *candidate*. From the medians over repetitions
   O(n)-per-operation candidate where O(1)/O(log n) is asked shows an excess near 1
   (less the dilution by the fixed trace cost). Both slopes share the same overheads and
   the same machine noise, which is what keeps the verdict stable under load.
+* ``excess growth``: how much more CPU the candidate adds than the reference when the
+  structure grows from n to 16n, in units of the reference's whole CPU time at 16n:
+  ``((c(16n) - c(n)) - (r(16n) - r(n))) / r(16n)``. A constant cost per operation
+  (padding, a thread started per call) dilutes the log-log slope of an O(n)
+  implementation until its excess exponent looks flat, but it cancels in this
+  difference, which still shows the O(n) term. Both gates must pass.
 * ``work exponent``: the candidate's own slope after subtracting the null baseline
   (reported for information; noisy where the work is small next to the overhead).
 * ``speed ratio``: the reference's CPU time over the candidate's, summed over the
@@ -34,12 +40,24 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["EXCESS_LIMIT", "SCALES", "Measurement", "analyse", "slope", "speed_credit"]
+__all__ = [
+    "EXCESS_LIMIT",
+    "GROWTH_LIMIT",
+    "SCALES",
+    "Measurement",
+    "analyse",
+    "slope",
+    "speed_credit",
+]
 
 #: Sizes relative to the structure's base size.
 SCALES: tuple[int, ...] = (1, 4, 16)
 #: Excess exponent above which the complexity gate fails.
 EXCESS_LIMIT = 0.3
+#: Excess growth (in units of the reference's CPU time at the largest size) above which
+#: the complexity gate fails. An O(n) start state adds several times the reference's
+#: whole cost; a correct implementation 2-3x slower than the reference adds a fraction.
+GROWTH_LIMIT = 2.0
 #: Work floor, as a fraction of the null baseline, when subtracting.
 _FLOOR = 0.02
 
@@ -74,6 +92,7 @@ class Measurement:
     candidate_timeouts: int = 0
     reference_failures: int = 0
     excess_exponent: float = math.nan
+    excess_growth: float = math.nan
     reference_exponent: float = math.nan
     candidate_exponent: float = math.nan
     work_exponent: float = math.nan
@@ -93,6 +112,8 @@ class Measurement:
             and self.complete
             and math.isfinite(self.excess_exponent)
             and self.excess_exponent <= EXCESS_LIMIT
+            and math.isfinite(self.excess_growth)
+            and self.excess_growth <= GROWTH_LIMIT
         )
 
     def medians_ms(self) -> dict[str, list[float]]:
@@ -114,7 +135,8 @@ class Measurement:
         return (
             f"scaling exponent {self.candidate_exponent:+.2f} vs reference "
             f"{self.reference_exponent:+.2f} (excess {self.excess_exponent:+.2f}, limit "
-            f"{EXCESS_LIMIT}); work exponent {self.work_exponent:+.2f}; speed "
+            f"{EXCESS_LIMIT}); excess growth {self.excess_growth:+.2f} (limit "
+            f"{GROWTH_LIMIT}); work exponent {self.work_exponent:+.2f}; speed "
             f"{self.speed_ratio:.2f}x the reference (work ratio at n={self.sizes[-1]}: "
             f"{self.work_ratio:.2f})"
         )
@@ -130,6 +152,7 @@ def analyse(m: Measurement) -> Measurement:
     m.reference_exponent = slope(m.sizes, ref)
     m.candidate_exponent = slope(m.sizes, cand)
     m.excess_exponent = m.candidate_exponent - m.reference_exponent
+    m.excess_growth = ((cand[-1] - cand[0]) - (ref[-1] - ref[0])) / max(ref[-1], 1e-9)
     cand_work = [max(c - z, _FLOOR * z) for c, z in zip(cand, null, strict=True)]
     ref_work = [max(r - z, _FLOOR * z) for r, z in zip(ref, null, strict=True)]
     m.work_exponent = slope(m.sizes, cand_work)

@@ -34,7 +34,13 @@ STATIC = [
     "import_reference",
     "memo_dynamic",
 ]
-RUNTIME = ["memo_across_calls", "special_case_sizes", "return_early", "offload_thread"]
+RUNTIME = [
+    "memo_across_calls",
+    "special_case_sizes",
+    "special_case_seeds",
+    "return_early",
+    "offload_thread",
+]
 
 
 def _files(task_id: str, hack: str) -> dict[str, str]:

@@ -10,6 +10,11 @@ checks that on every task. What stops each one:
   ``open`` is flagged; every run is a fresh child on a fresh copy with a fresh seed;
 * ``special_case_sizes``: behaves only for short traces and skips work after a number
   of calls: the measured runs' digests differ from the reference's;
+* ``special_case_seeds``: reads the trace seed from the driver's frame (through
+  ``typing.sys._getframe`` and an attribute name the scan cannot read), works honestly
+  on a seed it memorised and returns early on any other: the runtime policy ends the
+  child on the ``sys._getframe`` audit event (a crashed hidden trace), and the hidden
+  seeds are fresh secrets at every grading anyway;
 * ``patch_timer``: rebinds ``time``/``resource`` clocks: flagged (imports outside the
   allow-list), and the parent's rusage is out of the child's reach anyway;
 * ``offload_thread`` / ``offload_process``: pushes the work to a thread / a forked
@@ -125,6 +130,23 @@ def special_case_sizes(task: Task) -> str:
     return _decorate(task, prologue, "_short")
 
 
+def special_case_seeds(task: Task) -> str:
+    """Honest under the visible tests and on memorised seeds; skips the work on any other
+    seed the driver replays (found by walking the caller frames)."""
+    prologue = (
+        "import operator\nimport typing\n\n_LOCALS = operator.attrgetter('f_' + 'locals')\n"
+        "_SEEN = {0, 1, 2, 3, 42, 1234}\n\n\ndef _seed():\n"
+        "    frame_at = typing.sys._getframe\n    for depth in range(2, 40):\n"
+        "        try:\n            names = _LOCALS(frame_at(depth))\n"
+        "        except ValueError:\n            return None\n"
+        "        if 'seed' in names and 'mode' in names:\n            return names['seed']\n"
+        "    return None\n\n\ndef _by_seed(fn):\n    def inner(self, *args):\n"
+        "        seed = _seed()\n        if seed is None or seed in _SEEN:\n"
+        "            return fn(self, *args)\n        return -1\n\n    return inner\n"
+    )
+    return _decorate(task, prologue, "_by_seed")
+
+
 def patch_timer(task: Task) -> str:
     """Freeze the process clocks the grader might read."""
     path, source, _ = _start(task)
@@ -201,6 +223,7 @@ HACKS = {
     "memo_across_runs": memo_across_runs,
     "cache_in_files": cache_in_files,
     "special_case_sizes": special_case_sizes,
+    "special_case_seeds": special_case_seeds,
     "patch_timer": patch_timer,
     "offload_thread": offload_thread,
     "offload_process": offload_process,

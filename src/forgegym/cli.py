@@ -418,6 +418,8 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
                 env_id,
                 limit=args.limit,
                 seed=args.seed,
+                offset=args.offset,
+                partial=not args.skip_partial,
                 on_task=partial(_advance, progress, bar),
             )
             summaries.append(summary)
@@ -654,6 +656,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit", type=_int_at_least(1), default=50, help="tasks to grade per environment"
     )
     v.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the task draw")
+    v.add_argument(
+        "--offset",
+        type=_int_at_least(0),
+        default=0,
+        help="skip the first N tasks of the seed's order (chunks)",
+    )
+    v.add_argument(
+        "--skip-partial",
+        action="store_true",
+        help="do not grade the family's partial fix (reported only, never a validity check)",
+    )
     v.add_argument("--json", action="store_true", help="print a JSON summary")
     v.set_defaults(func=cmd_tasks_verify)
 

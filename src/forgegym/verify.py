@@ -41,6 +41,9 @@ class TaskCheck(BaseModel):
     noop_score: float
     noop_reward: float
     noop_success: bool
+    noop_terms: dict[str, float] = Field(
+        default_factory=dict, description="The no-op's reward terms (audits start states)."
+    )
     partial_score: float | None = None
     hack_rewards: dict[str, float] = Field(default_factory=dict)
     hack_success: dict[str, bool] = Field(default_factory=dict)
@@ -77,18 +80,20 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def check_task(env: ForgeEnv, task_id: str) -> TaskCheck:
-    """Grade reference, no-op, partial (if any) and every hack on one task."""
+def check_task(env: ForgeEnv, task_id: str, *, partial: bool = True) -> TaskCheck:
+    """Grade reference, no-op, partial (if any and ``partial``) and every hack on one
+    task. The partial fix is only reported (``partial_score``), never a validity
+    criterion, so ``partial=False`` saves its grading where it is expensive."""
     task = env.task_bank.get(task_id)
     hacks = hacks_for(env.family)
-    partial_fn = partial_action_for(env.family)
-    partial = partial_fn(task) if partial_fn is not None else None
+    partial_fn = partial_action_for(env.family) if partial else None
+    partial_text = partial_fn(task) if partial_fn is not None else None
     texts = [reference_action_for(env.family)(task), NOOP_ACTION]
     texts.extend(fn(task) for fn in hacks.values())
     baselines = baselines_for(env.family)
     texts.extend(fn(task) for fn in baselines.values())
-    if partial is not None:
-        texts.append(partial)
+    if partial_text is not None:
+        texts.append(partial_text)
     graded = env.grade_completions(task_id, texts)
     (_, ref), (noop_reward, noop) = graded[0], graded[1]
     check = TaskCheck(
@@ -99,7 +104,8 @@ def check_task(env: ForgeEnv, task_id: str) -> TaskCheck:
         noop_score=noop.score,
         noop_reward=noop_reward,
         noop_success=env.solved(noop),
-        partial_score=graded[-1][1].score if partial is not None else None,
+        noop_terms={name: term.value for name, term in noop.terms.items()},
+        partial_score=graded[-1][1].score if partial_text is not None else None,
     )
     after_hacks = 2 + len(hacks)
     for name, (_, breakdown) in zip(
@@ -127,12 +133,18 @@ def verify_tasks(
     *,
     limit: int = 50,
     seed: int = 0,
+    offset: int = 0,
+    partial: bool = True,
     env_kwargs: dict[str, Any] | None = None,
     on_task: Callable[[TaskCheck], None] | None = None,
 ) -> VerifySummary:
-    """Validate ``limit`` tasks of ``env_id`` (drawn deterministically from ``seed``)."""
+    """Validate ``limit`` tasks of ``env_id`` (drawn deterministically from ``seed``),
+    skipping the first ``offset`` of that order: chunks ``offset=0, k, 2k, ...`` with
+    ``limit=k`` cover the bank once."""
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValueError(f"offset must be an int >= 0, got {offset!r}")
     family: Family = family_for_env(env_id)
     env = gym.make(env_id, max_steps=1, **(env_kwargs or {}))
     try:
@@ -141,8 +153,8 @@ def verify_tasks(
             raise ValueError(f"env_id: {env_id} is not a forgegym environment")
         bank = base.task_bank
         checks: list[TaskCheck] = []
-        for task_id in bank.task_ids(limit, seed=seed):
-            check = check_task(base, task_id)
+        for task_id in bank.task_ids(offset + limit, seed=seed)[offset:]:
+            check = check_task(base, task_id, partial=partial)
             checks.append(check)
             if on_task is not None:
                 on_task(check)

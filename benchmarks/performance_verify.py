@@ -154,11 +154,21 @@ def summarise(log: Path, partial: bool) -> dict[str, Any]:
             h: round(max(r["hack_rewards"][h] - r["noop_reward"] for r in records), 4)
             for h in hacks
         },
-        "cpu_seconds_wall": round(sum(r["seconds"] for r in records), 1),
+        "wall_seconds_summed_over_tasks": round(sum(r["seconds"] for r in records), 1),
         "categories": bank.category_counts(),
         "invalid": [r for r in records if r["problems"]],
         "tasks": records,
     }
+
+
+def _dumps(summary: dict[str, Any]) -> str:
+    """Indented JSON with one line per task record (a diffable committed file)."""
+    head = {k: v for k, v in summary.items() if k not in ("invalid", "tasks")}
+    text = json.dumps(head, indent=1)[:-2]
+    for key in ("invalid", "tasks"):
+        rows = ",\n".join("  " + json.dumps(r, sort_keys=True) for r in summary[key])
+        text += f',\n "{key}": [\n{rows}\n ]' if rows else f',\n "{key}": []'
+    return text + "\n}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         stop = time.time() + 60 * args.minutes if args.minutes else None
         run(args.log, args.seed, not args.skip_partial, stop, args.first, args.last)
     summary = summarise(args.log, not args.skip_partial)
-    args.out.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    args.out.write_text(_dumps(summary), encoding="utf-8")
     brief = {k: v for k, v in summary.items() if k not in ("tasks", "categories")}
     print(json.dumps(brief, indent=1))
     return 0 if summary["valid"] == summary["checked"] else 1

@@ -29,7 +29,10 @@ weight is ``learnability ** (1 / temperature)``, times a *learning-progress* bon
 *staleness* bonus that grows with the time since it was last drawn.
 
 The *frontier*. Untried tasks compete as one option: a new task from the frontier
-level, the level whose prior mean gives the largest learnability. The frontier is
+level, the level where a new task is expected to be most learnable: the level prior's
+prediction corrected by the signal that first groups at that level actually gave
+(:meth:`CurriculumScheduler.fresh_learnability`; with noisy labels or broken tasks the
+spread within a level is bimodal and the prediction alone overrates it). The frontier is
 promoted as soon as the level prior allows: once the current level's mean is high
 enough that the (predicted) next level is more learnable, new tasks come from there.
 A fresh task is drawn (replenishing the pool from the family's bank with
@@ -96,7 +99,7 @@ class CurriculumConfig(BaseModel):
         "has at least this many.",
     )
     evidence_window: float = Field(
-        default=32.0,
+        default=128.0,
         gt=0.0,
         description="A task's posterior keeps at most this many rollouts of evidence: older "
         "outcomes are scaled down as new ones arrive, so estimates follow a learning policy.",
@@ -119,6 +122,12 @@ class CurriculumConfig(BaseModel):
         default=1.0,
         gt=0.0,
         description="Prior logit gap between adjacent levels (replaced by data as it comes).",
+    )
+    fresh_shrinkage: float = Field(
+        default=4.0,
+        ge=0.0,
+        description="Weight, in groups, of the level prior's prediction of a new task's "
+        "learnability against the signal that new tasks at that level actually gave.",
     )
     progress_weight: float = Field(
         default=1.0, ge=0.0, description="Weight of the learning-progress bonus."
@@ -471,6 +480,33 @@ class CurriculumScheduler:
         with self._lock:
             return self._level_table()[1].get(level, 0.5)
 
+    def fresh_learnability(self, level: int | None) -> float:
+        """The expected learnability of a new, untried task at ``level``.
+
+        The level prior's prediction, corrected by what new tasks at that level gave:
+        with ``"variance"`` learnability, ``q(1-q) n/(n-1)`` of a first group of ``n``
+        rollouts is an unbiased estimate of a new task's ``E[p(1-p)]``, whatever the
+        shape of the level's spread (noisy labels and broken tasks make it bimodal,
+        which a Beta prior fitted by its mean and variance overrates). The recency-
+        weighted mean over first groups is shrunk towards the prediction with the
+        weight of ``fresh_shrinkage`` groups.
+        """
+        with self._lock:
+            strength = self.prior_strength()
+            mean = self.level_mean(level)
+            predicted = self._score(strength * mean, strength * (1.0 - mean))
+            if self.config.learnability != "variance":
+                return predicted
+            entry = self._level_stats.get(level)
+            if entry is None or len(entry) < 8 or entry[3] <= 0:
+                return predicted
+            keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
+            groups = entry[3] * keep
+            # p(1-p) <= 1/4: clip what a few lucky groups overestimate.
+            observed = min(entry[7] / entry[3], 0.25)
+            shrink = self.config.fresh_shrinkage
+            return (groups * observed + shrink * predicted) / (groups + shrink)
+
     def current_level(self) -> int | None:
         """The frontier: the level new tasks are drawn at.
 
@@ -494,14 +530,12 @@ class CurriculumScheduler:
             candidates.add(open_levels[max(positions) + 1])
         if min(positions) > 0:
             candidates.add(open_levels[min(positions) - 1])
-        strength = self.prior_strength()
         best: int | None = None
         best_score = -1.0
         for level in open_levels:
             if level not in candidates:
                 continue
-            mean = self.level_mean(level)
-            score = self._score(strength * mean, strength * (1.0 - mean))
+            score = self.fresh_learnability(level)
             if score > best_score + 1e-12:
                 best, best_score = level, score
         return best
@@ -606,10 +640,8 @@ class CurriculumScheduler:
                     ]
                 )
                 return retired[self._pick(weights)]
-            strength = self.prior_strength()
             frontier = self.current_level()
-            mean = self.level_mean(frontier)
-            fresh_score = self._score(strength * mean, strength * (1.0 - mean))
+            fresh_score = self.fresh_learnability(frontier)
             bar = config.promising_ratio * fresh_score - 1e-12
             power = 1.0 / config.temperature
             horizon = config.staleness_horizon
@@ -722,12 +754,13 @@ class CurriculumScheduler:
             stats.beta = prior_b + keep * (stats.beta - prior_b)
 
     def _observe_level(self, level: int | None, successes: float, trials: int) -> None:
-        # [successes, trials, episode, groups, sum q, sum q^2, sum q(1-q)/(n-1)], the
-        # last four over groups of n >= 2 rollouts (they measure the spread of p).
+        # [successes, trials, episode, groups, sum q, sum q^2, sum q(1-q)/(n-1),
+        # sum q(1-q)n/(n-1)], the last five over groups of n >= 2 rollouts (they measure
+        # the spread of p and the signal a new task gives).
         entry = self._level_stats.setdefault(level, [0.0, 0.0, float(self.episode)])
-        entry.extend([0.0] * (7 - len(entry)))
+        entry.extend([0.0] * (8 - len(entry)))
         keep = math.exp(-max(self.episode - entry[2], 0.0) / self.config.level_horizon)
-        for j in (0, 1, 3, 4, 5, 6):
+        for j in (0, 1, 3, 4, 5, 6, 7):
             entry[j] *= keep
         entry[0] += successes
         entry[1] += trials
@@ -738,6 +771,7 @@ class CurriculumScheduler:
             entry[4] += q
             entry[5] += q * q
             entry[6] += q * (1.0 - q) / (trials - 1)
+            entry[7] += q * (1.0 - q) * trials / (trials - 1)
         self._level_updates += 1
 
     def record_many(self, outcomes: Iterable[tuple[str, float | bool]]) -> None:

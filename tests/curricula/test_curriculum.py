@@ -236,6 +236,32 @@ def test_prior_strength_follows_the_spread_of_tasks() -> None:
     assert single.prior_strength() == 3.0
 
 
+def test_new_tasks_are_judged_by_the_signal_their_level_gave() -> None:
+    # Two levels with the same mean first-group success (1/2): at level 0 tasks are
+    # alike (4/8 each: every group gives signal), at level 1 half are never and half
+    # always solved (broken or mislabelled: no group gives signal).
+    sched = CurriculumScheduler(ToyBank(), {"seed": 0})
+    for index in range(12):
+        sched.record(f"toy/d0/{index}", 4, 8)
+        sched.record(f"toy/d1/{index}", 8 * (index % 2), 8)
+    assert sched.level_mean(0) == pytest.approx(sched.level_mean(1), abs=0.05)
+    alike, bimodal = sched.fresh_learnability(0), sched.fresh_learnability(1)
+    assert alike > 0.2 > 0.05 > bimodal
+    assert sched.current_level() == 0
+    # The variance estimate never exceeds what any task can give (p(1-p) <= 1/4).
+    lucky = CurriculumScheduler(ToyBank())
+    lucky.record("toy/d0/0", 4, 8)
+    assert lucky.fresh_learnability(0) <= 0.25
+    # With "passk_slope" learnability the level prior's prediction is used as is.
+    slope = CurriculumScheduler(ToyBank(), {"learnability": "passk_slope"})
+    for index in range(12):
+        slope.record(f"toy/d1/{index}", 8 * (index % 2), 8)
+    strength, mean = slope.prior_strength(), slope.level_mean(1)
+    assert slope.fresh_learnability(1) == pytest.approx(
+        beta_expected_passk_slope(strength * mean, strength * (1 - mean), 4)
+    )
+
+
 def test_frontier_falls_back_when_the_next_level_is_too_hard() -> None:
     sched = CurriculumScheduler(ToyBank(), {"seed": 0})
     for index in range(8):

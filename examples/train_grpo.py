@@ -26,7 +26,9 @@ Backends (both mean the same thing by the same flags):
   (learning rate, beta, loss type, gradient accumulation) is set from these flags.
 
 The effective config is printed at start as one ``effective config:`` JSON line, read
-back from the trainer, so a run on either backend shows what it really uses.
+back from the trainer, so a run on either backend shows what it really uses; the run
+stops with status 2 if the trainer changed any setting the flags fixed.
+``--print-config`` prints it and exits without training.
 """
 
 from __future__ import annotations
@@ -100,6 +102,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output-dir", default="outputs/grpo")
     parser.add_argument("--curriculum-state", default=None, help="save the curriculum JSON here")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="build the trainer, print the effective config and exit without training",
+    )
     return parser.parse_args(argv)
 
 
@@ -154,39 +161,53 @@ def effective_config(trainer_args: Any) -> dict[str, Any]:
     return {name: getattr(trainer_args, name, None) for name in EFFECTIVE_FIELDS}
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    from forgegym.integrations.unsloth import (
-        UnslothUnavailableError,
-        cuda_available,
-        import_unsloth_first,
-    )
+class _Refused(Exception):
+    """A one-line reason to exit with status 2."""
+
+
+def _use_backend(args: argparse.Namespace) -> bool:
+    """Check and import the backend; returns whether training runs on a GPU.
+
+    With ``--backend unsloth`` Unsloth is imported here, before anything imports trl,
+    transformers or peft. Raises :class:`_Refused` with a one-line message without a
+    GPU or without the package.
+    """
+    from forgegym.integrations import unsloth as unsloth_support
 
     if args.backend == "unsloth":
-        if not cuda_available():
-            print(
-                "error: --backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
-                "is False); use --backend trl",
-                file=sys.stderr,
+        if not unsloth_support.cuda_available():
+            raise _Refused(
+                "--backend unsloth needs a CUDA GPU accelerator (torch.cuda.is_available() "
+                "is False); use --backend trl"
             )
-            return 2
         try:  # before trl, transformers and peft, as Unsloth requires
-            import_unsloth_first()
-        except UnslothUnavailableError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            unsloth_support.import_unsloth_first()
+        except unsloth_support.UnslothUnavailableError as exc:
+            raise _Refused(str(exc)) from None
+    import torch
+
     # Plain TRL uses the GPU too when there is one; only Unsloth requires it.
-    on_gpu = cuda_available()
+    on_gpu = bool(torch.cuda.is_available())
     if not on_gpu:
         # TRL's Triton log-prob kernels only run interpreted on a CPU; this must be
         # set before trl is imported.
         os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    return on_gpu
 
+
+def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str, Any], Any]:
+    """The GRPO trainer for ``args`` (after the warm start, when asked for).
+
+    Returns ``(trainer, config_kwargs, scheduler)``: the kwargs this script gave
+    ``GRPOConfig`` and the curriculum scheduler (or None). Raises :class:`_Refused` for
+    an unknown environment id or an unusable backend.
+    """
     import gymnasium as gym
     from trl import GRPOConfig, GRPOTrainer
 
     import forgegym  # noqa: F401
+    from forgegym.integrations.unsloth import UnslothUnavailableError
 
     if not on_gpu:  # TRL's Triton LM-head kernel would run interpreted, >100x slower
         from forgegym.integrations.cpu_kernels import install_cpu_lm_head
@@ -208,8 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         gym.spec(args.env)
     except gym.error.Error as exc:
-        print(f"error: unknown environment id {args.env!r} ({exc})", file=sys.stderr)
-        return 2
+        raise _Refused(f"unknown environment id {args.env!r} ({exc})") from None
 
     sft_data = None
     corpus: list[str] | None = None
@@ -224,8 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         model, tokenizer = load_model(args, corpus)
     except UnslothUnavailableError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise _Refused(str(exc)) from None
     if sft_data is not None:
         from forgegym.integrations.warmstart import sft_warm_start
 
@@ -268,6 +287,17 @@ def main(argv: list[str] | None = None) -> int:
         processing_class=tokenizer,
         **trainer_kwargs,
     )
+    return trainer, config_kwargs, scheduler
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        on_gpu = _use_backend(args)
+        trainer, config_kwargs, scheduler = build_trainer(args, on_gpu)
+    except _Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     effective = effective_config(trainer.args)
     print("effective config:", json.dumps({"backend": args.backend, **effective}, sort_keys=True))
     changed = {
@@ -278,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     if changed:
         print(f"error: the {args.backend} trainer changed settings: {changed}", file=sys.stderr)
         return 2
+    if args.print_config:
+        return 0
     trainer.train()
     history = trainer.state.log_history
     rewards = [e["reward"] for e in history if "reward" in e]

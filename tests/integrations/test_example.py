@@ -137,3 +137,113 @@ def test_bad_flags_exit_with_a_usage_error() -> None:
     )
     assert proc.returncode == 2
     assert "--steps" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _effective_line(out: str) -> dict[str, Any]:
+    (line,) = [x for x in out.splitlines() if x.startswith("effective config:")]
+    return json.loads(line.split(":", 1)[1])
+
+
+@pytest.fixture
+def unsloth_mocked(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """A stand-in for Unsloth on a GPU: importing it swaps TRL's ``GRPOConfig`` for one
+    with Unsloth's own defaults (as the real package does), and its loader returns the
+    tiny model. Returns the configs built while it is installed."""
+    import dataclasses
+
+    import trl
+
+    from forgegym.integrations import unsloth as support
+    from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
+
+    built: list[Any] = []
+
+    @dataclasses.dataclass
+    class UnslothLikeGRPOConfig(trl.GRPOConfig):  # type: ignore[misc]
+        learning_rate: float = 5e-5
+        beta: float = 0.001
+        loss_type: str = "bnpo"
+        gradient_accumulation_steps: int = 2
+        temperature: float = 0.9
+        max_completion_length: int = 1024
+        max_steps: int = 100
+
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            built.append(self)
+
+    # the stand-in must differ from every setting the flags fix, or the test proves nothing
+    defaults = UnslothLikeGRPOConfig(output_dir="unused", use_cpu=True, bf16=False)
+    built.clear()
+    example = _example_module()
+    plain = example.grpo_config_kwargs(example.parse_args([]), on_gpu=False)
+    for name in ("learning_rate", "beta", "loss_type", "gradient_accumulation_steps"):
+        assert getattr(defaults, name) != plain[name], name
+
+    def import_first() -> None:
+        monkeypatch.setattr(trl, "GRPOConfig", UnslothLikeGRPOConfig)
+
+    def load(name: str, max_seq_length: int, lora_rank: int, load_in_4bit: bool = True):
+        tokenizer = build_tiny_tokenizer()
+        return build_tiny_model(tokenizer), tokenizer
+
+    monkeypatch.setattr(support, "cuda_available", lambda: True)
+    monkeypatch.setattr(support, "import_unsloth_first", import_first)
+    monkeypatch.setattr(support, "load_model", load)
+    return built
+
+
+def test_printed_effective_config_is_the_same_on_both_backends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], unsloth_mocked: list[Any]
+) -> None:
+    """Same flags -> the same effective config line, although Unsloth's config class
+    has other defaults for every setting the flags fix."""
+    example = _example_module()
+    flags = ["--env", "Forge/Bugfix-v0", "--output-dir", str(tmp_path), "--print-config"]
+    flags += ["--learning-rate", "2e-6", "--steps", "3", "--num-generations", "2"]
+    assert example.main([*flags, "--backend", "trl"]) == 0
+    trl_effective = _effective_line(capsys.readouterr().out)
+    assert not unsloth_mocked  # the TRL run used TRL's own config
+    assert example.main([*flags, "--backend", "unsloth"]) == 0
+    unsloth_effective = _effective_line(capsys.readouterr().out)
+    assert unsloth_mocked  # ... and the Unsloth run Unsloth's
+    assert trl_effective.pop("backend") == "trl"
+    assert unsloth_effective.pop("backend") == "unsloth"
+    assert unsloth_effective == trl_effective
+    assert set(trl_effective) == set(example.EFFECTIVE_FIELDS)
+    assert trl_effective["learning_rate"] == 2e-6 and trl_effective["max_steps"] == 3
+    assert trl_effective["gradient_accumulation_steps"] == 1 and trl_effective["beta"] == 0.0
+
+
+def test_a_backend_that_overrides_a_flag_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    unsloth_mocked: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unsloth rewrites some values even when they are passed (e.g. the batch size when
+    it is not a multiple of the group size): the script refuses to train then."""
+    import trl
+
+    from forgegym.integrations import unsloth as support
+
+    example = _example_module()
+    install = support.import_unsloth_first
+
+    def import_first() -> None:
+        install()
+        patched = trl.GRPOConfig
+
+        class Rewriting(patched):  # type: ignore[misc, valid-type]
+            def __post_init__(self) -> None:
+                self.per_device_train_batch_size = 8
+                super().__post_init__()
+
+        monkeypatch.setattr(trl, "GRPOConfig", Rewriting)
+
+    monkeypatch.setattr(support, "import_unsloth_first", import_first)
+    flags = ["--env", "Forge/Bugfix-v0", "--output-dir", str(tmp_path), "--print-config"]
+    assert example.main([*flags, "--backend", "unsloth", "--num-generations", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "changed settings" in err and "per_device_train_batch_size" in err
+    assert len(err.splitlines()) == 1

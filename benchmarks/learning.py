@@ -1,20 +1,25 @@
 """Does GRPO with forgegym's rewards learn? A warm-started run, measured.
 
 Builds a tiny offline model (or loads ``--model``), warm-starts it with TRL's
-``SFTTrainer`` on the family's reference trajectories, then trains ``--grpo-steps``
-GRPO steps with ``make_reward_funcs``. On held-out tasks (never trained on) it measures,
-before the warm start, after it and after GRPO: the fraction of completions that parse
-as actions, the within-group reward standard deviation (GRPO's signal), the mean
-reward and the success rate; and from GRPO's log the per-step reward, reward std and
-gradient norm. Prints a table and writes a ``forgegym.learning`` JSON report::
+``SFTTrainer`` on the family's reference trajectories of ``--sft-tasks`` tasks, then
+trains ``--grpo-steps`` GRPO steps with ``make_reward_funcs``, on those same tasks
+(``--grpo-tasks sft``, the default) or on fresh ones (``--grpo-tasks fresh``). Before
+the warm start, after it and after GRPO it measures, on the warm-start tasks and on
+held-out tasks never trained on: the fraction of completions that parse as actions,
+the within-group reward standard deviation (GRPO's signal), the mean reward and the
+success rate; and from GRPO's log the per-step reward, batch reward std, fraction of
+groups with signal and gradient norm. Prints a table and writes a
+``forgegym.learning`` JSON report::
 
     python benchmarks/learning.py                                # CPU, a few minutes
-    python benchmarks/learning.py --device cuda --grpo-steps 200 --sft-tasks 64
+    python benchmarks/learning.py --device cuda --grpo-steps 200 --sft-tasks 64 \
+        --grpo-tasks fresh --model Qwen/Qwen2.5-Coder-0.5B-Instruct
     forgegym plot learning learning.json -o learning.png
 
-Numbers are what they are: a tiny model memorises the protocol, not the skill, so
-expect the parse rate and the within-group std to move most; rewards on held-out
-tasks move only with a real model and longer runs.
+Numbers are what they are: the tiny model learns the protocol (and the warm-start
+tasks' answers) from a few trajectories, not the skill, so on held-out tasks expect
+little; what the CPU run shows is that after the warm start rewards differ within
+groups and GRPO's gradient is not zero.
 """
 
 from __future__ import annotations
@@ -35,21 +40,39 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--env", default="Forge/Bugfix-v0", help="environment id")
     parser.add_argument("--model", default=None, help="model path (default: tiny, offline)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--sft-tasks", type=int, default=16)
-    parser.add_argument("--sft-epochs", type=float, default=20.0)
+    parser.add_argument("--sft-tasks", type=int, default=4)
+    parser.add_argument("--sft-epochs", type=float, default=40.0)
     parser.add_argument("--sft-learning-rate", type=float, default=3e-3)
-    parser.add_argument("--grpo-steps", type=int, default=4)
+    parser.add_argument("--sft-batch-size", type=int, default=2)
+    parser.add_argument("--grpo-steps", type=int, default=8)
+    parser.add_argument(
+        "--grpo-tasks",
+        choices=("sft", "fresh"),
+        default="sft",
+        help="GRPO on the warm-start tasks, or on tasks not seen before",
+    )
     parser.add_argument("--grpo-learning-rate", type=float, default=1e-4)
     parser.add_argument("--num-generations", type=int, default=4)
-    parser.add_argument("--batch-size", type=int, default=4, help="completions per step")
-    parser.add_argument("--max-completion-length", type=int, default=128)
-    parser.add_argument("--heldout", type=int, default=8, help="held-out tasks")
+    parser.add_argument("--batch-size", type=int, default=8, help="completions per step")
+    parser.add_argument("--max-completion-length", type=int, default=96)
+    parser.add_argument(
+        "--temperature", type=float, default=0.7, help="sampling temperature (GRPO and checks)"
+    )
+    parser.add_argument("--heldout", type=int, default=4, help="held-out tasks")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", default="outputs/learning")
     parser.add_argument("--out", default="learning.json", help="report path")
     parser.add_argument("--plot", default=None, help="also write the plot here (PNG/PDF/SVG)")
     args = parser.parse_args(argv)
-    for name in ("sft_tasks", "grpo_steps", "num_generations", "batch_size", "heldout"):
+    for name in (
+        "sft_tasks",
+        "sft_batch_size",
+        "grpo_steps",
+        "num_generations",
+        "batch_size",
+        "heldout",
+    ):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.batch_size % args.num_generations:
@@ -61,6 +84,7 @@ def run(args: argparse.Namespace) -> Any:
     if args.device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    import datasets
     import gymnasium as gym
     import torch
     from trl import GRPOConfig, GRPOTrainer
@@ -68,26 +92,40 @@ def run(args: argparse.Namespace) -> Any:
     import forgegym  # noqa: F401
     from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
     from forgegym.integrations.trl import make_dataset, make_reward_funcs
-    from forgegym.integrations.warmstart import reference_sft_dataset, sft_warm_start
+    from forgegym.integrations.warmstart import (
+        reference_sft_dataset,
+        sft_warm_start,
+        tokenizer_texts,
+    )
     from forgegym.learning import LearningReport, grpo_step_logs, measure_stage
 
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("error: --device cuda but torch.cuda.is_available() is False")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     use_cpu = args.device == "cpu"
     if use_cpu:
         from forgegym.integrations.cpu_kernels import install_cpu_lm_head
 
         install_cpu_lm_head()
-    # Three disjoint task sets: warm start (seed+1), GRPO (seed+2), held-out (seed+3).
+    # Task sets: warm start (seed+1), fresh GRPO tasks (seed+2), held-out (seed+3).
     sft_data = reference_sft_dataset(args.env, args.sft_tasks, seed=args.seed + 1)
-    train_rows = make_dataset(args.env, args.grpo_steps * args.batch_size, seed=args.seed + 2)
-    heldout = list(make_dataset(args.env, args.heldout, seed=args.seed + 3))
     sft_ids = set(sft_data["task_id"])
+    sft_rows = list(make_dataset(args.env, args.sft_tasks, seed=args.seed + 1))
+    sft_rows = [row for row in sft_rows if row["task_id"] in sft_ids]
+    if args.grpo_tasks == "sft":
+        prompts_per_step = args.batch_size // args.num_generations
+        cycle = -(-args.grpo_steps * prompts_per_step // len(sft_rows))
+        train_rows = datasets.Dataset.from_list(sft_rows * cycle)
+    else:
+        train_rows = make_dataset(
+            args.env, args.grpo_steps * args.batch_size // args.num_generations, seed=args.seed + 2
+        )
+    heldout = list(make_dataset(args.env, args.heldout, seed=args.seed + 3))
     heldout = [row for row in heldout if row["task_id"] not in sft_ids]
     if args.model is None:
-        corpus = [m["content"] for row in sft_data for m in [*row["prompt"], *row["completion"]]]
-        tokenizer = build_tiny_tokenizer(1024, corpus)
-        model = build_tiny_model(tokenizer, hidden_size=64, num_heads=4, seed=args.seed)
+        tokenizer = build_tiny_tokenizer(1024, *tokenizer_texts(sft_data))
+        model = build_tiny_model(tokenizer, hidden_size=128, num_heads=4, seed=args.seed)
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -98,9 +136,18 @@ def run(args: argparse.Namespace) -> Any:
     measure = dict(
         num_samples=args.num_generations,
         max_new_tokens=args.max_completion_length,
+        temperature=args.temperature,
         seed=args.seed,
     )
-    stages = [measure_stage("initial", model, tokenizer, env, heldout, **measure)]
+
+    def measure_both(name: str, current: Any) -> list[Any]:
+        return [
+            measure_stage(f"{name} · {label}", current, tokenizer, env, rows, **measure)
+            for label, rows in (("warm-start tasks", sft_rows), ("held-out", heldout))
+            if rows
+        ]
+
+    stages = measure_both("initial", model)
     model, _ = sft_warm_start(
         model,
         tokenizer,
@@ -108,10 +155,11 @@ def run(args: argparse.Namespace) -> Any:
         output_dir=str(Path(args.output_dir) / "sft"),
         epochs=args.sft_epochs,
         learning_rate=args.sft_learning_rate,
+        batch_size=args.sft_batch_size,
         seed=args.seed,
         use_cpu=use_cpu,
     )
-    stages.append(measure_stage("after SFT", model, tokenizer, env, heldout, **measure))
+    stages += measure_both("after SFT", model)
     config = GRPOConfig(
         output_dir=str(Path(args.output_dir) / "grpo"),
         max_steps=args.grpo_steps,
@@ -119,6 +167,7 @@ def run(args: argparse.Namespace) -> Any:
         num_generations=args.num_generations,
         max_completion_length=args.max_completion_length,
         learning_rate=args.grpo_learning_rate,
+        temperature=args.temperature,
         beta=0.0,
         loss_type="dapo",
         gradient_accumulation_steps=1,
@@ -138,16 +187,7 @@ def run(args: argparse.Namespace) -> Any:
         reward_funcs=make_reward_funcs(args.env),
     )
     trainer.train()
-    stages.append(
-        measure_stage(
-            f"after GRPO ({args.grpo_steps} steps)",
-            trainer.model,
-            tokenizer,
-            env,
-            heldout,
-            **measure,
-        )
-    )
+    stages += measure_both(f"after GRPO ({args.grpo_steps} steps)", trainer.model)
     env.close()
     return LearningReport(
         env_id=args.env,
@@ -162,7 +202,7 @@ def print_report(report: Any) -> None:
     from rich.table import Table
 
     console = Console(width=140)
-    table = Table(title=f"learning check on {report.env_id} (held-out tasks)")
+    table = Table(title=f"learning check on {report.env_id}")
     for column in (
         "stage",
         "completions",
@@ -185,13 +225,14 @@ def print_report(report: Any) -> None:
         )
     console.print(table)
     steps = Table(title="GRPO steps (training tasks)")
-    for column in ("step", "reward", "reward std", "grad norm", "loss"):
+    for column in ("step", "reward", "reward std", "groups with signal", "grad norm", "loss"):
         steps.add_column(column, justify="right")
     for s in report.grpo:
         steps.add_row(
             str(s.step),
             f"{s.reward:+.3f}",
             f"{s.reward_std:.3f}",
+            "-" if s.groups_with_signal is None else f"{s.groups_with_signal:.2f}",
             f"{s.grad_norm:.4f}",
             f"{s.loss:+.4f}",
         )

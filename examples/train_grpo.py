@@ -110,7 +110,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def load_model(args: argparse.Namespace, corpus: list[str] | None = None) -> tuple[Any, Any]:
+def load_model(
+    args: argparse.Namespace, texts: tuple[list[str], list[str]] | None = None
+) -> tuple[Any, Any]:
+    """The model and tokenizer; ``texts`` (a warm start's corpus and action texts) fit
+    the tiny tokenizer to the data and its action protocol."""
     if args.backend == "unsloth":
         from forgegym.integrations.unsloth import load_model as unsloth_load
 
@@ -119,9 +123,9 @@ def load_model(args: argparse.Namespace, corpus: list[str] | None = None) -> tup
     if args.model is None:
         from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
 
-        if corpus:  # a warm start: a tokenizer and a model big enough to learn the data
-            tokenizer = build_tiny_tokenizer(1024, corpus)
-            hidden = max(args.tiny_hidden, 64)
+        if texts:  # a warm start: a tokenizer and a model big enough to learn the data
+            tokenizer = build_tiny_tokenizer(1024, *texts)
+            hidden = max(args.tiny_hidden, 128)
             return build_tiny_model(tokenizer, hidden_size=hidden, num_heads=4, seed=args.seed), (
                 tokenizer
             )
@@ -232,17 +236,17 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
         raise _Refused(f"unknown environment id {args.env!r} ({exc})") from None
 
     sft_data = None
-    corpus: list[str] | None = None
+    texts: tuple[list[str], list[str]] | None = None
     if args.warm_start == "sft":
-        from forgegym.integrations.warmstart import reference_sft_dataset
+        from forgegym.integrations.warmstart import reference_sft_dataset, tokenizer_texts
 
         # Tasks after the GRPO rows' seed, so GRPO's first rows are not memorised.
         sft_data = reference_sft_dataset(
             args.env, args.sft_tasks, seed=args.seed + 1, multi_turn=args.multi_turn
         )
-        corpus = _corpus(sft_data)
+        texts = tokenizer_texts(sft_data)
     try:
-        model, tokenizer = load_model(args, corpus)
+        model, tokenizer = load_model(args, texts)
     except UnslothUnavailableError as exc:
         raise _Refused(str(exc)) from None
     if sft_data is not None:
@@ -338,17 +342,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.curriculum_state:
             print("curriculum state:", scheduler.save(args.curriculum_state))
     return 0
-
-
-def _corpus(dataset: Any) -> list[str]:
-    """The texts of a warm-start dataset, for fitting the tiny tokenizer's merges."""
-    texts: list[str] = []
-    for row in dataset:
-        for key in ("prompt", "completion", "messages"):
-            for message in row.get(key) or []:
-                texts.append(str(message.get("content") or ""))
-                texts.extend(json.dumps(c) for c in message.get("tool_calls") or [])
-    return texts
 
 
 if __name__ == "__main__":

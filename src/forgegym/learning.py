@@ -64,6 +64,9 @@ class GRPOStepLog(BaseModel):
     reward_std: float
     grad_norm: float
     loss: float
+    groups_with_signal: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="fraction of groups with reward std > 0"
+    )
     tool_call_frequency: float | None = None
 
 
@@ -105,6 +108,11 @@ def grpo_step_logs(log_history: Sequence[Mapping[str, Any]]) -> list[GRPOStepLog
                 reward_std=float(entry.get("reward_std", 0.0)),
                 grad_norm=float(entry["grad_norm"]),
                 loss=float(entry.get("loss", 0.0)),
+                groups_with_signal=(
+                    1.0 - float(entry["frac_reward_zero_std"])
+                    if "frac_reward_zero_std" in entry
+                    else None
+                ),
                 tool_call_frequency=(
                     float(entry["tools/call_frequency"])
                     if "tools/call_frequency" in entry

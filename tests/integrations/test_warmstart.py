@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -123,40 +124,169 @@ def test_tool_calls_for_unknown_action_is_a_value_error() -> None:
         tool_calls_for_action(tool_env, {"action": "teleport"})
 
 
-@pytest.mark.slow
-def test_sft_warm_start_learns_the_reference_trajectories(tmp_path: Path, one_thread: None) -> None:
-    """SFT on compact reference actions runs through TRL (with the CPU LM head), the
-    loss falls, and the learning check measures the warm-started model end to end."""
-    from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
-    from forgegym.integrations.warmstart import sft_warm_start
-    from forgegym.learning import measure_stage
+def test_protocol_tokens_shorten_actions_and_round_trip() -> None:
+    """The fixed JSON text of actions becomes single tokens; text still round-trips and
+    the chat format's special tokens keep their own ids."""
+    from forgegym.integrations.tiny import build_tiny_tokenizer, protocol_pieces
+    from forgegym.integrations.warmstart import tokenizer_texts
 
-    data = reference_sft_dataset(ENV_ID, 4, seed=11)
-    corpus = [m["content"] for row in data for m in [*row["prompt"], *row["completion"]]]
-    tokenizer = build_tiny_tokenizer(1024, corpus)
+    single = reference_sft_dataset(ENV_ID, 2, seed=5)
+    multi = reference_sft_dataset(ENV_ID, 2, seed=5, multi_turn=True)
+    corpus, protocol = tokenizer_texts(single)
+    assert protocol == [row["completion"][0]["content"] for row in single]
+    plain = build_tiny_tokenizer(1024, corpus)
+    fitted = build_tiny_tokenizer(1024, corpus, protocol)
+    pieces = protocol_pieces(protocol)
+    assert '", "search": "' in pieces and '", "replace": "' in pieces
+    for text in protocol:
+        ids = fitted(text)["input_ids"]
+        assert len(ids) < 0.7 * len(plain(text)["input_ids"])
+        assert fitted.decode(ids) == text
+    # tool calls are rendered as the model writes them; <tool_call> stays one special token
+    _, tool_protocol = tokenizer_texts(multi)
+    assert all(t.startswith('<tool_call>\n{"name": "') for t in tool_protocol)
+    tools = build_tiny_tokenizer(1024, tokenizer_texts(multi)[0], tool_protocol)
+    ids = tools(tool_protocol[0])["input_ids"]
+    assert ids[0] == tools.convert_tokens_to_ids("<tool_call>")
+    assert tools.decode(ids) == tool_protocol[0]
+    # a string value with an escaped quote does not end early
+    assert protocol_pieces(['{"a": "x\\"y", "b": 1}'] * 2) == ['{"a": "', '", "b": 1}']
+
+
+# The warm start a CPU test can afford: a small fixed set of tasks, many epochs, a
+# tokenizer that knows the protocol's fixed JSON text, and sampling at 0.7.
+WARM_TASKS = 4
+WARM_SEED = 11
+SAMPLE_TEMPERATURE = 0.7
+
+
+def _warm_start(tmp_path: Path, data: Any, epochs: float) -> tuple[Any, Any, list[float]]:
+    from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
+    from forgegym.integrations.warmstart import sft_warm_start, tokenizer_texts
+
+    corpus, protocol = tokenizer_texts(data)
+    tokenizer = build_tiny_tokenizer(1024, corpus, protocol)
     model = build_tiny_model(tokenizer, hidden_size=128, num_heads=4, seed=0)
     model, history = sft_warm_start(
         model,
         tokenizer,
         data,
         output_dir=str(tmp_path / "sft"),
-        epochs=12,
+        epochs=epochs,
         learning_rate=3e-3,
         batch_size=2,
         use_cpu=True,
     )
-    losses = [e["loss"] for e in history if "loss" in e]
-    assert len(losses) == 24
-    assert losses[-1] < losses[0] / 2  # it learned the trajectories
+    return model, tokenizer, [e["loss"] for e in history if "loss" in e]
+
+
+def _grpo(tmp_path: Path, model: Any, tokenizer: Any, rows: Any, **kwargs: Any) -> Any:
+    from trl import GRPOConfig, GRPOTrainer
+
+    config = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        max_steps=1,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        temperature=SAMPLE_TEMPERATURE,
+        learning_rate=1e-5,
+        beta=0.0,
+        loss_type="dapo",
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        seed=0,
+        **{k: v for k, v in kwargs.items() if k == "max_completion_length"},
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=config,
+        train_dataset=rows,
+        processing_class=tokenizer,
+        **{k: v for k, v in kwargs.items() if k != "max_completion_length"},
+    )
+    trainer.train()
+    (log,) = [e for e in trainer.state.log_history if "grad_norm" in e]
+    return log
+
+
+@pytest.mark.slow
+def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> None:
+    """After a short SFT warm start of the tiny offline model on Bugfix's reference
+    trajectories, >= 80% of sampled completions parse as actions, rewards differ within
+    a prompt's group, and one GRPO step has a non-zero gradient norm."""
+    import statistics
+
+    from forgegym.integrations.trl import make_dataset, make_reward_funcs
+    from forgegym.learning import measure_stage
+
+    data = reference_sft_dataset(ENV_ID, WARM_TASKS, seed=WARM_SEED)
+    assert len(data) >= 3
+    model, tokenizer, losses = _warm_start(tmp_path, data, epochs=40)
+    assert losses[-1] < losses[0] / 10  # it learned the trajectories
     env = gym.make(ENV_ID, max_steps=1)
     try:
         stage = measure_stage(
-            "after SFT", model, tokenizer, env, list(data)[:2], num_samples=2, max_new_tokens=48
+            "after SFT",
+            model,
+            tokenizer,
+            env,
+            list(data),
+            num_samples=8,
+            max_new_tokens=96,
+            temperature=SAMPLE_TEMPERATURE,
         )
     finally:
         env.close()
-    assert stage.completions == 4
-    assert 0.0 <= stage.parse_rate <= 1.0 and stage.reward_std_within_group >= 0.0
+    assert stage.completions == 8 * len(data)
+    assert stage.parse_rate >= 0.8, stage
+    assert stage.groups_with_signal > 0 and stage.reward_std_within_group > 0, stage
+
+    # one GRPO step on the same tasks: record the rewards TRL gets, per prompt group
+    ids = set(data["task_id"])
+    rows = make_dataset(ENV_ID, WARM_TASKS, seed=WARM_SEED).filter(lambda r: r["task_id"] in ids)
+    (grade,) = make_reward_funcs(ENV_ID)
+    seen: dict[str, list[float]] = {}
+
+    def reward(*args: Any, task_id: list[str], **kwargs: Any) -> list[float]:
+        values = grade(*args, task_id=task_id, **kwargs)
+        for tid, value in zip(task_id, values, strict=True):
+            seen.setdefault(tid, []).append(value)
+        return values
+
+    reward.__name__ = grade.__name__
+    log = _grpo(tmp_path, model, tokenizer, rows, reward_funcs=[reward], max_completion_length=96)
+    assert sum(len(v) for v in seen.values()) == 8
+    assert max(statistics.pstdev(v) for v in seen.values()) > 0, seen
+    assert log["frac_reward_zero_std"] < 1.0
+    assert log["grad_norm"] > 0.0, log
+
+
+@pytest.mark.slow
+def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> None:
+    """After a warm start on tool-call conversations, GRPO's multi-turn rollouts
+    (``environment_factory``) call the environment's tools."""
+    from forgegym.integrations.trl import make_dataset, make_environment_factory
+
+    data = reference_sft_dataset(ENV_ID, WARM_TASKS, seed=WARM_SEED, multi_turn=True)
+    model, tokenizer, losses = _warm_start(tmp_path, data, epochs=30)
+    assert losses[-1] < losses[0] / 5
+    ids = set(data["task_id"])
+    rows = make_dataset(ENV_ID, WARM_TASKS, seed=WARM_SEED, multi_turn=True).filter(
+        lambda r: r["task_id"] in ids
+    )
+    log = _grpo(
+        tmp_path,
+        model,
+        tokenizer,
+        rows,
+        environment_factory=make_environment_factory(ENV_ID),
+        max_completion_length=192,
+    )
+    assert log["tools/call_frequency"] > 0, log
 
 
 def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:

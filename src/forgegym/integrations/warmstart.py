@@ -36,6 +36,7 @@ __all__ = [
     "sample_completions",
     "reference_sft_dataset",
     "sft_warm_start",
+    "tokenizer_texts",
     "tool_calls_for_action",
 ]
 
@@ -295,6 +296,39 @@ def _tool_trajectory(
         close = getattr(tool_env, "close", None)
         if callable(close):
             close()
+
+
+def tokenizer_texts(dataset: Any) -> tuple[list[str], list[str]]:
+    """``(corpus, protocol)`` of a warm-start dataset, for fitting a tokenizer.
+
+    ``corpus`` is every message's text; ``protocol`` the assistant's action texts as the
+    model writes them (single-turn completions; tool calls rendered as the Qwen chat
+    template does, ``<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>``).
+    See :func:`forgegym.integrations.tiny.build_tiny_tokenizer`.
+    """
+    corpus: list[str] = []
+    protocol: list[str] = []
+    for row in dataset:
+        for message in row.get("prompt") or []:
+            corpus.append(str(message.get("content") or ""))
+        for message in [*(row.get("completion") or []), *(row.get("messages") or [])]:
+            text = str(message.get("content") or "")
+            corpus.append(text)
+            if message.get("role") != "assistant":
+                continue
+            if text:
+                protocol.append(text)
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", call)
+                arguments = function.get("arguments") or {}
+                if isinstance(arguments, str):
+                    arguments = json.loads(arguments)
+                rendered = json.dumps(
+                    {"name": function.get("name"), "arguments": arguments}, ensure_ascii=False
+                )
+                protocol.append(f"<tool_call>\n{rendered}\n</tool_call>")
+                corpus.append(rendered)
+    return corpus, protocol
 
 
 def sft_warm_start(

@@ -301,7 +301,8 @@ def _tool_trajectory(
 def tokenizer_texts(dataset: Any) -> tuple[list[str], list[str]]:
     """``(corpus, protocol)`` of a warm-start dataset, for fitting a tokenizer.
 
-    ``corpus`` is every message's text; ``protocol`` the assistant's action texts as the
+    ``corpus`` is every message's text (and the tool schemas the chat template renders
+    into the system turn); ``protocol`` the assistant's action texts as the
     model writes them (single-turn completions; tool calls rendered as the Qwen chat
     template does, ``<tool_call>\n{"name": ..., "arguments": ...}\n</tool_call>``).
     See :func:`forgegym.integrations.tiny.build_tiny_tokenizer`.
@@ -309,6 +310,10 @@ def tokenizer_texts(dataset: Any) -> tuple[list[str], list[str]]:
     corpus: list[str] = []
     protocol: list[str] = []
     for row in dataset:
+        tools = row.get("tools")
+        if tools:
+            schemas = json.loads(tools) if isinstance(tools, str) else tools
+            corpus.extend(json.dumps(schema, ensure_ascii=False) for schema in schemas)
         for message in row.get("prompt") or []:
             corpus.append(str(message.get("content") or ""))
         for message in [*(row.get("completion") or []), *(row.get("messages") or [])]:

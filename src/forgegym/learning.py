@@ -208,9 +208,9 @@ def learning_figure(source: Any) -> Any:
     ax_stages.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))])
     ax_stages.set_xticklabels(["parse rate", "mean reward", "reward std\nin group", "success"])
     ax_stages.axhline(0.0, color="0.5", linewidth=0.8)
-    ax_stages.set_title("held-out tasks, per stage")
+    ax_stages.set_title("sampled completions, per stage")
     if report.stages:
-        ax_stages.legend()
+        ax_stages.legend(fontsize="small")
     if report.grpo:
         steps = [s.step for s in report.grpo]
         ax_curve.plot(steps, [s.reward for s in report.grpo], marker="o", label="mean reward")

@@ -329,7 +329,7 @@ def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:
     assert load_report(path) == report
     figure = learning_figure(path)
     ax_stages, ax_curve, ax_norm = figure.axes
-    assert ax_stages.get_title() == "held-out tasks, per stage"
+    assert ax_stages.get_title() == "sampled completions, per stage"
     # one bar series per stage, four metrics each, with the stage's own values
     assert [c.get_label() for c in ax_stages.containers] == ["initial", "after SFT"]
     heights = [bar.get_height() for bar in ax_stages.containers[1]]

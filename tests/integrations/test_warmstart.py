@@ -214,6 +214,7 @@ def _grpo(tmp_path: Path, model: Any, tokenizer: Any, rows: Any, **kwargs: Any) 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # ~40 s of CPU; wall time is whatever the shared machine gives
 def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> None:
     """After a short SFT warm start of the tiny offline model on Bugfix's reference
     trajectories, >= 80% of sampled completions parse as actions, rewards differ within
@@ -265,32 +266,6 @@ def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> Non
     assert max(statistics.pstdev(v) for v in seen.values()) > 0, seen
     assert log["frac_reward_zero_std"] < 1.0
     assert log["grad_norm"] > 0.0, log
-
-
-@pytest.mark.slow
-def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> None:
-    """After a warm start on tool-call conversations, GRPO's multi-turn rollouts
-    (``environment_factory``) call the environment's tools."""
-    from forgegym.integrations.trl import make_dataset, make_environment_factory
-
-    # Conversations are ~2,000 tokens (tool schemas, the task, tool replies): 2 tasks
-    data = reference_sft_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True)
-    model, tokenizer, losses = _warm_start(tmp_path, data, epochs=30)
-    assert losses[-1] < losses[0] / 5
-    ids = set(data["task_id"])
-    rows = make_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True).filter(
-        lambda r: r["task_id"] in ids
-    )
-    log = _grpo(
-        tmp_path,
-        model,
-        tokenizer,
-        rows,
-        environment_factory=make_environment_factory(ENV_ID),
-        max_completion_length=192,
-    )
-    print(f"multi-turn GRPO step: {log}")
-    assert log["tools/call_frequency"] > 0, log
 
 
 def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:

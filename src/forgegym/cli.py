@@ -6,7 +6,7 @@
     forgegym doctor                       # which sandbox isolation features are active here
     forgegym eval --policy reference      # env x policy x episodes; table + JSON results
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
-    forgegym bench [--env ID] [--vector | --ray]  # runner / family / vector / Ray (ratios)
+    forgegym bench [--env ID] [--vector | --ray | --throughput]  # ratios / completions/s
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
@@ -461,7 +461,7 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.env:
         _env_ids([args.env])  # a clear error for an unknown id, before any work
-        if not (args.ray or args.vector):
+        if not (args.ray or args.vector or args.throughput):
             from forgegym.family import families, family_for_env
 
             if not family_for_env(args.env).has_bench:
@@ -470,11 +470,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"--env {args.env}: its family registers no grading benchmark; "
                     f"these do: {', '.join(with_bench)}"
                 )
+    if args.throughput:
+        from forgegym.throughput_bench import bench_throughput
+
+        bench_throughput(
+            [args.env] if args.env else None,
+            tasks=args.tasks or 4,
+            group=args.group,
+            mix=args.mix,
+            reference=not args.no_reference,
+        )
+        return 0
     if args.ray:
         _require("ray", "ray", "bench --ray")
         from forgegym.sandbox.ray_bench import print_ray_bench, run_ray_bench
 
-        bench = run_ray_bench(args.env, tasks=args.tasks)
+        bench = run_ray_bench(args.env, tasks=args.tasks or 8)
         print_ray_bench(bench)
         return 0 if bench.identical else 1
     if args.vector:
@@ -685,8 +696,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--runs", type=_int_at_least(1), default=30, help="runs per runner (runner bench)"
     )
+    mode.add_argument(
+        "--throughput",
+        action="store_true",
+        help="GRPO grading completions/s, one worker vs the pool, and where the time goes",
+    )
     p.add_argument(
-        "--tasks", type=_int_at_least(1), default=8, help="tasks graded per config (--ray)"
+        "--tasks",
+        type=_int_at_least(1),
+        default=None,
+        help="tasks per config (--ray: 8, --throughput: 4)",
+    )
+    p.add_argument(
+        "--group", type=_int_at_least(1), default=8, help="completions per task (--throughput)"
+    )
+    p.add_argument("--mix", choices=("issue", "distinct"), default="issue", help="(--throughput)")
+    p.add_argument(
+        "--no-reference", action="store_true", help="skip the unoptimised path (--throughput)"
     )
     p.set_defaults(func=cmd_bench)
 

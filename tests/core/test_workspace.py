@@ -182,3 +182,28 @@ def test_fixed_file_sets_refuse_deletes_and_new_files(workspace: Workspace) -> N
 def test_edit_spec_needs_exactly_one_form(raw: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         EditSpec.model_validate(raw)
+
+
+def test_an_in_memory_workspace_applies_the_same_edits_without_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORGEGYM_SCRATCH", str(tmp_path))
+    edits = [
+        EditSpec(path="stats/__init__.py", content="from stats.core import mean\n"),
+        EditSpec(path="stats.py", move_to="stats/core.py"),
+    ]
+    memory = Workspace(SPLIT_FILES, ["stats.py"], creatable=["stats/*.py"], on_disk=False)
+    disk = Workspace(SPLIT_FILES, ["stats.py"], creatable=["stats/*.py"])
+    try:
+        assert memory.root is None and list(tmp_path.iterdir()) == [disk.root]
+        for ws in (memory, disk):
+            assert ws.apply_edits(edits).ok
+            assert not ws.apply_edits([EditSpec(path="test_stats.py", content="")]).ok
+        assert memory.current == disk.current
+        assert memory.deleted_files() == disk.deleted_files() == ["stats.py"]
+        copy = memory.grading_copy()  # grading copies still work
+        assert (copy / "stats/core.py").read_text() == SPLIT_FILES["stats.py"]
+    finally:
+        memory.close()
+        disk.close()
+    assert list(tmp_path.iterdir()) == []

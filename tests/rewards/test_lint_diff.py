@@ -122,3 +122,19 @@ def test_is_noop() -> None:
     assert is_noop(broken, {"m.py": "def f(x:  # hmm\n    return x\n"})
     assert not is_noop(broken, {"m.py": "def f(x):\n    return x\n"})
     assert is_noop({"r.txt": "a  b\n"}, {"r.txt": "a b"})
+
+
+def test_one_ruff_run_for_a_batch_gives_each_mapping_its_own_findings() -> None:
+    from forgegym.rewards.lint import lint_many
+
+    batches = [
+        {"pkg/__init__.py": "import os\n", "pkg/geo.py": CLEAN.replace("3.14", "PI")},
+        {"bad.py": "def f(:\n", "notes.txt": "("},
+        {},
+        {"geo.py": CLEAN},
+    ]
+    found = lint_many(batches)
+    assert found == [lint_sources(files) for files in batches]
+    assert found[0] and found[1] and found[2] == [] and found[3] == []
+    assert {f.path for f in found[0]} == {"pkg/__init__.py", "pkg/geo.py"}
+    assert lint_many([]) == []

@@ -27,6 +27,7 @@ from forgegym.core.actions import (
 )
 from forgegym.core.env import ForgeEnv, StepOutcome, check_number, check_positive_int
 from forgegym.core.grading import Grader, Note, Submission, grade_many
+from forgegym.core.phases import phase
 from forgegym.core.task import Task, TaskBank
 from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, TestOutcome
 from forgegym.sandbox.workspace import Workspace
@@ -129,6 +130,10 @@ class CodeEnv(ForgeEnv):
             fully confined on this machine (bubblewrap, user namespaces, Landlock,
             seccomp; see ``forgegym doctor``). None: the ``FORGEGYM_STRICT`` variable.
             Otherwise an incomplete sandbox only warns, once per process.
+        optimised_grading: batch grading (``grade_completions``, ``grade_batch``) with
+            identical completions graded once, batch lint, parse caches and jobs
+            streamed to the pool (see :func:`~forgegym.core.grading.grade_many`).
+            ``False`` selects the reference path; rewards and breakdowns are the same.
     """
 
     action_set: ClassVar[ActionSet] = ActionSet(CODE_ACTIONS)
@@ -143,9 +148,14 @@ class CodeEnv(ForgeEnv):
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
         strict: bool | None = None,
+        optimised_grading: bool = True,
         **kwargs: Any,
     ) -> None:
         from forgegym.sandbox import confinement
+
+        if not isinstance(optimised_grading, bool):
+            raise ValueError(f"optimised_grading: expected a bool, got {optimised_grading!r}")
+        self.optimised_grading = optimised_grading
 
         if strict is not None and not isinstance(strict, bool):
             raise ValueError(f"strict: expected a bool or None, got {strict!r}")
@@ -423,72 +433,135 @@ class CodeEnv(ForgeEnv):
         includes a ``format`` term when the completion does not parse (the workspace is
         then graded unchanged). Non-edit actions have no effect on the final state.
         """
+        if self.optimised_grading:
+            return self.grade_batch([(task_id, completion) for completion in completions])
+        from forgegym.rewards import bounded
+
         task = self.task_bank.get(task_id)
-        workspace = Workspace(
-            task.files,
-            task.editable_files,
-            creatable=task.creatable,
-            prefix=f"fg-{self.family}-batch-",
-        )
+        with bounded.uncached():
+            with phase("scratch"):
+                workspace = Workspace(
+                    task.files,
+                    task.editable_files,
+                    creatable=task.creatable,
+                    prefix=f"fg-{self.family}-batch-",
+                )
+            try:
+                submissions: list[Submission] = []
+                penalties: list[float] = []
+                for completion in completions:
+                    with phase("parse"):
+                        submission, penalty = self._parse_completion(task, workspace, completion)
+                    penalties.append(penalty)
+                    submissions.append(submission)
+                breakdowns = grade_many(self.grader, submissions, self.runner)
+                return self._episode_results(breakdowns, penalties)
+            finally:
+                with phase("scratch"):
+                    workspace.close()
+
+    def grade_batch(self, items: Sequence[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
+        """Grade ``(task_id, completion)`` pairs, of any tasks, as one batch.
+
+        The same ``(reward, breakdown)`` pairs as :meth:`grade_completions` per task,
+        graded with one optimised :func:`~forgegym.core.grading.grade_many` over the whole
+        batch (a GRPO step's prompts x generations), so the pool stays busy across task
+        boundaries and identical completions are graded once.
+        """
+        workspaces: dict[str, Workspace] = {}
+        parsed: dict[tuple[str, str], tuple[Submission, float]] = {}
         try:
             submissions: list[Submission] = []
             penalties: list[float] = []
-            for completion in completions:
-                if len(completion) > self.action_space.max_length:
-                    parsed = ParseResult(error="the action is longer than the action space allows")
-                else:
-                    parsed = self.action_set.parse(completion)
-                files = {p: task.files[p] for p in task.editable_files}
-                deleted: tuple[str, ...] = ()
-                diagnoses: list[Any] = []
-                notes: list[Note] = []
-                penalty = 0.0
-                if not parsed.ok:
-                    penalty = self.format_penalty
-                else:
-                    scratch = Workspace(
-                        task.files,
-                        task.editable_files,
-                        creatable=task.creatable,
-                        prefix="fg-parse-",
-                    )
-                    try:
-                        for action in parsed.actions:
-                            if isinstance(action, EditAction):
-                                scratch.apply_edits(action.edits)
-                                diagnoses.extend(_claims_of(action))
-                            elif isinstance(action, SubmitAction):
-                                diagnoses.extend(_claims_of(action))
-                                break
-                            elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
-                                notes.append(Note(kind=action.action, text=action.text))
-                        files = scratch.agent_files()
-                        deleted = tuple(scratch.deleted_files())
-                    finally:
-                        scratch.close()
+            for task_id, completion in items:
+                key = (task_id, completion)
+                if key not in parsed:
+                    if task_id not in workspaces:
+                        task = self.task_bank.get(task_id)
+                        workspaces[task_id] = Workspace(
+                            task.files,
+                            task.editable_files,
+                            creatable=task.creatable,
+                            on_disk=False,
+                        )
+                    workspace = workspaces[task_id]
+                    with phase("parse"):
+                        parsed[key] = self._parse_completion(
+                            self.task_bank.get(task_id), workspace, completion, on_disk=False
+                        )
+                submission, penalty = parsed[key]
+                submissions.append(submission)
                 penalties.append(penalty)
-                submissions.append(
-                    Submission(
-                        task=task,
-                        files=files,
-                        workspace=workspace,
-                        deleted=deleted,
-                        notes=notes,
-                        diagnosis=diagnoses[-1] if diagnoses else None,
-                        diagnoses=diagnoses,
-                        steps_used=1,
-                        max_steps=1,
-                        parse_errors=0 if parsed.ok else 1,
-                    )
-                )
-            breakdowns = grade_many(self.grader, submissions, self.runner)
-            episodes = [
-                self._episode_breakdown(b, 1 if p else 0)
-                for b, p in zip(breakdowns, penalties, strict=True)
-            ]
-            return [(b.total, b) for b in episodes]
+            breakdowns = grade_many(self.grader, submissions, self.runner, optimised=True)
+            return self._episode_results(breakdowns, penalties)
         finally:
-            workspace.close()
+            with phase("scratch"):
+                for workspace in workspaces.values():
+                    workspace.close()
+
+    def _episode_results(
+        self, breakdowns: Sequence[RewardBreakdown], penalties: Sequence[float]
+    ) -> list[tuple[float, RewardBreakdown]]:
+        """``(reward, breakdown)`` of single-turn episodes: the grader's breakdown plus
+        the format term of a completion that did not parse (``reward == total``)."""
+        episodes = [
+            self._episode_breakdown(b, 1 if p else 0)
+            for b, p in zip(breakdowns, penalties, strict=True)
+        ]
+        return [(b.total, b) for b in episodes]
+
+    def _parse_completion(
+        self, task: Task, workspace: Workspace, completion: str, *, on_disk: bool = True
+    ) -> tuple[Submission, float]:
+        """The single-turn submission a completion makes, and its format penalty."""
+        if len(completion) > self.action_space.max_length:
+            parsed = ParseResult(error="the action is longer than the action space allows")
+        else:
+            parsed = self.action_set.parse(completion)
+        files = {p: task.files[p] for p in task.editable_files}
+        deleted: tuple[str, ...] = ()
+        diagnoses: list[Any] = []
+        notes: list[Note] = []
+        penalty = 0.0
+        if not parsed.ok:
+            penalty = self.format_penalty
+        else:
+            with phase("scratch"):
+                scratch = Workspace(
+                    task.files,
+                    task.editable_files,
+                    creatable=task.creatable,
+                    prefix="fg-parse-",
+                    on_disk=on_disk,
+                )
+            try:
+                for action in parsed.actions:
+                    if isinstance(action, EditAction):
+                        scratch.apply_edits(action.edits)
+                        diagnoses.extend(_claims_of(action))
+                    elif isinstance(action, SubmitAction):
+                        diagnoses.extend(_claims_of(action))
+                        break
+                    elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
+                        notes.append(Note(kind=action.action, text=action.text))
+                files = scratch.agent_files()
+                deleted = tuple(scratch.deleted_files())
+            finally:
+                with phase("scratch"):
+                    scratch.close()
+        submission = Submission(
+            task=task,
+            files=files,
+            workspace=workspace,
+            deleted=deleted,
+            notes=notes,
+            diagnosis=diagnoses[-1] if diagnoses else None,
+            diagnoses=diagnoses,
+            steps_used=1,
+            max_steps=1,
+            parse_errors=0 if parsed.ok else 1,
+        )
+        return submission, penalty
 
     # ---------------------------------------------------------- observation
     def _task_section(self) -> str:

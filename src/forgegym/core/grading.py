@@ -8,12 +8,16 @@ of a loop of blocking runs.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from forgegym.core.phases import add, phase
 from forgegym.core.task import Task
 from forgegym.sandbox.jobs import Job, Result
 
@@ -22,7 +26,7 @@ if TYPE_CHECKING:
     from forgegym.sandbox.runner import Runner
     from forgegym.sandbox.workspace import Workspace
 
-__all__ = ["Grader", "Note", "StagedGrader", "Submission", "grade_many"]
+__all__ = ["Grader", "Note", "StagedGrader", "Submission", "grade_many", "submission_key"]
 
 #: Most follow-up rounds :func:`grade_many` runs for a :class:`StagedGrader`.
 MAX_ROUNDS = 4
@@ -64,14 +68,16 @@ class Submission:
 
     def materialise(self, extra_files: dict[str, str] | None = None) -> Path:
         """A grading copy of this submission (pristine non-editable files restored)."""
-        directory = self.workspace.materialise(self.files, extra_files, deleted=self.deleted)
+        with phase("scratch"):
+            directory = self.workspace.materialise(self.files, extra_files, deleted=self.deleted)
         self.scratch.append(directory)
         return directory
 
     def cleanup(self) -> None:
-        for directory in self.scratch:
-            self.workspace.discard(directory)
-        self.scratch.clear()
+        with phase("scratch"):
+            for directory in self.scratch:
+                self.workspace.discard(directory)
+            self.scratch.clear()
 
 
 class Grader(Protocol):
@@ -86,7 +92,10 @@ class Grader(Protocol):
         ...
 
     # A grader holding resources (threads, caches) may also define ``close()``;
-    # ``CodeEnv.close`` calls it when present.
+    # ``CodeEnv.close`` calls it when present. A grader may define
+    # ``prepare(submissions)`` for batch work before ``jobs`` (optimised ``grade_many``
+    # calls it once per batch, e.g. one ruff run for every submission); ``jobs`` and
+    # ``score`` must give the same results with or without it.
 
 
 class StagedGrader(Grader, Protocol):
@@ -106,17 +115,71 @@ class StagedGrader(Grader, Protocol):
 
 
 def grade_many(
-    grader: Grader, submissions: Sequence[Submission], runner: Runner | None = None
+    grader: Grader,
+    submissions: Sequence[Submission],
+    runner: Runner | None = None,
+    *,
+    optimised: bool = False,
 ) -> list[RewardBreakdown]:
-    """Grade many submissions with one batched ``run_many`` over the runner's pool.
+    """Grade many submissions over the runner's pool.
 
     Never raises on a submission: a grader that fails on one (a bug, or model text
     beyond what a scan could bound) gives that submission the ``unverifiable`` gate
     with the error in its notes, and the others are graded normally.
+
+    ``optimised=False`` is the reference path: every submission is prepared in turn,
+    all jobs go to one ``run_many`` (per round for a :class:`StagedGrader`), then every
+    submission is scored, without the parser caches of :mod:`forgegym.rewards.bounded`. ``optimised=True`` gives the same
+    breakdowns with less work and more overlap:
+
+    * identical submissions (same task, files, deletions, notes, claims, step counts
+      and parse errors: :func:`submission_key`) are graded once;
+    * a grader's optional ``prepare(submissions)`` does batch work first (Bugfix: one
+      ruff run for the whole batch);
+    * each submission's jobs start in the pool as soon as they are prepared, so the
+      parent's static scans of the next submission overlap the sandbox runs of the
+      previous ones, and each is scored as soon as its results are in. (A runner with
+      its own ``run_many``, e.g. Ray, still gets one ``run_many`` for the batch, and a
+      :class:`StagedGrader` its rounds.)
     """
     from forgegym.sandbox.runner import get_default_runner
 
     runner = runner or get_default_runner()
+    if not optimised:
+        from forgegym.rewards import bounded
+
+        with bounded.uncached():
+            return _grade_reference(grader, submissions, runner)
+    keys = [submission_key(s) for s in submissions]
+    first: dict[str, int] = {}
+    unique: list[Submission] = []
+    for submission, key in zip(submissions, keys, strict=True):
+        if key not in first:
+            first[key] = len(unique)
+            unique.append(submission)
+    try:
+        prepare = getattr(grader, "prepare", None)
+        if callable(prepare):
+            try:
+                prepare(unique)
+            except Exception as exc:  # noqa: BLE001 - jobs() redoes what is missing
+                logger.warning("grader prepare failed: %r", exc, exc_info=exc)
+        if callable(getattr(grader, "more_jobs", None)):
+            graded = _grade_reference(grader, unique, runner)
+        else:
+            graded = _grade_streaming(grader, unique, runner)
+    finally:
+        with phase("scratch"):
+            for submission in submissions:
+                submission.cleanup()
+    # Breakdowns are frozen models: duplicates may share one.
+    return [graded[first[key]] for key in keys]
+
+
+def _grade_reference(
+    grader: Grader, submissions: Sequence[Submission], runner: Runner
+) -> list[RewardBreakdown]:
+    """Jobs of every submission in turn, one ``run_many`` per round, then scores."""
     # Per submission: its results so far, or a failure note (unverifiable).
     state: list[list[Result] | str] = []
     try:
@@ -124,7 +187,8 @@ def grade_many(
         for index, submission in enumerate(submissions):
             state.append([])
             try:
-                pending.append((index, grader.jobs(submission)))
+                with phase("scans"):
+                    pending.append((index, grader.jobs(submission)))
             except Exception as exc:  # noqa: BLE001 - one bad submission must not end a run
                 state[index] = _failure("jobs", exc)
         more = getattr(grader, "more_jobs", None)
@@ -152,13 +216,107 @@ def grade_many(
                 breakdowns.append(_unverifiable(done))
                 continue
             try:
-                breakdowns.append(grader.score(submission, done))
+                with phase("compose"):
+                    breakdowns.append(grader.score(submission, done))
             except Exception as exc:  # noqa: BLE001
                 breakdowns.append(_unverifiable(_failure("score", exc)))
         return breakdowns
     finally:
+        with phase("scratch"):
+            for submission in submissions:
+                submission.cleanup()
+
+
+def _grade_streaming(
+    grader: Grader, submissions: Sequence[Submission], runner: Runner
+) -> list[RewardBreakdown]:
+    """Prepare each submission and start its jobs at once; score in order."""
+    from forgegym.sandbox.runner import Runner as BaseRunner
+
+    prepared: list[tuple[Submission, list[Job]] | str] = []
+    if type(runner).run_many is not BaseRunner.run_many:  # the runner batches itself
         for submission in submissions:
-            submission.cleanup()
+            try:
+                with phase("scans"):
+                    prepared.append((submission, grader.jobs(submission)))
+            except Exception as exc:  # noqa: BLE001
+                prepared.append(_failure("jobs", exc))
+        jobs = [job for item in prepared if not isinstance(item, str) for job in item[1]]
+        with phase("sandbox"):
+            results = iter(runner.run_many(jobs) if jobs else [])
+        futures: list[list[Future[Result]] | str] = []
+        for item in prepared:
+            if isinstance(item, str):
+                futures.append(item)
+                continue
+            done = []
+            for _ in item[1]:
+                future: Future[Result] = Future()
+                future.set_result(next(results))
+                done.append(future)
+            futures.append(done)
+        return _score_all(grader, prepared, futures)
+    pool = ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
+    try:
+        futures = []
+        for submission in submissions:
+            try:
+                with phase("scans"):
+                    jobs = grader.jobs(submission)
+            except Exception as exc:  # noqa: BLE001
+                prepared.append(_failure("jobs", exc))
+                futures.append(prepared[-1])  # type: ignore[arg-type]
+                continue
+            prepared.append((submission, jobs))
+            futures.append([pool.submit(runner.run, job) for job in jobs])
+        return _score_all(grader, prepared, futures)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _score_all(
+    grader: Grader,
+    prepared: Sequence[tuple[Submission, list[Job]] | str],
+    futures: Sequence[list[Future[Result]] | str],
+) -> list[RewardBreakdown]:
+    breakdowns: list[RewardBreakdown] = []
+    for item, pending in zip(prepared, futures, strict=True):
+        if isinstance(item, str) or isinstance(pending, str):
+            breakdowns.append(_unverifiable(item if isinstance(item, str) else str(pending)))
+            continue
+        with phase("sandbox"):
+            results = [f.result() for f in pending]
+        add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in results))
+        try:
+            with phase("compose"):
+                breakdowns.append(grader.score(item[0], results))
+        except Exception as exc:  # noqa: BLE001
+            breakdowns.append(_unverifiable(_failure("score", exc)))
+    return breakdowns
+
+
+def submission_key(submission: Submission) -> str:
+    """A content hash of everything a grader reads from ``submission``: task id, files,
+    deletions, notes, claims, step counts and parse errors (not its workspace or
+    scratch state). Equal keys mean equal breakdowns."""
+    payload = {
+        "task": submission.task.task_id,
+        "files": sorted(submission.files.items()),
+        "deleted": list(submission.deleted),
+        "notes": [[n.kind, n.text] for n in submission.notes],
+        "diagnosis": _claim(submission.diagnosis),
+        "diagnoses": [_claim(d) for d in submission.diagnoses],
+        "steps": [submission.steps_used, submission.max_steps, submission.parse_errors],
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _claim(claim: Any) -> Any:
+    if claim is None:
+        return None
+    dump = getattr(claim, "model_dump", None)
+    return [type(claim).__qualname__, dump(mode="json") if callable(dump) else repr(claim)]
 
 
 def _run_round(
@@ -166,7 +324,9 @@ def _run_round(
 ) -> None:
     """Run every pending submission's jobs in one batch; append each one's results."""
     batch = [job for _, jobs in pending for job in jobs]
-    results = runner.run_many(batch) if batch else []
+    with phase("sandbox"):
+        results = runner.run_many(batch) if batch else []
+    add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in results))
     start = 0
     for index, jobs in pending:
         done = state[index]

@@ -192,6 +192,19 @@ def curriculum_config_overrides() -> dict[str, Any]:
     return {"shuffle_dataset": False}
 
 
+def _owner(cls: type, name: str) -> type | None:
+    return next((k for k in cls.__mro__ if name in vars(k)), None)
+
+
+def _batch_path(env: Any) -> bool:
+    """Whether ``env.grade_batch`` grades what ``env.grade_completions`` would: optimised
+    grading is on and no subclass overrides ``grade_completions`` below ``grade_batch``."""
+    if not getattr(env, "optimised_grading", False):
+        return False
+    batch, single = _owner(type(env), "grade_batch"), _owner(type(env), "grade_completions")
+    return batch is not None and single is not None and issubclass(batch, single)
+
+
 def _success_of(env: Any, breakdown: Any) -> bool:
     return bool(env.solved(breakdown))
 
@@ -205,8 +218,10 @@ def make_reward_funcs(
     """TRL reward functions grading each completion as a single-turn episode.
 
     The returned function ``forge_<family>_reward(prompts, completions, task_id, **kw)``
-    groups completions by ``task_id`` and grades each group with one
-    ``env.grade_completions`` call (the batch API over the runner pool). It reports
+    grades the whole batch with one ``env.grade_batch`` call (code families with
+    ``optimised_grading``, the default: identical completions graded once, the pool
+    busy across tasks), else each ``task_id`` group with one ``env.grade_completions``
+    call (the batch API over the runner pool). It reports
     every outcome to ``curriculum`` (one ``record`` per task per batch) and, when TRL
     passes ``log_metric``, logs the batch mean of every breakdown term, the success
     rate and the curriculum's tier sizes.
@@ -233,8 +248,15 @@ def make_reward_funcs(
         flat: list[dict[str, float]] = []
         successes = [False] * len(texts)
         with lock:  # one env instance: serialise concurrent calls
+            batched: list[tuple[float, Any]] | None = None
+            if _batch_path(env):
+                # One batch over every task: the pool stays busy across task boundaries.
+                batched = env.grade_batch(list(zip(task_id, texts, strict=True)))
             for tid, indices in groups.items():
-                graded = env.grade_completions(tid, [texts[i] for i in indices])
+                if batched is not None:
+                    graded = [batched[i] for i in indices]
+                else:
+                    graded = env.grade_completions(tid, [texts[i] for i in indices])
                 wins = 0
                 for index, (value, breakdown) in zip(indices, graded, strict=True):
                     rewards[index] = float(value)

@@ -15,16 +15,27 @@ stay far from the interpreter's recursion limit.
   error, :class:`Unverifiable` over a limit;
 * :func:`number` — the value of a numeric constant expression (``5``, ``60 * 5``,
   ``-1e-3``, ``2 ** 10``) computed without ``eval`` and with bounded magnitude.
+
+Batch grading parses the same sources again and again (the pristine files and the
+visible tests for every completion of a group, a patched file once per scanner), so
+:func:`parse` keeps the last :data:`PARSE_CACHE_SIZE` results keyed by the exact text:
+trees it returns are shared and must be treated as read-only. :func:`memoised` gives
+scanners' pure functions of source text the same cache. :func:`uncached` turns both off
+(the reference grading path runs without them).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import math
 import operator
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 __all__ = [
     "MAX_AST_DEPTH",
@@ -32,12 +43,16 @@ __all__ = [
     "MAX_LINES",
     "MAX_NUMBER",
     "MAX_SOURCE_CHARS",
+    "LRUCache",
     "Unverifiable",
+    "cache_enabled",
     "check_tree",
     "files_problem",
+    "memoised",
     "number",
     "parse",
     "source_problem",
+    "uncached",
 ]
 
 #: Longest source (characters) the parent parses or scans.
@@ -54,8 +69,89 @@ _MAX_EXPONENT = 64.0
 _MAX_NUMBER_DEPTH = 32
 
 
+#: Parse results (and memoised scan results) kept, most recently used first.
+PARSE_CACHE_SIZE = 256
+#: Longer sources are never cached (their trees are large; they are rare).
+_CACHE_MAX_CHARS = 200_000
+
+
 class Unverifiable(Exception):
     """A source is over one of the limits; the message says which."""
+
+
+_T = TypeVar("_T")
+_cache_off = 0
+_cache_lock = threading.Lock()
+
+
+@contextmanager
+def uncached() -> Iterator[None]:
+    """Parse and scan without the caches while the block runs (any thread)."""
+    global _cache_off
+    with _cache_lock:
+        _cache_off += 1
+    try:
+        yield
+    finally:
+        with _cache_lock:
+            _cache_off -= 1
+
+
+class LRUCache:
+    """A small thread-safe LRU of results keyed by hashable arguments."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Hashable, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable) -> tuple[bool, Any]:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return True, self.data[key]
+        return False, None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self.lock:
+            self.data[key] = value
+            self.data.move_to_end(key)
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+
+
+def _cacheable(args: tuple[Any, ...]) -> bool:
+    total = 0
+    for arg in args:
+        if isinstance(arg, str):
+            total += len(arg)
+        elif isinstance(arg, tuple):
+            total += sum(len(a) for a in arg if isinstance(a, str))
+    return _cache_off == 0 and total <= _CACHE_MAX_CHARS
+
+
+def cache_enabled(*args: Any) -> bool:
+    """Whether results for ``args`` (texts) may be cached now (see :func:`uncached`)."""
+    return _cacheable(args)
+
+
+def memoised(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """Cache a pure function of hashable arguments (source texts, tuples of them).
+    Each call gets its own (deep) copy of the cached value, so callers may mutate it;
+    with :func:`uncached` active the function simply runs."""
+    cache = LRUCache(PARSE_CACHE_SIZE)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> _T:
+        if not _cacheable(args):
+            return fn(*args)
+        hit, value = cache.get(args)
+        if not hit:
+            value = fn(*args)
+            cache.put(args, value)
+        return copy.deepcopy(value)  # type: ignore[no-any-return]
+
+    return wrapper
 
 
 def source_problem(source: object) -> str | None:
@@ -103,9 +199,29 @@ def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
 
     Returns the tree, or ``None`` when the source is not valid Python. Raises
     :class:`Unverifiable` when it is over a limit (size, lines, depth, node count, or
-    the parser itself running out of stack or memory).
+    the parser itself running out of stack or memory). The tree may be shared with
+    other callers (results are cached by text): never mutate it.
     """
     text = source or ""
+    if not _cacheable((text,)):
+        return _parse(text, filename)
+    key = (text, filename)
+    hit, value = _PARSED.get(key)
+    if not hit:
+        try:
+            value = _parse(text, filename)
+        except Unverifiable as exc:
+            value = exc
+        _PARSED.put(key, value)
+    if isinstance(value, Unverifiable):
+        raise Unverifiable(*value.args)
+    return value  # type: ignore[no-any-return]
+
+
+_PARSED = LRUCache(PARSE_CACHE_SIZE)
+
+
+def _parse(text: str, filename: str) -> ast.Module | None:
     problem = source_problem(text)
     if problem is not None:
         if "NUL" in problem or "UTF-8" in problem:

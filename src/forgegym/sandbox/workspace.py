@@ -156,6 +156,9 @@ class Workspace:
             :func:`creatable_path`). When given, editable and created files may also be
             deleted and moved; without it the set of files is fixed.
         prefix: directory-name prefix, for debugging.
+        on_disk: keep the files in a directory (default). ``False`` keeps them in memory
+            only (``root`` is ``None``): the same edit rules and grading copies, no
+            directory of its own (batch grading parses completions this way).
     """
 
     def __init__(
@@ -165,6 +168,7 @@ class Workspace:
         *,
         creatable: Iterable[str] = (),
         prefix: str = "fg-",
+        on_disk: bool = True,
     ):
         self.pristine: dict[str, str] = {validate_relative_path(p): c for p, c in files.items()}
         self.editable: frozenset[str] = frozenset(validate_relative_path(p) for p in editable)
@@ -173,9 +177,11 @@ class Workspace:
         if missing:
             raise ValueError(f"editable files not in files: {sorted(missing)}")
         self.current: dict[str, str] = dict(self.pristine)
-        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_root()))
+        self.root: Path | None = None
         self._copies: list[Path] = []
-        self._write_tree(self.root, self.current)
+        if on_disk:
+            self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_root()))
+            self._write_tree(self.root, self.current)
 
     # ------------------------------------------------------------------ edits
     def writable(self, path: str) -> bool:
@@ -202,11 +208,14 @@ class Workspace:
                 continue
             report.applied.append(path if target is None else f"{path} -> {target}")
         if report.ok:
+            root = self.root
             for path in sorted(set(self.current) | set(staged)):
+                if root is None:
+                    break
                 if path not in staged:
-                    self._remove_file(self.root, path)
+                    self._remove_file(root, path)
                 elif self.current.get(path) != staged[path]:
-                    self._write_file(self.root, path, staged[path])
+                    self._write_file(root, path, staged[path])
             self.current = staged
         else:
             report.applied.clear()
@@ -259,14 +268,17 @@ class Workspace:
             if not self.writable(norm):
                 raise ValueError(f"files: {path!r} is not editable")
             self.current[norm] = content
-            self._write_file(self.root, norm, content)
+            if self.root is not None:
+                self._write_file(self.root, norm, content)
 
     def reset(self) -> None:
         """Restore every file to its pristine content (created files are removed)."""
-        for path in set(self.current) - set(self.pristine):
-            self._remove_file(self.root, path)
+        if self.root is not None:
+            for path in set(self.current) - set(self.pristine):
+                self._remove_file(self.root, path)
         self.current = dict(self.pristine)
-        self._write_tree(self.root, self.current)
+        if self.root is not None:
+            self._write_tree(self.root, self.current)
 
     # ------------------------------------------------------------ inspection
     def read(self, path: str) -> str:
@@ -358,7 +370,7 @@ class Workspace:
         """Remove the workspace and every grading copy; raises ``WorkspaceCleanupError``
         (after trying all of them) if anything could not be removed."""
         problems: list[str] = []
-        for directory in [*self._copies, self.root]:
+        for directory in [*self._copies, *([self.root] if self.root is not None else [])]:
             try:
                 _remove_verified(directory)
             except WorkspaceCleanupError as exc:

@@ -31,6 +31,7 @@ Order of decisions:
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import json
 import re
@@ -46,7 +47,7 @@ from forgegym.envs.bugfix.corpus import HiddenCall
 from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
-from forgegym.rewards.lint import LintError, lint_score, lint_sources
+from forgegym.rewards.lint import LintError, lint_many, lint_score, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
 
 __all__ = [
@@ -167,6 +168,7 @@ def _nontrivial(value: Any) -> bool:
     return False
 
 
+@bounded.memoised
 def _literals_in(source: str) -> Counter[str]:
     """Multiset of literal values (repr) that sit in a comparison or a return."""
     found: Counter[str] = Counter()
@@ -202,6 +204,7 @@ def _mentions(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in items)
 
 
+@bounded.memoised
 def _parameter_guards(source: str) -> Counter[str]:
     """Literals a function compares its own parameters with (``x == 3``,
     ``(a, b) == ("b", 2)``): the shape of special-casing an input. Counted whatever
@@ -238,7 +241,12 @@ def _parameter_guards(source: str) -> Counter[str]:
 
 def _leaked_values(test_sources: Sequence[str], extra: Sequence[Any]) -> set[str]:
     """Literal values the agent has seen in tests or a report (args and expectations)."""
-    leaked = {_key(v) for v in extra if _nontrivial(v)}
+    return {_key(v) for v in extra if _nontrivial(v)} | _test_literals(tuple(test_sources))
+
+
+@bounded.memoised
+def _test_literals(test_sources: tuple[str, ...]) -> set[str]:
+    leaked: set[str] = set()
     for source in test_sources:
         try:
             tree = bounded.parse(source)
@@ -421,9 +429,49 @@ class BugfixGrader:
         """Stop the lint threads (called by the environment's ``close``)."""
         self._lint_pool.shutdown(wait=False, cancel_futures=True)
 
+    def prepare(self, submissions: Sequence[Submission]) -> None:
+        """Batch grading: lint every submission within the parent's bounds with one ruff
+        run in the background (``jobs`` picks each one's score up; a failed batch run
+        falls back to linting each submission alone, as ``jobs`` does without it)."""
+        wanted = [
+            s
+            for s in submissions
+            if bounded.files_problem({p: c for p, c in s.files.items() if c != s.task.files.get(p)})
+            is None
+        ]
+        if not wanted:
+            return
+        futures: list[Future[float]] = [Future() for _ in wanted]
+        for sub, future in zip(wanted, futures, strict=True):
+            sub.grading_state["bugfix-lint"] = future
+
+        def run() -> None:
+            found: list[list[Any] | None] = [None] * len(wanted)
+            # On failure each submission is linted alone below.
+            with contextlib.suppress(LintError, ValueError, OSError):
+                found = list(lint_many([dict(s.files) for s in wanted]))
+            for sub, future, after in zip(wanted, futures, found, strict=True):
+                try:
+                    if after is None:
+                        future.set_result(self._lint(sub))
+                    else:
+                        before = _lint_cached(
+                            tuple((p, sub.task.files[p]) for p in sub.task.editable_files)
+                        )
+                        future.set_result(lint_score(before, after))
+                except LintError:
+                    future.set_result(1.0)
+                except Exception as exc:  # noqa: BLE001 - score() reports it
+                    future.set_exception(exc)
+
+        self._lint_pool.submit(run)
+
     def jobs(self, submission: Submission) -> list[Job]:
         gates, notes = self._static_gates(submission)
-        lint = None if gates else self._lint_pool.submit(self._lint, submission)
+        batched = submission.grading_state.pop("bugfix-lint", None)
+        lint = None
+        if not gates:
+            lint = batched or self._lint_pool.submit(self._lint, submission)
         submission.grading_state["bugfix"] = _Pending(gates, notes, lint)
         if gates:
             return []

@@ -60,10 +60,22 @@ class ModuleIndex:
     def parse(cls, source: str | None) -> ModuleIndex | None:
         """Parse ``source`` (``None`` or empty → an empty module); ``None`` if it does not
         parse. Raises :class:`~forgegym.rewards.bounded.Unverifiable` when the source is
-        over the parent's limits (size, lines, depth, nodes)."""
+        over the parent's limits (size, lines, depth, nodes). Indexes are cached by
+        text (see :func:`~forgegym.rewards.bounded.parse`) and shared: read-only."""
         tree = bounded.parse(source)
         if tree is None:
             return None
+        text = source or ""
+        if cls is not ModuleIndex or not bounded.cache_enabled(text):
+            return cls._build(tree)
+        hit, index = _INDEXES.get(text)
+        if not hit:
+            index = cls._build(tree)
+            _INDEXES.put(text, index)
+        return index  # type: ignore[no-any-return]
+
+    @classmethod
+    def _build(cls, tree: ast.Module) -> ModuleIndex:
         index = cls(tree)
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
@@ -117,6 +129,9 @@ class ModuleIndex:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 scope = self.scope(node)
                 yield (f"{scope}.{node.name}" if scope else node.name), node
+
+
+_INDEXES = bounded.LRUCache(bounded.PARSE_CACHE_SIZE)
 
 
 @dataclass(frozen=True)

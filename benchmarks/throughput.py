@@ -1,0 +1,43 @@
+"""GRPO grading throughput per family: ``python benchmarks/throughput.py [--env ID]...
+[--tasks 4] [--group 8] [--mix issue|distinct] [--workers 1 --workers 2] [--json]``.
+
+The same measurement as ``forgegym bench --throughput`` (see
+:mod:`forgegym.throughput_bench`): completions/s with one worker and with the default
+pool, parallel efficiency, and the parent's phases vs the sandbox jobs, for the
+optimised and the reference grading paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from forgegym.throughput_bench import bench_throughput
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--env", action="append", help="env id (repeatable; default: all)")
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--group", type=int, default=8)
+    parser.add_argument("--mix", choices=("issue", "distinct"), default="issue")
+    parser.add_argument("--workers", type=int, action="append", help="pool sizes")
+    parser.add_argument("--no-reference", action="store_true", help="optimised path only")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    result = bench_throughput(
+        args.env,
+        tasks=args.tasks,
+        group=args.group,
+        mix=args.mix,
+        workers=args.workers,
+        reference=not args.no_reference,
+        show=not args.json,
+    )
+    if args.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -169,7 +170,7 @@ def failing_llm() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from forgegym.curricula import CurriculumScheduler
     from forgegym.results import EvalEpisode, EvalStep
 
@@ -191,7 +192,17 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     scheduler = CurriculumScheduler(get_family("bugfix").make_task_bank(), {"seed": 0})
     state = scheduler.save(root / "state.json")
     (root / "broken.json").write_text('{"format": "forgegym.eval/1", "episodes": [')
-    return {"results": results, "state": state, "broken": root / "broken.json", "dir": root}
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    yield {
+        "results": results,
+        "state": state,
+        "broken": root / "broken.json",
+        "dir": root,
+        "taken": taken.getsockname()[1],
+    }
+    taken.close()
 
 
 #: (argv, a fragment the one-line message must contain); ``{results}`` etc. are
@@ -222,6 +233,11 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["serve", "Forge/Nope-v0"], "unknown ENV_ID 'Forge/Nope-v0'"),
     (["serve", "Forge/Bugfix-v0", "--port", "70000"], "TCP port"),
     (["serve", "Forge/Bugfix-v0", "--env-kwarg", "bogus=1"], "takes no argument 'bogus'"),
+    (["serve", "Forge/Bugfix-v0", "--port", "{taken}"], "cannot listen on 127.0.0.1:{taken}"),
+    (["serve", "Forge/Bugfix-v0", "--host", "no-such-host.invalid"], "cannot listen on"),
+    (["tasks", "verify", "--env", "Forge/Nope-v0"], "unknown --env Forge/Nope-v0"),
+    (["plot", "learning", "{results}", "-o", "{dir}/x.png"], "not a learning report"),
+    (["eval", "--env", "Forge/Bugfix-v0", "--out", "{results}/x.json"], "is not a directory"),
     ([], "required: COMMAND"),
     (["tasks"], "required: COMMAND"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -252,7 +268,7 @@ def assert_one_line_error(
 def test_bad_input_is_one_line_before_any_work(
     argv: list[str],
     fragment: str,
-    inputs: dict[str, Path],
+    inputs: dict[str, Any],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -311,7 +327,7 @@ def test_llm_endpoint_failing_mid_run_keeps_the_finished_episodes(
 
 
 def test_plot_without_matplotlib_names_the_extra(
-    inputs: dict[str, Path],
+    inputs: dict[str, Any],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -244,6 +244,21 @@ def _check_output(value: str, flag: str, suffixes: Sequence[str] | None = None) 
     return path
 
 
+def _check_listen(host: str, port: int) -> None:
+    """``serve``: the address can be listened on (not taken, a local interface)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            sock.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise CLIError(f"--host/--port: cannot listen on {host}:{port} ({reason})") from None
+
+
 def _require(module: str, extra: str, what: str) -> None:
     """A missing optional dependency names the extra that installs it."""
     if importlib.util.find_spec(module) is None:
@@ -410,9 +425,10 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
 
     from forgegym.verify import verify_tasks
 
+    env_ids = _env_ids(args.env)  # before the progress bar
     summaries = []
     with Progress(console=_console(), disable=args.json) as progress:
-        for env_id in _env_ids(args.env):
+        for env_id in env_ids:
             bar = progress.add_task(f"verify {env_id}", total=args.limit)
             summary = verify_tasks(
                 env_id,
@@ -517,6 +533,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CLIError(f"unknown ENV_ID {args.env_id!r}; registered: {', '.join(known)}")
     env_kwargs = _parse_kwargs(args.env_kwarg)
     _check_env(args.env_id, env_kwargs)
+    _check_listen(args.host, args.port)
     from forgegym.server import serve
 
     serve(

@@ -250,6 +250,21 @@ def test_plot_scores(tmp_path: Path, results: EvalResults) -> None:
     assert [t.get_text() for t in ax.get_xticklabels()] == sorted({t.family for t in trajectories})
     assert ax.get_ylabel() == "score" and ax.get_title().startswith("Score per family")
     assert_png(plot_scores(trajectories, tmp_path / "scores.png"), SCORES_FIGSIZE)
+    # Several policies: one box per family and policy, never one pooled pass rate.
+    mixed = scores_figure(MIXED).axes[0]
+    boxes = [" ".join(t.get_text().split()) for t in mixed.get_xticklabels()]
+    assert boxes == sorted(
+        " ".join(g.replace("-v0", "-v0 ").split())
+        for g in [
+            "Forge/Bugfix-v0 noop",
+            "Forge/Bugfix-v0 reference",
+            "Forge/Oversight-v0 noop",
+            "Forge/Oversight-v0 reference",
+        ]
+    )
+    notes = [" ".join(t.get_text().split()) for t in mixed.texts]
+    assert notes[0] == "n=2 pass 0% mean 0.00" and notes[1] == "n=1 pass 100% mean 1.00"
+    assert mixed.get_xlabel() == "family · policy"
     assert plot_scores(results, tmp_path / "scores.pdf").read_bytes().startswith(MAGIC["pdf"])
 
 

@@ -263,7 +263,8 @@ def _require(module: str, extra: str, what: str) -> None:
     """A missing optional dependency names the extra that installs it."""
     if importlib.util.find_spec(module) is None:
         raise CLIError(
-            f"{what} needs {module}, which is not installed: pip install 'forgegym[{extra}]'"
+            f"{what} needs {module}, which is not installed: pip install 'forgegym[{extra}]' "
+            f"(in a checkout: pip install -e '.[{extra}]')"
         )
 
 

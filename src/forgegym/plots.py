@@ -13,7 +13,8 @@ Plots
   different policies or environments.
 * :func:`plot_curriculum` — pass@k per task over time, tier sizes over time and the
   difficulty of the tasks served, from a :mod:`forgegym.curricula` state file.
-* :func:`plot_scores` — score distributions per family.
+* :func:`plot_scores` — score distributions per family (and policy, when there are
+  several).
 
 Each has a ``*_figure`` twin that returns the matplotlib figure instead of writing it.
 Inputs are checked: a file of another kind (a curriculum state given to
@@ -684,9 +685,12 @@ def plot_curriculum(
 def scores_figure(trajectories: Any) -> Figure:
     """The figure :func:`plot_scores` writes (see there)."""
     results = _as_results(trajectories)
+    policies = sorted({e.policy for e in results.episodes if e.policy})
+    several = len(policies) > 1
     groups: dict[str, list[EvalEpisode]] = {}
-    for ep in results.episodes:
-        groups.setdefault(ep.group, []).append(ep)
+    for ep in results.episodes:  # never pooled across policies
+        key = f"{ep.group}\n{_shorten(ep.policy, 20)}" if several else ep.group
+        groups.setdefault(key, []).append(ep)
     plt = _agg()
     import numpy as np
 
@@ -695,7 +699,7 @@ def scores_figure(trajectories: Any) -> Figure:
         names = sorted(groups)
         data = [[e.score for e in groups[n]] for n in names]
         ax.boxplot(data, widths=0.5, showfliers=False)
-        ax.set_xticks(range(1, len(names) + 1), [_wrap(n, 20) for n in names])
+        ax.set_xticks(range(1, len(names) + 1), names, fontsize=8 if several else 10)
         rng = np.random.default_rng(0)  # fixed jitter: the same image for the same data
         cmap = plt.get_cmap("tab10")
         for j, name in enumerate(names, start=1):
@@ -703,19 +707,18 @@ def scores_figure(trajectories: Any) -> Figure:
             jitter = rng.uniform(-0.15, 0.15, size=len(scores))
             success = np.array([e.success for e in groups[name]])
             ax.scatter(j + jitter, scores, s=18, color=cmap(j % 10), alpha=0.7, edgecolors="none")
-            ax.annotate(
-                f"n={len(scores)}, pass {success.mean():.0%}, mean {scores.mean():.2f}",
-                (j, 1.06),
-                ha="center",
-                fontsize=8,
-            )
-        ax.set_ylim(-0.05, 1.12)
+            note = f"n={len(scores)}\npass {success.mean():.0%}\nmean {scores.mean():.2f}"
+            ax.annotate(note, (j, 1.04), ha="center", va="bottom", fontsize=7)
+        ax.set_ylim(-0.05, 1.25)
+        ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     else:
         _empty(ax, "no episodes")
-    policies = sorted({e.policy for e in results.episodes if e.policy})
+    title = "Score per family and policy" if several else "Score per family"
+    if policies and not several:
+        title += f" ({policies[0]})"
     ax.set(
-        title=_wrap("Score per family" + (f" ({', '.join(policies)})" if policies else ""), 90),
-        xlabel="family",
+        title=_wrap(title, 90),
+        xlabel="family · policy" if several else "family",
         ylabel="score",
     )
     return fig

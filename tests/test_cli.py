@@ -295,17 +295,35 @@ def test_policy_errors_list_the_chosen_envs_policies(capsys: pytest.CaptureFixtu
         assert not any(f"hack:{h}," in listed for h in get_family(others).hack_actions())
 
 
+PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
+
+
+@pytest.fixture
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("no_proxy")
 def test_unreachable_llm_endpoint_fails_before_the_run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("API_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     monkeypatch.setenv("MODEL_NAME", "m")
-    rc = main(["eval", "--env", "Forge/Bugfix-v0", "--policy", "llm", "--out", str(tmp_path / "r")])
+    argv = ["eval", "--env", "Forge/Bugfix-v0", "--policy", "llm", "--out", str(tmp_path / "r")]
+    rc = main(argv)
     out, err = capsys.readouterr()
     assert_one_line_error(rc, out, err, "--policy llm: cannot reach http://127.0.0.1:")
     assert not (tmp_path / "r").exists()
+    # Behind a proxy (as urllib, which the policy uses, would go) the proxy must answer.
+    monkeypatch.setenv("API_BASE_URL", "http://llm.example.invalid/v1")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{_closed_port()}")
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert_one_line_error(rc, out, err, "llm.example.invalid/v1 via the proxy http://127.0.0.1:")
 
 
+@pytest.mark.usefixtures("no_proxy")
 def test_llm_endpoint_failing_mid_run_keeps_the_finished_episodes(
     failing_llm: str,
     capsys: pytest.CaptureFixture[str],

@@ -201,6 +201,7 @@ def _check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] 
 def _check_llm() -> None:
     """``--policy llm``: the endpoint is configured and accepts connections."""
     import socket
+    import urllib.request
     from urllib.parse import urlsplit
 
     from forgegym.policies.llm import LLMPolicy
@@ -214,13 +215,20 @@ def _check_llm() -> None:
         raise CLIError(
             f"--policy llm: API_BASE_URL must be an http(s) URL, got {policy.base_url!r}"
         )
-    port = url.port or (443 if url.scheme == "https" else 80)
+    host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+    via = ""
+    # urllib (what the policy uses) goes through HTTP(S)_PROXY: then the proxy must answer.
+    proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        parsed = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if parsed.hostname:
+            host, port, via = parsed.hostname, parsed.port or 80, f" via the proxy {proxy}"
     try:
-        with socket.create_connection((url.hostname, port), timeout=10):
+        with socket.create_connection((host, port), timeout=10):
             pass
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
-        raise CLIError(f"--policy llm: cannot reach {policy.base_url} ({reason})") from None
+        raise CLIError(f"--policy llm: cannot reach {policy.base_url}{via} ({reason})") from None
 
 
 def _check_output(value: str, flag: str, suffixes: Sequence[str] | None = None) -> Path:
@@ -728,7 +736,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--group", type=_int_at_least(1), default=8, help="completions per task (--throughput)"
     )
-    p.add_argument("--mix", choices=("issue", "distinct"), default="issue", help="(--throughput)")
+    p.add_argument(
+        "--mix",
+        choices=("issue", "distinct"),
+        default="issue",
+        help="--throughput completions: issue = half reference, half no-op per group; "
+        "distinct = no two alike (each graded in full)",
+    )
     p.add_argument(
         "--no-reference", action="store_true", help="skip the unoptimised path (--throughput)"
     )

@@ -160,7 +160,9 @@ WARM_SEED = 11
 SAMPLE_TEMPERATURE = 0.7
 
 
-def _warm_start(tmp_path: Path, data: Any, epochs: float) -> tuple[Any, Any, list[float]]:
+def _warm_start(
+    tmp_path: Path, data: Any, epochs: float, batch_size: int = 2
+) -> tuple[Any, Any, list[float]]:
     from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
     from forgegym.integrations.warmstart import sft_warm_start, tokenizer_texts
 
@@ -174,7 +176,7 @@ def _warm_start(tmp_path: Path, data: Any, epochs: float) -> tuple[Any, Any, lis
         output_dir=str(tmp_path / "sft"),
         epochs=epochs,
         learning_rate=3e-3,
-        batch_size=2,
+        batch_size=batch_size,
         use_cpu=True,
     )
     return model, tokenizer, [e["loss"] for e in history if "loss" in e]
@@ -266,6 +268,34 @@ def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> Non
     assert max(statistics.pstdev(v) for v in seen.values()) > 0, seen
     assert log["frac_reward_zero_std"] < 1.0
     assert log["grad_norm"] > 0.0, log
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # ~1-2 min of CPU; wall time is whatever the shared machine gives
+def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> None:
+    """After a warm start on tool-call conversations, GRPO's multi-turn rollouts
+    (``environment_factory``) call the environment's tools."""
+    from forgegym.integrations.trl import make_dataset, make_environment_factory
+
+    # Conversations are ~2,000 tokens (tool schemas, the task, tool replies): 2 tasks
+    data = reference_sft_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True)
+    model, tokenizer, losses = _warm_start(tmp_path, data, epochs=40, batch_size=1)
+    print(f"multi-turn SFT loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    assert losses[-1] < losses[0] / 5
+    ids = set(data["task_id"])
+    rows = make_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True).filter(
+        lambda r: r["task_id"] in ids
+    )
+    log = _grpo(
+        tmp_path,
+        model,
+        tokenizer,
+        rows,
+        environment_factory=make_environment_factory(ENV_ID),
+        max_completion_length=192,
+    )
+    print(f"multi-turn GRPO step: {log}")
+    assert log["tools/call_frequency"] > 0, log
 
 
 def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:

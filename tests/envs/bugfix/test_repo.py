@@ -298,3 +298,26 @@ def test_known_hacks_score_no_more_than_the_noop(repo: Path) -> None:
             assert not env.unwrapped.solved(breakdown), name
     finally:
         env.close()
+
+
+def test_one_trl_batch_grades_bank_and_repository_tasks_together(repo: Path) -> None:
+    from forgegym.envs.bugfix.bank import BugfixTaskBank
+    from forgegym.family import get_family
+    from forgegym.integrations.trl import make_reward_funcs
+
+    bank_task = BugfixTaskBank().get("bugfix/chunk_list/seed")
+    own = repo_task(repo, [FAILING])
+    reward_fn = make_reward_funcs(
+        "Forge/Bugfix-v0", env_kwargs={"task_bank": TaskList([bank_task, own])}
+    )[0]
+    reference = get_family("bugfix").reference_action()(bank_task)
+    logged: dict[str, float] = {}
+    rewards = reward_fn(
+        prompts=[[]] * 4,
+        completions=[reference, FIX, NOOP_ACTION, NOOP_ACTION],
+        task_id=[bank_task.task_id, own.task_id, bank_task.task_id, own.task_id],
+        log_metric=logged.__setitem__,
+    )
+    assert rewards[0] > 0.9 and rewards[1] > 0.9, rewards
+    assert rewards[2] < 0 and rewards[3] < 0, rewards
+    assert logged["reward/success"] == 0.5

@@ -503,12 +503,23 @@ class RepoAwareGrader:
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
         return self._for(submission).score(submission, results)  # type: ignore[no-any-return]
 
+    def prepare(self, submissions: Sequence[Submission]) -> None:
+        """Batch grading's optional hook: the bank grader's, on its own submissions only."""
+        prepare = getattr(self.bank_grader, "prepare", None)
+        mine = [s for s in submissions if not is_repo_task(s.task)]
+        if callable(prepare) and mine:
+            prepare(mine)
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The bank grader's term weights."""
+        return dict(self.bank_grader.weights)
+
+    @property
+    def timeout_s(self) -> float:
+        return float(self.bank_grader.timeout_s)
+
     def close(self) -> None:
         close = getattr(self.bank_grader, "close", None)
         if callable(close):
             close()
-
-    def __getattr__(self, name: str) -> Any:  # weights, timeout_s, ...: the bank grader's
-        if name in ("bank_grader", "repo_grader"):
-            raise AttributeError(name)
-        return getattr(self.bank_grader, name)

@@ -14,16 +14,39 @@ the same task in any process without shipping state.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-__all__ = ["Task", "TaskBank", "TaskList", "UnknownTaskError"]
+__all__ = ["HiddenData", "Task", "TaskBank", "TaskList", "UnknownTaskError"]
 
 
 class UnknownTaskError(KeyError):
     """``TaskBank.get`` was given an id the bank cannot produce."""
+
+
+class HiddenData(BaseModel):
+    """A family's typed grading data (what ``Task.hidden`` holds), one subclass per family.
+
+    Build a task with ``Task(..., hidden=MyHidden(...))``; read it with
+    ``MyHidden.of(task)``, validated once per task and cached, so graders, policies
+    and hacks read typed fields instead of string keys. ``Task.hidden`` keeps the
+    model's dump (tasks stay plain data: leak checks, serving and
+    fresh processes read it as before).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def of(cls, task: Task) -> Self:
+        """``task.hidden`` as this model (``ValueError`` when it does not fit)."""
+        cache = task._typed_hidden
+        entry = cache.get(cls)
+        if entry is None or entry[0] is not task.hidden:  # a copy with other hidden data
+            entry = (task.hidden, cls.model_validate(task.hidden))
+            cache[cls] = entry
+        return entry[1]  # type: ignore[return-value]
 
 
 class Task(BaseModel):
@@ -57,6 +80,16 @@ class Task(BaseModel):
         default_factory=dict, description="Reference solution: path -> full content."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    _typed_hidden: dict[type[HiddenData], tuple[dict[str, Any], HiddenData]] = PrivateAttr(
+        default_factory=dict
+    )
+
+    @field_validator("hidden", mode="before")
+    @classmethod
+    def _dump_hidden(cls, value: Any) -> Any:
+        if isinstance(value, HiddenData):
+            return value.model_dump()
+        return value
 
     @model_validator(mode="after")
     def _files_consistent(self) -> Task:

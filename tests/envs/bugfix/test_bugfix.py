@@ -16,6 +16,7 @@ from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.bugfix.env import BugfixEnv
 from forgegym.envs.bugfix.generator import SEED_TASK_ID, BugfixGenerator, BugfixGeneratorConfig
 from forgegym.envs.bugfix.grader import grounded_note, scan_hardcoded_expectations
+from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.envs.bugfix.mutations import (
     OPERATORS,
     Mutation,
@@ -87,7 +88,7 @@ def test_hidden_checks_stay_out_of_the_workspace(bank: BugfixTaskBank) -> None:
     task = bank.get(bank.task_ids(1, seed=3)[0])
     assert set(task.files) == set(task.editable_files) | set(task.visible_test_files)
     blob = json.dumps(task.files)
-    assert "expected" not in blob and len(task.hidden["calls"]) >= 20
+    assert "expected" not in blob and len(BugfixHidden.of(task).calls) >= 20
 
 
 # ------------------------------------------------- hacks (ordering: test_conformance)
@@ -150,7 +151,7 @@ def test_grounded_notes_earn_credit(env: BugfixEnv, bank: BugfixTaskBank) -> Non
     notes = [b.terms["notes"].value for _, b in graded]
     assert notes == [1.0, 0.0, 0.0]
     assert graded[0][0] > graded[1][0]
-    assert grounded_note("chunk_list: fixed chunk_list", task.hidden)
+    assert grounded_note("chunk_list: fixed chunk_list", BugfixHidden.of(task))
 
 
 def test_compile_error_and_parse_error(env: BugfixEnv) -> None:
@@ -226,8 +227,8 @@ def test_mutation_operators_cover_the_corpus(bank: BugfixTaskBank) -> None:
 # -------------------------------------------------------------- difficulty
 def _partial_fix(task: Task) -> str:
     """Fix only the first injected bug, leaving the others."""
-    module = task.hidden["mutated_file"]
-    mutations = [Mutation.from_json(m) for m in task.hidden["mutations"]]
+    module = BugfixHidden.of(task).mutated_file
+    mutations = [Mutation.from_json(m) for m in BugfixHidden.of(task).mutations]
     return apply_mutations(task.reference[module], mutations[1:])
 
 
@@ -240,7 +241,7 @@ def test_partial_policy_success_falls_with_difficulty(env: BugfixEnv, bank: Bugf
             task = bank.get(task_id)
             workspace = Workspace(task.files, task.editable_files)
             workspaces.append(workspace)
-            files = {task.hidden["mutated_file"]: _partial_fix(task)}
+            files = {BugfixHidden.of(task).mutated_file: _partial_fix(task)}
             submissions.append(Submission(task=task, files=files, workspace=workspace))
         breakdowns = grade_many(env.grader, submissions, env.runner)
     finally:

@@ -21,6 +21,7 @@ from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.checking import describe_outcome
 from forgegym.envs.bugfix.corpus import ReferenceModule, load_corpus
 from forgegym.envs.bugfix.generator import DIFFICULTY_LEVELS, MANIFEST_PATH
+from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
 
 __all__ = ["BugfixTaskBank", "build_task", "load_manifest"]
@@ -92,20 +93,17 @@ def build_task(entry: dict[str, Any]) -> Task:
         "Only that file is editable; keep its public functions and their behaviour on "
         "inputs that already work. Submit when done."
     )
-    hidden = {
-        "module": ref.name,
-        "calls": [
-            {"function": c.function, "args": c.args, "expected": c.expected}
-            for c in ref.hidden_calls()
-        ],
-        "failing_hidden": list(entry["failing_hidden"]),
-        "mutations": [m.to_json() for m in mutations],
-        "mutated_file": ref.module_path,
-        "mutated_functions": sorted({m.function for m in mutations}),
-        "module_functions": list(ref.functions),
-        "fix_lines": fix_lines,
-        "symptom_call": entry["symptom"]["call"] if symptom_only else None,
-    }
+    hidden = BugfixHidden(
+        module=ref.name,
+        calls=list(ref.hidden_calls()),
+        failing_hidden=list(entry["failing_hidden"]),
+        mutations=[m.to_json() for m in mutations],
+        mutated_file=ref.module_path,
+        mutated_functions=sorted({m.function for m in mutations}),
+        module_functions=list(ref.functions),
+        fix_lines=fix_lines,
+        symptom_call=entry["symptom"]["call"] if symptom_only else None,
+    )
     return Task(
         task_id=entry["id"],
         family=FAMILY,

@@ -43,7 +43,7 @@ from typing import Any
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.checking import call_job, hidden_verdicts
-from forgegym.envs.bugfix.corpus import HiddenCall
+from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
@@ -119,17 +119,17 @@ def _shown_inputs(functions: Sequence[str], sources: Sequence[str]) -> set[tuple
 def shown_calls(task: Any) -> frozenset[int]:
     """Indices of the hidden calls whose inputs the agent was shown: the reported symptom
     call and any hidden call that a visible test also makes (same function, same args)."""
-    hidden = task.hidden
     cached = _SHOWN_CACHE.get(task.task_id)
     if cached is not None:
         return cached
+    hidden = BugfixHidden.of(task)
     tests = [task.files[p] for p in task.visible_test_files if p in task.files]
-    seen = _shown_inputs(hidden.get("module_functions") or [], tests)
+    seen = _shown_inputs(hidden.module_functions, tests)
     out = set()
-    if hidden.get("symptom_call") is not None:
-        out.add(int(hidden["symptom_call"]))
-    for i, call in enumerate(hidden["calls"]):
-        if (call["function"], _plain_key(list(call["args"]))) in seen:
+    if hidden.symptom_call is not None:
+        out.add(hidden.symptom_call)
+    for i, call in enumerate(hidden.calls):
+        if (call.function, _plain_key(list(call.args))) in seen:
             out.add(i)
     result = frozenset(out)
     if len(_SHOWN_CACHE) > 4096:
@@ -295,21 +295,20 @@ def scan_hardcoded_expectations(
     return [HackFinding(kind="hardcoded_expectation", path=path, line=0, detail=detail)]
 
 
-def grounded_note(text: str, task_hidden: Mapping[str, Any]) -> bool:
+def grounded_note(text: str, hidden: BugfixHidden) -> bool:
     """A note is grounded when it names the buggy file (or module) and at least one
     function the bug changed, and does not shotgun-list every function."""
     lowered = text.lower()
-    module = str(task_hidden["module"]).lower()
-    if module not in lowered:
+    if hidden.module.lower() not in lowered:
         return False
     # The file name must not count as naming a function of the same name.
-    lowered = lowered.replace(str(task_hidden["mutated_file"]).lower(), " ")
+    lowered = lowered.replace(hidden.mutated_file.lower(), " ")
     named = {
         fn
-        for fn in task_hidden["module_functions"]
+        for fn in hidden.module_functions
         if re.search(rf"(?<![a-z0-9_]){re.escape(fn.lower())}(?![a-z0-9_])", lowered)
     }
-    mutated = set(task_hidden["mutated_functions"])
+    mutated = set(hidden.mutated_functions)
     return bool(named & mutated) and len(named) <= len(mutated) + 1
 
 
@@ -324,11 +323,11 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
         return [unverifiable(path, reason)]
     pristine = {p: task.files[p] for p in task.editable_files}
     findings = scan_patch(pristine, dict(files), task.visible_test_files)
-    hidden = task.hidden
+    hidden = BugfixHidden.of(task)
     report_values: list[Any] = []
-    if hidden.get("symptom_call") is not None:
-        call = hidden["calls"][hidden["symptom_call"]]
-        report_values = [*call["args"], call["args"], call["expected"].get("value")]
+    if hidden.symptom_call is not None:
+        call = hidden.calls[hidden.symptom_call]
+        report_values = [*call.args, call.args, call.expected.get("value")]
     tests = [task.files[p] for p in task.visible_test_files]
     for path in task.editable_files:
         if path not in files:
@@ -389,10 +388,6 @@ class BugfixGrader:
         self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-bugfix-lint")
 
     # ------------------------------------------------------------- helpers
-    @staticmethod
-    def _calls(hidden: Mapping[str, Any]) -> list[HiddenCall]:
-        return [HiddenCall(c["function"], c["args"], c["expected"]) for c in hidden["calls"]]
-
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
         task = sub.task
         gates: list[str] = []
@@ -476,9 +471,10 @@ class BugfixGrader:
         if gates:
             return []
         task = submission.task
+        hidden = BugfixHidden.of(task)
         workdir = str(submission.materialise())
         return [
-            call_job(task.hidden["module"], self._calls(task.hidden), workdir, self.timeout_s),
+            call_job(hidden.module, hidden.calls, workdir, self.timeout_s),
             PytestJob(
                 workdir=workdir,
                 targets=list(task.visible_test_files),
@@ -495,11 +491,11 @@ class BugfixGrader:
         if pending.gates:
             return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
         task = submission.task
-        hidden = task.hidden
+        hidden = BugfixHidden.of(task)
         calls_result, tests_result = results
         assert isinstance(calls_result, CallResult) and isinstance(tests_result, PytestResult)
-        verdicts = hidden_verdicts(self._calls(hidden), calls_result)
-        broken = set(hidden["failing_hidden"])
+        verdicts = hidden_verdicts(hidden.calls, calls_result)
+        broken = set(hidden.failing_hidden)
         intact = [i for i in range(len(verdicts)) if i not in broken]
         # Inputs the agent saw never count toward fail-to-pass (see the module doc).
         broken = (broken - shown_calls(task)) or broken
@@ -507,7 +503,7 @@ class BugfixGrader:
         regression = sum(not verdicts[i] for i in intact) / len(intact) if intact else 0.0
         pristine = {p: task.files[p] for p in task.editable_files}
         stats = diff_stats(pristine, submission.files)
-        budget = max(2, 2 * int(hidden["fix_lines"]))
+        budget = max(2, 2 * hidden.fix_lines)
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
         efficiency = min(1.0, max(0.0, efficiency))
         lint = pending.lint.result() if pending.lint is not None else self._lint(submission)

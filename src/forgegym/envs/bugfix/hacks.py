@@ -21,6 +21,7 @@ import ast
 import json
 
 from forgegym.core.task import Task
+from forgegym.envs.bugfix.hidden import BugfixHidden
 
 __all__ = ["HACKS"]
 
@@ -62,7 +63,8 @@ def conftest_patch(task: Task) -> str:
 def _visible_cases(task: Task) -> list[tuple[str, str, str]]:
     """``(function, args_source, expected_source)`` for every ``assert f(...) == x`` in
     the visible tests, plus the user's report on symptom-only tasks."""
-    functions = set(task.hidden.get("module_functions", []))
+    hidden = BugfixHidden.of(task)
+    functions = set(hidden.module_functions)
     cases: list[tuple[str, str, str]] = []
     for path in task.visible_test_files:
         for node in ast.walk(ast.parse(task.files[path])):
@@ -77,12 +79,11 @@ def _visible_cases(task: Task) -> list[tuple[str, str, str]]:
                 continue
             args = "(" + "".join(ast.unparse(a) + ", " for a in call.args) + ")"
             cases.append((call.func.id, args, ast.unparse(node.comparators[0])))
-    index = task.hidden.get("symptom_call")
-    if index is not None:
-        spec = task.hidden["calls"][index]
-        if "value" in spec["expected"]:
-            args = "(" + "".join(repr(a) + ", " for a in spec["args"]) + ")"
-            cases.append((spec["function"], args, repr(spec["expected"]["value"])))
+    if hidden.symptom_call is not None:
+        spec = hidden.calls[hidden.symptom_call]
+        if "value" in spec.expected:
+            args = "(" + "".join(repr(a) + ", " for a in spec.args) + ")"
+            cases.append((spec.function, args, repr(spec.expected["value"])))
     return cases
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from forgegym.core.task import Task
+from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
 
 __all__ = ["partial_action"]
@@ -13,10 +14,11 @@ __all__ = ["partial_action"]
 def partial_action(task: Task) -> str | None:
     """Fix only the first injected bug and leave the others (``None`` on one-bug tasks,
     where fixing the first bug is the whole fix)."""
-    mutations = [Mutation.from_json(m) for m in task.hidden["mutations"]]
+    hidden = BugfixHidden.of(task)
+    mutations = [Mutation.from_json(m) for m in hidden.mutations]
     if len(mutations) < 2:
         return None
-    module = task.hidden["mutated_file"]
+    module = hidden.mutated_file
     content = apply_mutations(task.reference[module], mutations[1:])
     actions = [
         {"action": "edit", "edits": [{"path": module, "content": content}]},

@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from forgegym.core.task import Task
+from forgegym.core.task import HiddenData, Task
 from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.oversight.code_domain import (
     CODE_CORRUPTIONS,
@@ -72,10 +72,8 @@ INTRO = (
 )
 
 
-class OversightHidden(BaseModel):
+class OversightHidden(HiddenData):
     """Ground truth of one episode (never shown before the episode ends)."""
-
-    model_config = ConfigDict(frozen=True)
 
     domain: str
     corruption: str | None
@@ -97,7 +95,8 @@ class OversightHidden(BaseModel):
 
 
 def hidden_of(task: Task) -> OversightHidden:
-    return OversightHidden.model_validate(task.hidden)
+    """The task's typed ground truth (validated once per task)."""
+    return OversightHidden.of(task)
 
 
 def text_corruption(domain: str, index: int) -> str | None:

@@ -32,6 +32,7 @@ from typing import Any
 from forgegym.core.task import Task
 from forgegym.envs.performance import traces
 from forgegym.envs.performance.catalog import STRUCTURES, Structure, structure
+from forgegym.envs.performance.hidden import PerformanceHidden
 
 __all__ = [
     "DIFFICULTY_LEVELS",
@@ -282,12 +283,9 @@ def build_task(task_id: str) -> Task:
         editable_files=(s.path,),
         visible_test_files=(s.test_path,),
         visible_test_ids=tuple(f"{s.test_path}::{t}" for t in test_names),
-        hidden={
-            "structure": name,
-            "profile": profile,
-            "start": start,
-            "start_correct": start == "naive",
-        },
+        hidden=PerformanceHidden(
+            structure=name, profile=profile, start=start, start_correct=start == "naive"
+        ),
         reference={s.path: s.source("reference")},
         metadata={
             "structure": name,

@@ -41,6 +41,7 @@ from typing import Any
 from forgegym.core.grading import Submission
 from forgegym.envs.bugfix.checking import same_value
 from forgegym.envs.performance.catalog import Structure, structure
+from forgegym.envs.performance.hidden import PerformanceHidden
 from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
 from forgegym.envs.performance.scan import scan_submission
 from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
@@ -169,8 +170,8 @@ class PerformanceGrader:
         if gates:
             return []
         task = submission.task
-        s = structure(task.hidden["structure"])
-        profile = task.hidden["profile"]
+        s = structure(PerformanceHidden.of(task).structure)
+        profile = PerformanceHidden.of(task).profile
         jobs: list[Job] = []
         plan.correctness_seeds = [self._next_seed() for _ in CORRECTNESS_TRACES]
         for who in ("candidate", "reference"):
@@ -206,8 +207,8 @@ class PerformanceGrader:
         assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
         if not self._compare_checks(check_cand, check_ref)[0]:
             return []
-        s = structure(submission.task.hidden["structure"])
-        profile = submission.task.hidden["profile"]
+        s = structure(PerformanceHidden.of(submission.task).structure)
+        profile = PerformanceHidden.of(submission.task).profile
         jobs: list[Job] = []
         # Interleaved: every repetition runs null, reference and candidate side by side
         # on one fresh seed at each size, so load drifts hit all three alike.
@@ -246,7 +247,7 @@ class PerformanceGrader:
         if plan.gates:
             return compose({}, self.weights, gates=plan.gates, notes=plan.notes)
         task = submission.task
-        s = structure(task.hidden["structure"])
+        s = structure(PerformanceHidden.of(task).structure)
         notes = list(plan.notes)
         check_cand, check_ref = results[0], results[1]
         assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
@@ -303,7 +304,7 @@ class PerformanceGrader:
             notes.append(f"{measurement.reference_failures} reference/baseline run(s) failed")
         complexity = correct and measurement.complexity_ok
         speed = speed_credit(measurement.speed_ratio) if complexity else 0.0
-        start_correct = bool(task.hidden["start_correct"])
+        start_correct = PerformanceHidden.of(task).start_correct
         progress = correct and (complexity or not start_correct)
         terms = {
             "correct": 1.0 if correct else 0.0,

@@ -34,6 +34,7 @@ import json
 
 from forgegym.core.task import Task
 from forgegym.envs.performance.catalog import structure
+from forgegym.envs.performance.hidden import PerformanceHidden
 
 __all__ = ["HACKS"]
 
@@ -44,7 +45,7 @@ def _action(path: str, content: str) -> str:
 
 
 def _start(task: Task) -> tuple[str, str, str]:
-    s = structure(task.hidden["structure"])
+    s = structure(PerformanceHidden.of(task).structure)
     return s.path, task.files[s.path], s.class_name
 
 
@@ -209,7 +210,7 @@ def read_trace_generator(task: Task) -> str:
 
 def import_reference(task: Task) -> str:
     """Load the reference implementation from forgegym's data and re-export it."""
-    s = structure(task.hidden["structure"])
+    s = structure(PerformanceHidden.of(task).structure)
     content = (
         "import importlib\n\n_ref = importlib.import_module("
         f"'forgegym.envs.performance.data.structures.{s.name}.reference')\n"

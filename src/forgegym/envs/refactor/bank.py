@@ -22,6 +22,7 @@ import numpy as np
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
+from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.kinds import kinds, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.rewards.diff import diff_stats
@@ -93,21 +94,21 @@ def spec_to_task(
     after = {p: c for p, c in starting.items() if p not in spec.deleted}
     after.update(spec.reference)
     lines = diff_stats(starting, after).lines_changed
-    hidden = {
-        "kind": spec.kind,
-        "module": spec.module,
-        "checks": spec.checks,
-        "expected": expected_outcomes(spec.checks, _remap(full, spec, origin_outcomes)),
-        "api": spec.api,
-        "structure": spec.structure,
-        "integrity": spec.integrity,
+    hidden = RefactorHidden(
+        kind=spec.kind,
+        module=spec.module,
+        checks=spec.checks,
+        expected=expected_outcomes(spec.checks, _remap(full, spec, origin_outcomes)),
+        api=spec.api,
+        structure=spec.structure,
+        integrity=spec.integrity,
         # The original module, unless it is the starting file the agent sees anyway.
-        "original": {p: (None if spec.files.get(p) == c else c) for p, c in spec.original.items()},
-        "diff_budget": math.ceil(1.5 * lines) + 5,
-        "focus": list(spec.focus),
-        "reference_deleted": list(spec.deleted),
-        "validation": record or {},
-    }
+        original={p: (None if spec.files.get(p) == c else c) for p, c in spec.original.items()},
+        diff_budget=math.ceil(1.5 * lines) + 5,
+        focus=list(spec.focus),
+        reference_deleted=list(spec.deleted),
+        validation=record or {},
+    )
     return Task(
         task_id=spec.task_id,
         family=FAMILY,
@@ -126,8 +127,9 @@ def spec_to_task(
 
 
 def original_files(task: Task) -> dict[str, str]:
-    """The task's original module files (see ``hidden["original"]``)."""
-    return {p: (c if c is not None else task.files[p]) for p, c in task.hidden["original"].items()}
+    """The task's original module files (see :attr:`RefactorHidden.original`)."""
+    original = RefactorHidden.of(task).original
+    return {p: (c if c is not None else task.files[p]) for p, c in original.items()}
 
 
 def _remap(

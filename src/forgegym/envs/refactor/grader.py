@@ -37,6 +37,7 @@ from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
 from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.checking import check_job, step_verdicts
+from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.integrity import integrity_findings
 from forgegym.envs.refactor.structure import structure_score
 from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
@@ -139,7 +140,8 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
         path, _, reason = problem.partition(": ")
         return [HackFinding(kind="unverifiable", path=path, line=0, detail=reason)]
     starting = {p: task.files[p] for p in task.editable_files}
-    problems = integrity_findings(files, starting, original_files(task), task.hidden["integrity"])
+    integrity = RefactorHidden.of(task).integrity
+    problems = integrity_findings(files, starting, original_files(task), integrity)
     return [
         HackFinding(kind=text.split(":", 1)[0].split(" ")[0], path="", line=0, detail=text)
         for text in problems
@@ -202,9 +204,9 @@ class RefactorGrader:
                 compile(text, path, "exec", dont_inherit=True)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 return ["compile_error"], [f"{path} does not compile: {exc}"]
-        hidden = sub.task.hidden
+        hidden = RefactorHidden.of(sub.task)
         problems = integrity_findings(
-            sub.files, self._starting(sub), original_files(sub.task), hidden["integrity"]
+            sub.files, self._starting(sub), original_files(sub.task), hidden.integrity
         )
         if problems:
             gates.append("hack_flagged")
@@ -236,7 +238,8 @@ class RefactorGrader:
         pending.lint = self._lint_pool.submit(self._lint, submission)
         task = submission.task
         workdir = str(submission.materialise())
-        jobs: list[Job] = [check_job(task.hidden["checks"], workdir, timeout_s=self.timeout_s)]
+        checks = RefactorHidden.of(task).checks
+        jobs: list[Job] = [check_job(checks, workdir, timeout_s=self.timeout_s)]
         if self.visible_tests:
             jobs.append(
                 PytestJob(
@@ -256,14 +259,14 @@ class RefactorGrader:
         if pending.gates:
             return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
         task = submission.task
-        hidden = task.hidden
+        hidden = RefactorHidden.of(task)
         calls_result = results[0]
         assert isinstance(calls_result, CallResult)
         tests_result = results[1] if len(results) > 1 else None
         assert tests_result is None or isinstance(tests_result, PytestResult)
         files = self._all_files(submission)
-        verdicts = step_verdicts(hidden["checks"], hidden["expected"], calls_result)
-        steps = [s for seq in hidden["checks"] for s in seq]
+        verdicts = step_verdicts(hidden.checks, hidden.expected, calls_result)
+        steps = [s for seq in hidden.checks for s in seq]
         present = _present_targets(files, steps)
         # A step on a path the refactoring creates counts once that path exists.
         kept = [
@@ -273,11 +276,11 @@ class RefactorGrader:
         ]
         behaviour = sum(kept) / len(kept) if kept else 0.0
         warned = [w for _, w in verdicts if w is not None]
-        api, api_missing = api_score(files, hidden["api"], original_files(task))
-        structure, missed = structure_score(files, hidden["structure"])
+        api, api_missing = api_score(files, hidden.api, original_files(task))
+        structure, missed = structure_score(files, hidden.structure)
         if warned:
-            total = len(hidden["structure"]) + 1
-            met = structure * len(hidden["structure"]) + (1.0 if all(warned) else 0.0)
+            total = len(hidden.structure) + 1
+            met = structure * len(hidden.structure) + (1.0 if all(warned) else 0.0)
             structure = met / total
             if not all(warned):
                 missed.append(f"asked-for warnings missing on {warned.count(False)} calls")
@@ -285,10 +288,10 @@ class RefactorGrader:
         ok = behaviour >= 1.0 and api >= 1.0 and visible >= 1.0
         gain = structure if ok else 0.0
         stats = diff_stats(self._starting(submission), submission.files)
-        diff = diff_size_score(stats, int(hidden["diff_budget"]))
+        diff = diff_size_score(stats, hidden.diff_budget)
         lint = pending.lint.result() if pending.lint is not None else self._lint(submission)
         grounded = any(
-            grounded_note(n.text, hidden["focus"])
+            grounded_note(n.text, hidden.focus)
             for n in submission.notes
             if n.kind in ("review", "reflect")
         )

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
 from forgegym.envs.refactor.bank import original_files
+from forgegym.envs.refactor.hidden import RefactorHidden
 
 __all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
 
@@ -44,7 +45,7 @@ def _action(edits: list[dict[str, object]]) -> str:
 
 def reference_files(task: Task) -> tuple[dict[str, str], list[str]]:
     """The reference's written files and deleted files."""
-    return dict(task.reference), list(task.hidden.get("reference_deleted", []))
+    return dict(task.reference), list(RefactorHidden.of(task).reference_deleted)
 
 
 def _edits(task: Task, files: dict[str, str], deleted: list[str]) -> list[dict[str, object]]:
@@ -62,7 +63,7 @@ def reference_action(task: Task) -> str:
 
 
 def _module_path(task: Task) -> str:
-    return f"{task.hidden['module']}.py"
+    return f"{RefactorHidden.of(task).module}.py"
 
 
 def _main_file(task: Task) -> str:
@@ -72,12 +73,18 @@ def _main_file(task: Task) -> str:
 
 
 def _public(task: Task) -> list[str]:
-    return sorted({e["name"] for e in task.hidden["api"] if e["module"] == task.hidden["module"]})
+    return sorted(
+        {
+            e["name"]
+            for e in RefactorHidden.of(task).api
+            if e["module"] == RefactorHidden.of(task).module
+        }
+    )
 
 
 def stub_package(task: Task) -> str:
-    module = task.hidden["module"]
-    if task.hidden["kind"] != "split_package":
+    module = RefactorHidden.of(task).module
+    if RefactorHidden.of(task).kind != "split_package":
         return exec_old_source(task)
     init = (
         "import importlib.util\nimport pathlib\n\n"
@@ -91,7 +98,7 @@ def stub_package(task: Task) -> str:
 
 
 def star_reexport(task: Task) -> str:
-    module = task.hidden["module"]
+    module = RefactorHidden.of(task).module
     files, deleted = reference_files(task)
     init_path = f"{module}/__init__.py"
     if init_path in files:
@@ -133,9 +140,9 @@ def module_getattr(task: Task) -> str:
 
 
 def copy_not_move(task: Task) -> str:
-    module = task.hidden["module"]
+    module = RefactorHidden.of(task).module
     files, deleted = reference_files(task)
-    kind = task.hidden["kind"]
+    kind = RefactorHidden.of(task).kind
     if kind == "split_package":
         files[f"{module}/_legacy.py"] = next(iter(original_files(task).values()))
         return _action(_edits(task, files, deleted))
@@ -143,7 +150,7 @@ def copy_not_move(task: Task) -> str:
         # The deprecated alias carries a full copy of the code instead of delegating.
         path = _module_path(task)
         text = files[path]
-        for old in task.hidden["integrity"]["aliases"]:
+        for old in RefactorHidden.of(task).integrity["aliases"]:
             original = original_files(task)[path]
             tree = ast.parse(original)
             node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == old)
@@ -246,7 +253,7 @@ def behaviour_change(task: Task) -> str:
 
 def drop_api(task: Task) -> str:
     files, deleted = reference_files(task)
-    module = task.hidden["module"]
+    module = RefactorHidden.of(task).module
     name = _public(task)[-1]
     init_path = f"{module}/__init__.py"
     path = init_path if init_path in files else _module_path(task)
@@ -287,21 +294,21 @@ def partial_action(task: Task) -> str | None:
     the package ``__init__`` (split); the new name with a plain alias that does not warn
     (rename); the class added but the module globals kept (state); the reference with
     the old code left beside it otherwise (which the integrity checks may gate)."""
-    module = task.hidden["module"]
-    kind = task.hidden["kind"]
+    module = RefactorHidden.of(task).module
+    kind = RefactorHidden.of(task).kind
     files, deleted = reference_files(task)
     path = _module_path(task)
     if kind == "split_package":
         return _action([{"path": path, "move_to": f"{module}/__init__.py"}])
     if kind == "rename_alias":
         text = task.files[path]
-        for old, new in task.hidden["integrity"]["aliases"].items():
+        for old, new in RefactorHidden.of(task).integrity["aliases"].items():
             text = re.sub(rf"\b{re.escape(old)}\b", new, text) + f"\n\n{old} = {new}\n"
         return _action([{"path": path, "content": text}])
     if kind == "dead_code":
         # Only the unused imports and module constants go; the dead functions and
         # statements stay.
-        names = {r["name"] for r in task.hidden["structure"] if r["req"] == "not_defined"}
+        names = {r["name"] for r in RefactorHidden.of(task).structure if r["req"] == "not_defined"}
         lines = task.files[path].splitlines(keepends=True)
         kept = [
             line

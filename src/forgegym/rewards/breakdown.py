@@ -240,6 +240,8 @@ def merge_weights(
     This is what an environment does with its ``weights=`` kwarg.
     """
     merged = validate_weights(defaults, argument=f"{argument} (defaults)")
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ValueError(f"{argument} must be a mapping of term name to weight, got {overrides!r}")
     if overrides:
         merged.update(validate_weights(overrides, merged.keys(), argument=argument))
     return merged

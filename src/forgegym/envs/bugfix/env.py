@@ -113,24 +113,17 @@ class BugfixEnv(CodeEnv):
     def __init__(
         self,
         *,
-        max_steps: int = 8,
-        difficulty: int | None = None,
         weights: Mapping[str, float] | None = None,
-        shaping_weight: float = 0.1,
-        format_penalty: float = -0.1,
-        test_timeout_s: float = 20.0,
         grading_timeout_s: float = 10.0,
         task_bank: TaskBank | None = None,
+        test_timeout_s: float = 20.0,
         runner: Runner | None = None,
-        render_mode: str | None = None,
         repo_path: str | None = None,
         failing_tests: Sequence[str] | None = None,
         hidden_tests: Sequence[str] = (),
         editable_files: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        if weights is not None and not isinstance(weights, Mapping):
-            raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
         timeout_s = check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0)
         grader = RepoAwareGrader(
             BugfixGrader(weights=weights, timeout_s=timeout_s),
@@ -162,12 +155,7 @@ class BugfixEnv(CodeEnv):
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,
             runner=runner,
-            shaping_weight=shaping_weight,
             test_timeout_s=test_timeout_s,
-            max_steps=max_steps,
-            difficulty=difficulty,
-            format_penalty=format_penalty,
-            render_mode=render_mode,
             **kwargs,
         )
 

@@ -12,7 +12,7 @@ from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    pass
 
 __all__ = ["PerformanceEnv"]
 
@@ -98,23 +98,14 @@ class PerformanceEnv(CodeEnv):
     def __init__(
         self,
         *,
-        max_steps: int = 8,
-        difficulty: int | None = None,
         weights: Mapping[str, float] | None = None,
-        shaping_weight: float = 0.1,
-        format_penalty: float = -0.1,
-        test_timeout_s: float = 20.0,
         grading_timeout_s: float = 30.0,
         repeats: int = 3,
         cpu_budget_s: float = 3.0,
         grading_seed: int | None = None,
         task_bank: TaskBank | None = None,
-        runner: Runner | None = None,
-        render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        if weights is not None and not isinstance(weights, Mapping):
-            raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
         grader = PerformanceGrader(
             weights=weights,
             repeats=repeats,
@@ -122,18 +113,7 @@ class PerformanceEnv(CodeEnv):
             timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=1.0, high=600.0),
             seed=grading_seed,
         )
-        super().__init__(
-            task_bank=task_bank or PerformanceTaskBank(),
-            grader=grader,
-            runner=runner,
-            shaping_weight=shaping_weight,
-            test_timeout_s=test_timeout_s,
-            max_steps=max_steps,
-            difficulty=difficulty,
-            format_penalty=format_penalty,
-            render_mode=render_mode,
-            **kwargs,
-        )
+        super().__init__(task_bank=task_bank or PerformanceTaskBank(), grader=grader, **kwargs)
 
     def _task_section(self) -> str:
         task = self.task

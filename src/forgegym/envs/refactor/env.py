@@ -12,7 +12,7 @@ from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.grader import RefactorGrader
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    pass
 
 __all__ = ["RefactorEnv"]
 
@@ -100,21 +100,12 @@ class RefactorEnv(CodeEnv):
     def __init__(
         self,
         *,
-        max_steps: int = 8,
-        difficulty: int | None = None,
         kinds: Sequence[str] | None = None,
         weights: Mapping[str, float] | None = None,
-        shaping_weight: float = 0.1,
-        format_penalty: float = -0.1,
-        test_timeout_s: float = 20.0,
         grading_timeout_s: float = 10.0,
         task_bank: TaskBank | None = None,
-        runner: Runner | None = None,
-        render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        if weights is not None and not isinstance(weights, Mapping):
-            raise ValueError(f"weights must be a mapping of term name to weight, got {weights!r}")
         if kinds is not None and (isinstance(kinds, str) or not isinstance(kinds, Sequence)):
             raise ValueError(f"kinds must be a list of kind names, got {kinds!r}")
         grader = RefactorGrader(
@@ -122,16 +113,7 @@ class RefactorEnv(CodeEnv):
             timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0),
         )
         super().__init__(
-            task_bank=task_bank or RefactorTaskBank(kinds=kinds),
-            grader=grader,
-            runner=runner,
-            shaping_weight=shaping_weight,
-            test_timeout_s=test_timeout_s,
-            max_steps=max_steps,
-            difficulty=difficulty,
-            format_penalty=format_penalty,
-            render_mode=render_mode,
-            **kwargs,
+            task_bank=task_bank or RefactorTaskBank(kinds=kinds), grader=grader, **kwargs
         )
 
     def _task_section(self) -> str:

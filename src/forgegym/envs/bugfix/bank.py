@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import libcst as cst
-import numpy as np
 
+from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.checking import describe_outcome
 from forgegym.envs.bugfix.corpus import ReferenceModule, load_corpus
@@ -124,7 +124,7 @@ def build_task(entry: dict[str, Any]) -> Task:
     )
 
 
-class BugfixTaskBank:
+class BugfixTaskBank(ManifestTaskBank):
     """The :class:`~forgegym.core.task.TaskBank` of ``Forge/Bugfix-v0``.
 
     Args:
@@ -147,15 +147,7 @@ class BugfixTaskBank:
                     "`python -m forgegym.envs.bugfix.generator`"
                 )
         self._entries: dict[str, dict[str, Any]] = {t["id"]: t for t in manifest["tasks"]}
-        self._ids = tuple(sorted(self._entries))
-        self._by_level = {
-            level: tuple(i for i in self._ids if self._entries[i]["level"] == level)
-            for level in self.difficulty_levels
-        }
-        self._get = functools.lru_cache(maxsize=256)(self._build)
-
-    def __len__(self) -> int:
-        return len(self._ids)
+        super().__init__({i: int(e["level"]) for i, e in self._entries.items()})
 
     def entry(self, task_id: str) -> dict[str, Any]:
         """The manifest entry of ``task_id`` (a copy)."""
@@ -163,30 +155,8 @@ class BugfixTaskBank:
             raise UnknownTaskError(task_id)
         return json.loads(json.dumps(self._entries[task_id]))
 
-    def _build(self, task_id: str) -> Task:
+    def build(self, task_id: str) -> Task:
         return build_task(self._entries[task_id])
-
-    def get(self, task_id: str) -> Task:
-        if not isinstance(task_id, str) or task_id not in self._entries:
-            raise UnknownTaskError(f"no bugfix task {task_id!r}")
-        return self._get(task_id)
-
-    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
-        """Every task id (at ``difficulty``), sorted."""
-        if difficulty is None:
-            return self._ids
-        if difficulty not in self._by_level:
-            raise ValueError(f"difficulty must be one of {list(self.difficulty_levels)}")
-        return self._by_level[difficulty]
-
-    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
-        ids = self.ids(difficulty)
-        return self.get(ids[int(rng.integers(len(ids)))])
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        ids = self.ids(difficulty)
-        order = np.random.default_rng(seed).permutation(len(ids))
-        return [ids[i] for i in order[: max(0, n)]]
 
 
 def bank_stats(bank: BugfixTaskBank) -> dict[str, int]:

@@ -13,9 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from forgegym.core.task import Task, UnknownTaskError
+from forgegym.core.bank import ManifestTaskBank
+from forgegym.core.task import Task
 from forgegym.envs.performance.generator import (
     DIFFICULTY_LEVELS,
     FAMILY,
@@ -40,7 +39,7 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-class PerformanceTaskBank:
+class PerformanceTaskBank(ManifestTaskBank):
     """The :class:`~forgegym.core.task.TaskBank` of ``Forge/Performance-v0``.
 
     Args:
@@ -65,15 +64,7 @@ class PerformanceTaskBank:
             ids = [t["id"] for t in manifest["tasks"]]
         else:
             ids = [task_id_for(*key) for key in candidate_keys()]
-        self._ids = tuple(sorted(ids))
-        self._known = frozenset(self._ids) | {SEED_TASK_ID}
-        self._by_level = {
-            level: tuple(i for i in self._ids if level_of(i.split("/")[2]) == level)
-            for level in self.difficulty_levels
-        }
-
-    def __len__(self) -> int:
-        return len(self._ids)
+        super().__init__({i: level_of(i.split("/")[2]) for i in ids}, extra_ids=(SEED_TASK_ID,))
 
     def category_counts(self) -> dict[str, int]:
         """Tasks per structure and per start kind (for ``tasks verify``)."""
@@ -84,26 +75,8 @@ class PerformanceTaskBank:
             counts["start:" + ("bug" if start.startswith("bug") else start)] += 1
         return dict(sorted(counts.items()))
 
-    def get(self, task_id: str) -> Task:
-        if not isinstance(task_id, str) or task_id not in self._known:
-            raise UnknownTaskError(f"no performance task {task_id!r}")
+    def build(self, task_id: str) -> Task:
         return _build(task_id)
-
-    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
-        if difficulty is None:
-            return self._ids
-        if difficulty not in self._by_level:
-            raise ValueError(f"difficulty must be one of {list(self.difficulty_levels)}")
-        return self._by_level[difficulty]
-
-    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
-        ids = self.ids(difficulty)
-        return self.get(ids[int(rng.integers(len(ids)))])
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        ids = self.ids(difficulty)
-        order = np.random.default_rng(seed).permutation(len(ids))
-        return [ids[i] for i in order[: max(0, n)]]
 
 
 @functools.lru_cache(maxsize=256)

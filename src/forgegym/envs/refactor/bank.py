@@ -17,8 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
@@ -153,7 +152,7 @@ def _remap(
     ]
 
 
-class RefactorTaskBank:
+class RefactorTaskBank(ManifestTaskBank):
     """Implements :class:`forgegym.core.task.TaskBank` over the validated manifest.
 
     Args:
@@ -175,13 +174,7 @@ class RefactorTaskBank:
             if unknown or not kinds:
                 raise ValueError(f"kinds: unknown kinds {unknown or list(kinds)}; known: {known}")
         self._entries = {e["task_id"]: e for e in entries if kinds is None or e["kind"] in kinds}
-        self._by_level = {
-            level: sorted(t for t, e in self._entries.items() if e["level"] == level)
-            for level in DIFFICULTY_LEVELS
-        }
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        super().__init__({t: int(e["level"]) for t, e in self._entries.items()})
 
     def category_counts(self) -> dict[str, int]:
         """Validated tasks per kind."""
@@ -199,29 +192,11 @@ class RefactorTaskBank:
         counts["mutants_sampled"] = sum(e["validation"]["mutants"] for e in entries)
         return dict(sorted(counts.items()))
 
-    def get(self, task_id: str) -> Task:
-        entry = self._entries.get(task_id)
-        if entry is None:
-            raise UnknownTaskError(task_id)
-        return self._task(task_id)
-
-    @functools.lru_cache(maxsize=256)  # noqa: B019 - banks live as long as their env
-    def _task(self, task_id: str) -> Task:
+    def build(self, task_id: str) -> Task:
         entry = self._entries[task_id]
         spec = _find_spec(task_id)
         outcomes = self._manifest["outcomes"][entry["origin_key"]]
         return spec_to_task(spec, outcomes, entry.get("validation"))
-
-    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
-        ids = self._by_level[difficulty] if difficulty is not None else sorted(self._entries)
-        if not ids:
-            raise ValueError(f"difficulty: no tasks at level {difficulty}")
-        return self.get(ids[int(rng.integers(0, len(ids)))])
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        ids = self._by_level[difficulty] if difficulty is not None else sorted(self._entries)
-        order = np.random.default_rng(seed).permutation(len(ids))
-        return [ids[int(i)] for i in order[:n]]
 
 
 def bank_stats(bank: RefactorTaskBank) -> dict[str, int]:

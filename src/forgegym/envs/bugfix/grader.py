@@ -37,15 +37,17 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
+from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.checking import call_job, hidden_verdicts
 from forgegym.envs.bugfix.hidden import BugfixHidden
-from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
+from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_many, lint_score, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
@@ -71,7 +73,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "regression": 2.0,
     "noop": 1.0,
 }
-_KINDS = {"regression": "penalty", "noop": "penalty"}
+_KINDS: dict[str, TermKind] = {"regression": "penalty", "noop": "penalty"}
 
 
 # ----------------------------------------------------------------- shown inputs
@@ -356,17 +358,10 @@ def solved(breakdown: RewardBreakdown) -> bool:
 
 
 # ----------------------------------------------------------------------- grader
-class _Pending:
-    """Per-submission state carried from ``jobs`` to ``score``."""
-
-    def __init__(self, gates: list[str], notes: list[str], lint: Future[float] | None) -> None:
-        self.gates = gates
-        self.notes = notes
-        self.lint = lint
-
-
-class BugfixGrader:
-    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Bugfix-v0``.
+class BugfixGrader(CodeGrader):
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Bugfix-v0`` (the
+    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    :func:`scan_submission` gates; the hidden-call and visible-test jobs; terms).
 
     Args:
         weights: overrides of :data:`DEFAULT_WEIGHTS` (validated; ``ValueError`` names
@@ -374,60 +369,33 @@ class BugfixGrader:
         timeout_s: wall limit of each grading job.
     """
 
+    name = "bugfix"
+    default_weights = DEFAULT_WEIGHTS
+    term_kinds = _KINDS
+    lints = True
+
     def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 10.0):
-        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
-        if (
-            isinstance(timeout_s, bool)
-            or not isinstance(timeout_s, (int, float))
-            or not (0 < timeout_s <= 600)
-        ):
-            raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
-        self.timeout_s = float(timeout_s)
-        # Ruff runs in the parent; overlapping it with the sandbox jobs keeps grading
-        # latency at max(jobs, lint) instead of their sum.
-        self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-bugfix-lint")
+        super().__init__(weights)
+        self.timeout_s = check_timeout(timeout_s)
 
-    # ------------------------------------------------------------- helpers
-    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
-        task = sub.task
-        gates: list[str] = []
-        notes: list[str] = []
-        problem = bounded.files_problem(
-            {p: c for p, c in sub.files.items() if c != task.files.get(p)}
-        )
-        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
-            return ["unverifiable"], [f"cannot verify {problem}"]
-        for path in task.editable_files:
-            try:
-                compile(sub.files[path], path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                gates.append("compile_error")
-                notes.append(f"{path} does not compile: {exc}")
-                break
-        findings = scan_submission(task, sub.files)
-        if findings:
-            unverified = any(f.kind == "unverifiable" for f in findings)
-            gates.insert(0, "unverifiable" if unverified else "hack_flagged")
-            notes.extend(f"hack: {f.kind} at {f.path}:{f.line} ({f.detail})" for f in findings[:5])
-        return gates, notes
+    # ----------------------------------------------------------- the steps
+    def scan(self, submission: Submission) -> list[HackFinding]:
+        return scan_submission(submission.task, submission.files)
 
-    def _lint(self, sub: Submission) -> float:
-        task = sub.task
+    def lint(self, submission: Submission) -> float:
+        task = submission.task
         before = {p: task.files[p] for p in task.editable_files}
         try:
-            return lint_score(_lint_cached(tuple(before.items())), lint_sources(dict(sub.files)))
+            return lint_score(
+                _lint_cached(tuple(before.items())), lint_sources(dict(submission.files))
+            )
         except LintError:
             return 1.0  # ruff unavailable: do not punish the policy for the machine
 
-    # ------------------------------------------------------------ protocol
-    def close(self) -> None:
-        """Stop the lint threads (called by the environment's ``close``)."""
-        self._lint_pool.shutdown(wait=False, cancel_futures=True)
-
     def prepare(self, submissions: Sequence[Submission]) -> None:
         """Batch grading: lint every submission within the parent's bounds with one ruff
-        run in the background (``jobs`` picks each one's score up; a failed batch run
-        falls back to linting each submission alone, as ``jobs`` does without it)."""
+        run in the background (:meth:`start` picks each one's score up; a failed batch
+        run falls back to linting each submission alone, as ``jobs`` does without it)."""
         wanted = [
             s
             for s in submissions
@@ -448,7 +416,7 @@ class BugfixGrader:
             for sub, future, after in zip(wanted, futures, found, strict=True):
                 try:
                     if after is None:
-                        future.set_result(self._lint(sub))
+                        future.set_result(self.lint(sub))
                     else:
                         before = _lint_cached(
                             tuple((p, sub.task.files[p]) for p in sub.task.editable_files)
@@ -459,17 +427,14 @@ class BugfixGrader:
                 except Exception as exc:  # noqa: BLE001 - score() reports it
                     future.set_exception(exc)
 
-        self._lint_pool.submit(run)
+        self._pool().submit(run)
 
-    def jobs(self, submission: Submission) -> list[Job]:
-        gates, notes = self._static_gates(submission)
-        batched = submission.grading_state.pop("bugfix-lint", None)
-        lint = None
-        if not gates:
-            lint = batched or self._lint_pool.submit(self._lint, submission)
-        submission.grading_state["bugfix"] = _Pending(gates, notes, lint)
-        if gates:
-            return []
+    def start(self, submission: Submission, state: GradingState) -> None:
+        """The lint :meth:`prepare` started for the batch, else a background lint now."""
+        state.lint = submission.grading_state.pop("bugfix-lint", None)
+        super().start(submission, state)
+
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
         task = submission.task
         hidden = BugfixHidden.of(task)
         workdir = str(submission.materialise())
@@ -483,13 +448,7 @@ class BugfixGrader:
             ),
         ]
 
-    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        pending = submission.grading_state.pop("bugfix", None)
-        if pending is None:  # score without jobs (direct use): compute the gates now
-            gates, notes = self._static_gates(submission)
-            pending = _Pending(gates, notes, None)
-        if pending.gates:
-            return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
+    def terms(self, submission: Submission, results: Sequence[Any], state: GradingState) -> Terms:
         task = submission.task
         hidden = BugfixHidden.of(task)
         calls_result, tests_result = results
@@ -506,7 +465,7 @@ class BugfixGrader:
         budget = max(2, 2 * hidden.fix_lines)
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
         efficiency = min(1.0, max(0.0, efficiency))
-        lint = pending.lint.result() if pending.lint is not None else self._lint(submission)
+        lint = self.lint_result(submission, state)
         grounded = any(
             grounded_note(n.text, hidden)
             for n in submission.notes
@@ -533,10 +492,10 @@ class BugfixGrader:
             if f2p == 0.0 and is_noop(pristine, submission.files)
             else "",
         }
-        notes = list(pending.notes)
+        notes = list(state.notes)
         if calls_result.status.value != "completed":
             notes.append(f"hidden checks run: {calls_result.status.value}")
-        return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
+        return Terms(terms, details, notes)
 
     @staticmethod
     def solved(breakdown: RewardBreakdown) -> bool:

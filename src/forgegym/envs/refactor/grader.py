@@ -28,10 +28,9 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
+from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
@@ -40,8 +39,9 @@ from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.integrity import integrity_findings
 from forgegym.envs.refactor.structure import structure_score
-from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.antihack import HackFinding
+from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats
 from forgegym.rewards.lint import LintError, LintFinding, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
@@ -59,7 +59,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "noop": 1.0,
     "broken": 2.0,
 }
-_KINDS = {"noop": "penalty", "broken": "penalty"}
+_KINDS: dict[str, TermKind] = {"noop": "penalty", "broken": "penalty"}
 
 
 def api_score(
@@ -119,14 +119,6 @@ def _present_targets(files: Mapping[str, str], steps: Sequence[Mapping[str, Any]
     return out
 
 
-@dataclass
-class _Pending:
-    gates: list[str]
-    notes: list[str]
-    lint: Future[float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 def _finding_keys(findings: Sequence[LintFinding]) -> Counter[tuple[str, str]]:
     return Counter((f.code, f.message) for f in findings)
 
@@ -153,8 +145,10 @@ def _lint_cached(files: tuple[tuple[str, str], ...]) -> tuple[LintFinding, ...]:
     return tuple(lint_sources(dict(files)))
 
 
-class RefactorGrader:
-    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Refactor-v0``.
+class RefactorGrader(CodeGrader):
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Refactor-v0`` (the
+    :class:`~forgegym.core.code_grader.CodeGrader` template with its own static gates:
+    every Python file compiles, the integrity rules hold).
 
     Args:
         weights: overrides of :data:`DEFAULT_WEIGHTS` (``ValueError`` names ``weights``).
@@ -164,6 +158,11 @@ class RefactorGrader:
             validation may turn this off to halve its sandbox time.
     """
 
+    name = "refactor"
+    default_weights = DEFAULT_WEIGHTS
+    term_kinds = _KINDS
+    lints = True
+
     def __init__(
         self,
         weights: Mapping[str, float] | None = None,
@@ -172,25 +171,15 @@ class RefactorGrader:
         visible_tests: bool = True,
     ):
         self.visible_tests = bool(visible_tests)
-        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
-        if (
-            isinstance(timeout_s, bool)
-            or not isinstance(timeout_s, (int, float))
-            or not (0 < timeout_s <= 600)
-        ):
-            raise ValueError(f"timeout_s must be in (0, 600], got {timeout_s!r}")
-        self.timeout_s = float(timeout_s)
-        self._lint_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-refactor-lint")
-
-    def close(self) -> None:
-        self._lint_pool.shutdown(wait=False, cancel_futures=True)
+        super().__init__(weights)
+        self.timeout_s = check_timeout(timeout_s)
 
     # ------------------------------------------------------------- helpers
     @staticmethod
     def _starting(sub: Submission) -> dict[str, str]:
         return {p: sub.task.files[p] for p in sub.task.editable_files}
 
-    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
+    def static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
         gates: list[str] = []
         notes: list[str] = []
         problem = bounded.files_problem(sub.files)
@@ -213,7 +202,7 @@ class RefactorGrader:
             notes.extend(problems[:6])
         return gates, notes
 
-    def _lint(self, sub: Submission) -> float:
+    def lint(self, sub: Submission) -> float:
         try:
             before = _finding_keys(_lint_cached(tuple(sorted(self._starting(sub).items()))))
             after = _finding_keys(lint_sources(dict(sub.files)))
@@ -228,14 +217,8 @@ class RefactorGrader:
         files.update(sub.files)
         return files
 
-    # ------------------------------------------------------------ protocol
-    def jobs(self, submission: Submission) -> list[Job]:
-        gates, notes = self._static_gates(submission)
-        pending = _Pending(gates, notes)
-        submission.grading_state["refactor"] = pending
-        if gates:
-            return []
-        pending.lint = self._lint_pool.submit(self._lint, submission)
+    # ----------------------------------------------------------- the steps
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
         task = submission.task
         workdir = str(submission.materialise())
         checks = RefactorHidden.of(task).checks
@@ -251,13 +234,7 @@ class RefactorGrader:
             )
         return jobs
 
-    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        pending = submission.grading_state.pop("refactor", None)
-        if pending is None:
-            gates, notes = self._static_gates(submission)
-            pending = _Pending(gates, notes)
-        if pending.gates:
-            return compose({}, self.weights, gates=pending.gates, notes=pending.notes)
+    def terms(self, submission: Submission, results: Sequence[Any], state: GradingState) -> Terms:
         task = submission.task
         hidden = RefactorHidden.of(task)
         calls_result = results[0]
@@ -289,7 +266,7 @@ class RefactorGrader:
         gain = structure if ok else 0.0
         stats = diff_stats(self._starting(submission), submission.files)
         diff = diff_size_score(stats, hidden.diff_budget)
-        lint = pending.lint.result() if pending.lint is not None else self._lint(submission)
+        lint = self.lint_result(submission, state)
         grounded = any(
             grounded_note(n.text, hidden.focus)
             for n in submission.notes
@@ -317,14 +294,14 @@ class RefactorGrader:
                 else "not run (visible_tests=False)"
             ),
         }
-        notes = list(pending.notes)
+        notes = list(state.notes)
         if calls_result.status.value != "completed":
             notes.append(
                 f"hidden checks run: {calls_result.status.value} {calls_result.detail}"[:300]
             )
         if not ok:
             notes.append("behaviour or public API changed: no credit")
-        return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
+        return Terms(terms, details, notes)
 
     @staticmethod
     def solved(breakdown: RewardBreakdown) -> bool:

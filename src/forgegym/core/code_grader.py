@@ -1,0 +1,221 @@
+"""The code-family grading template: static gates → sandbox jobs → terms → compose.
+
+Every code family grades the same way: the trusted parent first checks what it can
+without running anything (the parent's limits, compilation, the family's anti-hack
+scanners), and a gated submission runs nothing; otherwise the family's sandbox jobs
+run (batched across a GRPO group by :func:`~forgegym.core.grading.grade_many`) and
+their results become named reward terms, composed with the family's weights.
+:class:`CodeGrader` implements :class:`~forgegym.core.grading.Grader` as that
+template; a family fills in the steps::
+
+    class MyGrader(CodeGrader):
+        name = "mine"                       # its key in Submission.grading_state
+        default_weights = {"hidden": 1.0, "lint": 0.1}
+        lints = True                        # lint in the background once gates pass
+
+        def scan(self, submission):         # the family's anti-hack scanner
+            return scan_submission(submission.task, submission.files)
+
+        def sandbox_jobs(self, submission, state):
+            return [call_job(..., str(submission.materialise()), self.timeout_s)]
+
+        def terms(self, submission, results, state):
+            rate = ...
+            return Terms({"hidden": rate, "lint": self.lint_result(submission, state) * rate})
+
+:meth:`CodeGrader.static_gates` has the shared default (limits → compile → scan);
+a family with other gates overrides it.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from forgegym.core.grading import Submission
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.sandbox.jobs import Job, Result
+
+if TYPE_CHECKING:
+    from forgegym.rewards.antihack import HackFinding
+    from forgegym.rewards.breakdown import TermKind
+
+__all__ = ["CodeGrader", "GradingState", "Terms", "check_timeout", "hack_gate"]
+
+
+@dataclass
+class GradingState:
+    """What ``jobs`` computed for ``score`` (kept on the submission, nothing outlives it)."""
+
+    gates: list[str]
+    notes: list[str]
+    #: The background lint score (graders with ``lints = True``).
+    lint: Future[float] | None = None
+    #: Whatever else the family's ``sandbox_jobs`` records for its ``terms``.
+    extra: Any = None
+
+
+@dataclass
+class Terms:
+    """A family's reward terms for one submission, with details and the final notes."""
+
+    values: dict[str, float]
+    details: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def check_timeout(timeout_s: Any, argument: str = "timeout_s") -> float:
+    """A job wall limit in (0, 600] seconds, else ``ValueError`` naming ``argument``."""
+    if (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, (int, float))
+        or not (0 < timeout_s <= 600)
+    ):
+        raise ValueError(f"{argument} must be in (0, 600], got {timeout_s!r}")
+    return float(timeout_s)
+
+
+def hack_gate(findings: Iterable[HackFinding]) -> str | None:
+    """The gate anti-hack findings fire: ``unverifiable`` when one says the parent
+    cannot verify the source, ``hack_flagged`` for any other, ``None`` for none."""
+    kinds = [f.kind for f in findings]
+    if not kinds:
+        return None
+    return "unverifiable" if "unverifiable" in kinds else "hack_flagged"
+
+
+class CodeGrader(ABC):
+    """The :class:`~forgegym.core.grading.Grader` template of the code families.
+
+    Args:
+        weights: overrides of ``default_weights`` (``ValueError`` names ``weights``).
+    """
+
+    #: The grader's key in ``Submission.grading_state``.
+    name: ClassVar[str]
+    #: Term name -> weight (what ``weights=`` overrides).
+    default_weights: ClassVar[Mapping[str, float]]
+    #: Term kinds other than "credit" (penalties, shaping).
+    term_kinds: ClassVar[Mapping[str, TermKind]] = {}
+    #: Lint in a background thread once the gates pass (implement :meth:`lint`).
+    lints: ClassVar[bool] = False
+    #: Default gates: stop at a compile error (``True``) or also scan (``False``: a hack
+    #: that does not compile still gates as a hack).
+    compile_error_ends_gates: ClassVar[bool] = False
+    #: Default gates: the note a finding leaves.
+    hack_note: ClassVar[str] = "hack: {kind} at {path}:{line} ({detail})"
+
+    def __init__(self, weights: Mapping[str, float] | None = None) -> None:
+        self.weights = merge_weights(self.default_weights, weights, argument="weights")
+        self._lint_pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    # ------------------------------------------------------- the family's steps
+    def scan(self, submission: Submission) -> list[HackFinding]:
+        """The family's anti-hack findings (bounded: over a limit, ``unverifiable``)."""
+        return []
+
+    def compiled_paths(self, submission: Submission) -> Sequence[str]:
+        """Files the default gates compile (the task's editable files)."""
+        return submission.task.editable_files
+
+    def static_gates(self, submission: Submission) -> tuple[list[str], list[str]]:
+        """Gates and notes decided without running anything. Default: the parent's
+        limits on the changed files (``unverifiable``: nothing else is looked at), the
+        first file of :meth:`compiled_paths` that does not compile (``compile_error``),
+        then :meth:`scan` (``hack_flagged`` / ``unverifiable``, listed first)."""
+        task = submission.task
+        changed = {p: c for p, c in submission.files.items() if c != task.files.get(p)}
+        problem = bounded.files_problem(changed)
+        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
+            return ["unverifiable"], [f"cannot verify {problem}"]
+        gates: list[str] = []
+        notes: list[str] = []
+        for path in self.compiled_paths(submission):
+            try:
+                compile(submission.files[path], path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                gates.append("compile_error")
+                notes.append(f"{path} does not compile: {exc}")
+                break
+        if gates and self.compile_error_ends_gates:
+            return gates, notes
+        findings = self.scan(submission)
+        gate = hack_gate(findings)
+        if gate is not None:
+            gates.insert(0, gate)
+            notes.extend(self.hack_note.format(**f.model_dump()) for f in findings[:5])
+        return gates, notes
+
+    def lint(self, submission: Submission) -> float:
+        """The lint credit in [0, 1] (graders with ``lints = True``)."""
+        raise NotImplementedError(f"{type(self).__name__} sets lints but has no lint()")
+
+    def start(self, submission: Submission, state: GradingState) -> None:
+        """Work begun once the gates passed, before the jobs run: by default the
+        background lint (``lints = True``)."""
+        if self.lints and state.lint is None:
+            state.lint = self._pool().submit(self.lint, submission)
+
+    @abstractmethod
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
+        """The runner jobs of an ungated submission (``state.extra`` may record what
+        :meth:`terms` needs to read their results)."""
+
+    @abstractmethod
+    def terms(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> Terms:
+        """The reward terms of an ungated submission from its jobs' results."""
+
+    # ------------------------------------------------------------- helpers
+    def lint_result(self, submission: Submission, state: GradingState) -> float:
+        """The background lint score (computed now when it was never started)."""
+        return state.lint.result() if state.lint is not None else self.lint(submission)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        # Ruff runs in the parent; overlapping it with the sandbox jobs keeps grading
+        # latency at max(jobs, lint) instead of their sum.
+        with self._pool_lock:
+            if self._lint_pool is None:
+                self._lint_pool = ThreadPoolExecutor(
+                    max_workers=4, thread_name_prefix=f"fg-{self.name}-lint"
+                )
+            return self._lint_pool
+
+    # ------------------------------------------------------------ the template
+    def jobs(self, submission: Submission) -> list[Job]:
+        gates, notes = self.static_gates(submission)
+        state = GradingState(gates, notes)
+        submission.grading_state[self.name] = state
+        if gates:
+            return []
+        self.start(submission, state)
+        return self.sandbox_jobs(submission, state)
+
+    def score(self, submission: Submission, results: Sequence[Result]) -> RewardBreakdown:
+        state = submission.grading_state.pop(self.name, None)
+        if state is None:  # score without jobs (direct use): compute the gates now
+            gates, notes = self.static_gates(submission)
+            state = GradingState(gates, notes)
+        if state.gates:
+            return compose({}, self.weights, gates=state.gates, notes=state.notes)
+        terms = self.terms(submission, results, state)
+        return compose(
+            terms.values,
+            self.weights,
+            kinds=self.term_kinds,
+            details=terms.details,
+            notes=terms.notes,
+        )
+
+    def close(self) -> None:
+        """Stop the lint threads (called by the environment's ``close``)."""
+        with self._pool_lock:
+            if self._lint_pool is not None:
+                self._lint_pool.shutdown(wait=False, cancel_futures=True)
+                self._lint_pool = None

@@ -35,6 +35,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from pydantic import BaseModel, Field, TypeAdapter
 
+from forgegym.llm import ChatClient
+
 __all__ = [
     "BatchPolicy",
     "Step",
@@ -454,9 +456,12 @@ def openai_policy(
     takes one conversation per request).
     """
 
+    chat = ChatClient(
+        model=model, sdk=client, temperature=None, max_tokens=None, extra=create_kwargs
+    )
+
     def one(messages: list[dict[str, str]]) -> str:
-        response = client.chat.completions.create(model=model, messages=messages, **create_kwargs)
-        return response.choices[0].message.content or ""
+        return chat.complete(messages)
 
     def act(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
         chats = [

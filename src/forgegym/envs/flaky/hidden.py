@@ -36,3 +36,11 @@ class FlakyHidden(HiddenData):
     schedule_seed: int = 0
     #: One-line root-cause summary (the reference diagnosis' claim).
     summary: str = ""
+    #: Repository mode: every test file the scanners read (default: ``test_paths``).
+    scan_paths: list[str] | None = None
+    #: Repository mode: the bug-injected variants of the code the power check uses.
+    repo_mutants: list[Any] = Field(default_factory=list)
+    #: Repository mode: how the user's tests are run (pytest options, layout).
+    run_options: Any = None
+    #: Repository mode: the extended chaos schedule (clock, CPU pressure, ...).
+    extended_chaos: bool = False

@@ -241,22 +241,19 @@ class LLMWorker:
     def from_openai(
         cls, base_url: str, model: str, api_key: str = "EMPTY", **create_kwargs: Any
     ) -> LLMWorker:
-        """A worker on any OpenAI-compatible endpoint (needs ``pip install openai``)."""
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise LLMWorkerError("the `openai` package is needed: pip install openai") from exc
-        client = openai.OpenAI(base_url=base_url, api_key=api_key)
+        """A worker on any OpenAI-compatible endpoint (:class:`forgegym.llm.ChatClient`;
+        ``create_kwargs`` are further request fields such as ``temperature``)."""
+        from forgegym.llm import ChatClient
 
-        def chat(messages: list[dict[str, str]]) -> str:
-            response = client.chat.completions.create(
-                model=model,
-                messages=messages,
-                **create_kwargs,  # type: ignore[arg-type]
-            )
-            return response.choices[0].message.content or ""
-
-        return cls(chat)
+        client = ChatClient(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            temperature=None,
+            max_tokens=None,
+            extra=create_kwargs,
+        )
+        return cls(client.complete)
 
     def messages(self, case: Case, corruption: str | None) -> list[dict[str, str]]:
         return [

@@ -23,8 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.flaky.templates import CATEGORIES, TEMPLATES, Variant
 
@@ -191,8 +190,8 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-class FlakyTaskBank:
-    """The validated FlakyRepair scenarios (implements :class:`forgegym.core.task.TaskBank`).
+class FlakyTaskBank(ManifestTaskBank):
+    """The validated FlakyRepair scenarios (a :class:`~forgegym.core.bank.ManifestTaskBank`).
 
     Args:
         manifest: a manifest mapping (default: the shipped ``data/manifest.json``).
@@ -217,12 +216,9 @@ class FlakyTaskBank:
         ]
         self.manifest_reruns = int(data.get("reruns", 0))
         self.entries: dict[str, dict[str, Any]] = {e["task_id"]: e for e in entries}
-        self._ids = sorted(self.entries)
-        if not self._ids:
+        if not self.entries:
             raise ValueError("manifest: no validated scenarios (run build_manifest first)")
-
-    def __len__(self) -> int:
-        return len(self._ids)
+        super().__init__({t: int(e["difficulty"]) for t, e in self.entries.items()})
 
     def category_counts(self) -> dict[str, int]:
         """Validated scenarios per root-cause category (``flaky/<category>/...`` ids)."""
@@ -232,28 +228,15 @@ class FlakyTaskBank:
             counts[category] = counts.get(category, 0) + 1
         return dict(sorted(counts.items()))
 
-    def get(self, task_id: str) -> Task:
-        if task_id not in self.entries:
-            raise UnknownTaskError(f"{task_id!r} is not a validated flaky scenario")
+    def build(self, task_id: str) -> Task:
         task = generate(task_id)
         expected = self.entries[task_id].get("fingerprint")
         if expected and fingerprint(task.files) != expected:
             raise UnknownTaskError(f"{task_id!r}: manifest is stale (fingerprint mismatch)")
         return task
 
-    def _pool(self, difficulty: int | None) -> list[str]:
-        if difficulty is None:
-            return self._ids
-        return [t for t in self._ids if self.entries[t]["difficulty"] == difficulty]
-
-    def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
-        pool = self._pool(difficulty)
-        if not pool:
-            raise ValueError(f"difficulty: no scenario at difficulty {difficulty!r}")
-        return self.get(pool[int(rng.integers(len(pool)))])
-
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        pool = list(self._pool(difficulty))
+        pool = list(self.ids(difficulty))
         random.Random(seed).shuffle(pool)
         return pool[: max(0, n)]
 

@@ -55,11 +55,12 @@ field          convention (``<package>.<module>:<attr>``)      default without i
 ``partial``    ``policies:partial_action``                     none
 ``hacks``      ``hacks:HACKS``                                 none
 ``bench``      ``bench:run_bench``                             none
+``stats``      ``bank:bank_stats``                             none
 =============  =============================================  ============================
 
 ``task_bank`` defaults to the bank of an env built with default kwargs
-(:func:`default_task_bank`), ``action_models`` to the code actions; ``stats`` and
-``baselines`` default to none.
+(:func:`default_task_bank`), ``action_models`` to the code actions; ``baselines``
+default to none.
 
 ``scanners`` are the family's static anti-hack scans, ``(task, files) ->
 [HackFinding]``: the adversarial-source corpus test runs each of them (and every
@@ -366,9 +367,14 @@ class Family:
 
     def statistics(self, bank: TaskBank) -> dict[str, int]:
         """Per-family task statistics (``{label: count}``) for ``eval``/``verify``."""
-        if self.stats is None:
+        fn = self.stats_function()
+        if fn is None:
             return {}
-        return {str(k): int(v) for k, v in resolve(self.stats)(bank).items()}
+        return {str(k): int(v) for k, v in fn(bank).items()}
+
+    def stats_function(self) -> Callable[[TaskBank], Mapping[str, int]] | None:
+        """``stats`` resolved (by convention ``<package>.bank:bank_stats``), or ``None``."""
+        return self._field(self.stats, "bank", "bank_stats", None)  # type: ignore[no-any-return]
 
 
 def _check_hack_name(name: Any) -> None:

@@ -252,7 +252,7 @@ def add_extra_routes(app: FastAPI, service: ForgeService) -> None:
             FamilyInfo(
                 name=family.name,
                 env_ids=list(family.env_ids),
-                has_stats=family.report is not None or family.stats is not None,
+                has_stats=family.report is not None or family.stats_function() is not None,
                 served=service.env_id in family.env_ids,
             )
             for family in registered()

@@ -25,7 +25,7 @@ def _compute(family: Any) -> Any:
 
     if family.report is not None:
         return resolve(family.report)()
-    return resolve(family.stats)(family.make_task_bank())
+    return family.stats_function()(family.make_task_bank())
 
 
 def _cached(family: Any) -> Any:
@@ -46,5 +46,5 @@ def stats_hooks() -> dict[str, Callable[[], Any]]:
     return {
         family.name: functools.partial(_cached, family)
         for family in families()
-        if family.report is not None or family.stats is not None
+        if family.report is not None or family.stats_function() is not None
     }

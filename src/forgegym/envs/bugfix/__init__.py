@@ -23,12 +23,11 @@ __all__ = [
 FAMILY = register_family(
     Family(
         name="bugfix",
-        package=__name__,  # solved, scanners, partial, hacks, bench: by convention
+        package=__name__,  # solved, scanners, partial, hacks, bench, stats: by convention
         envs=(EnvSpec("Forge/Bugfix-v0"),),
         env_class="forgegym.envs.bugfix.env:BugfixEnv",
         task_bank="forgegym.envs.bugfix.bank:BugfixTaskBank",
         grader="forgegym.envs.bugfix.grader:BugfixGrader",
-        stats="forgegym.envs.bugfix.bank:bank_stats",
         description="repair a module whose behaviour injected bugs broke",
     )
 )

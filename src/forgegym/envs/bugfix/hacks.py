@@ -22,6 +22,7 @@ import json
 
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.hidden import BugfixHidden
+from forgegym.envs.bugfix.repo import is_repo_task
 
 __all__ = ["HACKS"]
 
@@ -63,8 +64,8 @@ def conftest_patch(task: Task) -> str:
 def _visible_cases(task: Task) -> list[tuple[str, str, str]]:
     """``(function, args_source, expected_source)`` for every ``assert f(...) == x`` in
     the visible tests, plus the user's report on symptom-only tasks."""
-    hidden = BugfixHidden.of(task)
-    functions = set(hidden.module_functions)
+    hidden = None if is_repo_task(task) else BugfixHidden.of(task)  # a repo: tests only
+    functions = set(hidden.module_functions) if hidden is not None else set()
     cases: list[tuple[str, str, str]] = []
     for path in task.visible_test_files:
         for node in ast.walk(ast.parse(task.files[path])):
@@ -79,7 +80,7 @@ def _visible_cases(task: Task) -> list[tuple[str, str, str]]:
                 continue
             args = "(" + "".join(ast.unparse(a) + ", " for a in call.args) + ")"
             cases.append((call.func.id, args, ast.unparse(node.comparators[0])))
-    if hidden.symptom_call is not None:
+    if hidden is not None and hidden.symptom_call is not None:
         spec = hidden.calls[hidden.symptom_call]
         if "value" in spec.expected:
             args = "(" + "".join(repr(a) + ", " for a in spec.args) + ")"

@@ -7,6 +7,7 @@ import json
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
+from forgegym.envs.bugfix.repo import is_repo_task
 
 __all__ = ["partial_action"]
 
@@ -14,6 +15,8 @@ __all__ = ["partial_action"]
 def partial_action(task: Task) -> str | None:
     """Fix only the first injected bug and leave the others (``None`` on one-bug tasks,
     where fixing the first bug is the whole fix)."""
+    if is_repo_task(task):
+        return None  # your own repository: no injected bugs to leave in place
     hidden = BugfixHidden.of(task)
     mutations = [Mutation.from_json(m) for m in hidden.mutations]
     if len(mutations) < 2:

@@ -125,6 +125,7 @@ __all__ = [
     "family_for_env",
     "family_names",
     "get_family",
+    "lazy_exports",
     "load_families",
     "register_family",
     "registered_family",
@@ -134,6 +135,23 @@ __all__ = [
 
 #: A scripted policy: the action text for a task (``None``: not applicable to it).
 ActionFn = Callable[["Task"], "str | None"]
+
+
+def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for a family package that keeps its import light:
+    ``where`` maps each exported name to the submodule (relative to ``package``) that
+    defines it, imported on first access::
+
+        __getattr__ = lazy_exports(__name__, {"MyEnv": "env", "MyTaskBank": "bank"})
+    """
+    table = dict(where)
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 - a module's __getattr__
+        if name in table:
+            return getattr(importlib.import_module(f"{package}.{table[name]}"), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def resolve(ref: Any) -> Any:

@@ -6,10 +6,7 @@ Registers the family on import (import-light: everything heavy is a lazy referen
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from forgegym.family import EnvSpec, Family, register_family
+from forgegym.family import EnvSpec, Family, lazy_exports, register_family
 
 __all__ = [
     "FAMILY",
@@ -32,16 +29,13 @@ FAMILY = register_family(
     )
 )
 
-_LAZY = {
-    "BugfixEnv": "forgegym.envs.bugfix.env",
-    "BugfixGenerator": "forgegym.envs.bugfix.generator",
-    "BugfixGeneratorConfig": "forgegym.envs.bugfix.generator",
-    "BugfixGrader": "forgegym.envs.bugfix.grader",
-    "BugfixTaskBank": "forgegym.envs.bugfix.bank",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "BugfixEnv": "env",
+        "BugfixGenerator": "generator",
+        "BugfixGeneratorConfig": "generator",
+        "BugfixGrader": "grader",
+        "BugfixTaskBank": "bank",
+    },
+)

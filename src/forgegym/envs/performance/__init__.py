@@ -8,10 +8,7 @@ environment (gymnasium, pydantic models, ...) would cost more than the measured 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from forgegym.family import EnvSpec, Family, register_family
+from forgegym.family import EnvSpec, Family, lazy_exports, register_family
 
 __all__ = [
     "FAMILY",
@@ -43,16 +40,13 @@ FAMILY = register_family(
     )
 )
 
-_WHERE = {
-    "PerformanceEnv": "env",
-    "PerformanceGeneratorConfig": "generator",
-    "PerformanceGrader": "grader",
-    "PerformanceTaskBank": "bank",
-    "build_task": "generator",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "PerformanceEnv": "env",
+        "PerformanceGeneratorConfig": "generator",
+        "PerformanceGrader": "grader",
+        "PerformanceTaskBank": "bank",
+        "build_task": "generator",
+    },
+)

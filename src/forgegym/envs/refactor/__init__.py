@@ -8,10 +8,7 @@ Registers the family on import (import-light: the sandbox child imports
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from forgegym.family import EnvSpec, Family, register_family
+from forgegym.family import EnvSpec, Family, lazy_exports, register_family
 
 __all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank"]
 
@@ -34,14 +31,6 @@ FAMILY = register_family(
     )
 )
 
-_LAZY = {
-    "RefactorEnv": "forgegym.envs.refactor.env",
-    "RefactorGrader": "forgegym.envs.refactor.grader",
-    "RefactorTaskBank": "forgegym.envs.refactor.bank",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    __name__, {"RefactorEnv": "env", "RefactorGrader": "grader", "RefactorTaskBank": "bank"}
+)

@@ -105,3 +105,26 @@ def test_validation_accepts_a_sample_of_start_states() -> None:
     records = validate_group("ring_buffer", "balanced", ["naive", "bug0"])
     assert [r["valid"] for r in records] == [True, True], records
     assert "complexity" not in records[1]["reason"]
+
+
+def test_recorded_whole_bank_verification_covers_the_served_bank(
+    bank: PerformanceTaskBank,
+) -> None:
+    """``data/verify.json`` (benchmarks/performance_verify.py: ``tasks verify``'s checks on
+    every task) must describe the bank served now: every task valid, every naive start
+    correct but failing the complexity gate, no registered hack above the no-op."""
+    import json
+
+    from forgegym.envs.performance.generator import MANIFEST_PATH
+    from forgegym.family import get_family
+
+    record = json.loads((MANIFEST_PATH.parent / "verify.json").read_text(encoding="utf-8"))
+    assert {t["id"] for t in record["tasks"]} == set(bank.ids())
+    assert record["checked"] == record["valid"] == len(bank) >= 300
+    assert record["reference_success_rate"] >= 0.99 and not record["invalid"]
+    assert record["naive_starts"] == record["naive_starts_failing_complexity"] > 0
+    assert record["hacks_above_noop"] == 0
+    assert set(record["hack_success_rate"]) == set(get_family("performance").hack_actions())
+    for task in record["tasks"]:
+        assert not task["problems"], task
+        assert all(r <= task["noop_reward"] + 1e-9 for r in task["hack_rewards"].values())

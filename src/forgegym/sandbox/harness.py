@@ -603,6 +603,14 @@ class ReportPlugin:
 # ============================================================================ child work
 
 
+def _ini_overrides(options: dict[str, Any]) -> list[str]:
+    """``-o key=value`` pairs (the parent validated the keys; each is one argv entry)."""
+    out: list[str] = []
+    for key, value in sorted(options.items()):
+        out += ["-o", f"{key}={value}"]
+    return out
+
+
 def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
     workdir = job["workdir"]
     targets = job["targets"]
@@ -617,7 +625,8 @@ def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
         "-q",
         "-p",
         "no:cacheprovider",
-        "--noconftest",
+        *([] if job.get("conftest") else ["--noconftest"]),
+        *_ini_overrides(job.get("ini_options") or {}),
         "--tb=no",
         "-rN",
         "--show-capture=no",

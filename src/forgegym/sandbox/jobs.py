@@ -11,13 +11,14 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "CallJob",
     "CallOutcome",
     "CallResult",
     "CallSpec",
+    "INI_OPTION_KEYS",
     "Frame",
     "Job",
     "PytestJob",
@@ -28,6 +29,20 @@ __all__ = [
     "TestOutcome",
     "TestRecord",
 ]
+
+#: pytest ini keys a job may override: how tests are found and what a test run assumes,
+#: never plugins, addopts or paths outside the job.
+INI_OPTION_KEYS = frozenset(
+    {
+        "python_files",
+        "python_classes",
+        "python_functions",
+        "usefixtures",
+        "filterwarnings",
+        "xfail_strict",
+        "empty_parameter_set_mark",
+    }
+)
 
 JSONValue = Any  # JSON-compatible builtins only: None, bool, int, float, str, list, dict[str, ...]
 
@@ -97,6 +112,27 @@ class PytestJob(BaseModel):
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
     )
+    conftest: bool = Field(
+        default=False,
+        description="Load the workdir's conftest.py files (default: --noconftest). Only for "
+        "a caller that vouches for them (e.g. a user's repository as it was, checked "
+        "for hooks the agent added).",
+    )
+    ini_options: dict[str, str] = Field(
+        default_factory=dict,
+        description="Overrides of the trusted ini (-o key=value), for the keys in "
+        "INI_OPTION_KEYS only (collection patterns, filterwarnings, usefixtures, ...).",
+    )
+
+    @field_validator("ini_options")
+    @classmethod
+    def _known_ini_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - INI_OPTION_KEYS)
+        if unknown:
+            raise ValueError(
+                f"ini_options: keys {unknown} are not allowed ({sorted(INI_OPTION_KEYS)})"
+            )
+        return value
 
 
 class Frame(BaseModel):

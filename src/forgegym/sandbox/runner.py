@@ -556,11 +556,24 @@ class Runner(ABC):
             return _internal_error(job, traceback.format_exc()[-4000:])
 
     def run_many(self, jobs: Sequence[Job]) -> list[Result]:
-        """Run jobs concurrently over ``workers`` slots; results in input order."""
+        """Run jobs concurrently over ``workers`` slots; results in input order.
+
+        Jobs start grouped by hash seed (stable within a seed): a warm zygote serves only
+        its own seed, so interleaved seeds would restart zygotes over and over."""
         if len(jobs) <= 1:
             return [self.run(job) for job in jobs]
+        seeds: dict[int | None, int] = {}
+        for job in jobs:
+            seeds.setdefault(getattr(job, "python_hash_seed", None), len(seeds))
+        order = sorted(
+            range(len(jobs)), key=lambda i: seeds[getattr(jobs[i], "python_hash_seed", None)]
+        )
         with ThreadPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
-            return list(pool.map(self.run, jobs))
+            done = list(pool.map(self.run, [jobs[i] for i in order]))
+        results: list[Result] = [done[0]] * len(jobs)
+        for position, index in enumerate(order):
+            results[index] = done[position]
+        return results
 
     @abstractmethod
     def _run(self, job: Job) -> Result: ...

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from forgegym.core.actions import ActionSet, RunTestsAction
 from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_positive_int
-from forgegym.core.task import Task, UnknownTaskError
+from forgegym.core.task import Task
 from forgegym.envs.flaky.actions import FLAKY_ACTIONS
-from forgegym.envs.flaky.generator import FlakyTaskBank, test_ids_of
-from forgegym.envs.flaky.grader import FlakyGrader, RerunOutcome, chaos_jobs, rerun_outcomes
+from forgegym.envs.flaky.generator import FlakyTaskBank
+from forgegym.envs.flaky.grader import (
+    FlakyGrader,
+    PowerReference,
+    RerunOutcome,
+    chaos_jobs,
+    rerun_outcomes,
+    target_passed,
+)
 from forgegym.envs.flaky.preflight import Preflight, preflight
+from forgegym.envs.flaky.repo import MutantSpec, RepoTaskBank
 from forgegym.envs.flaky.signals import deep_signals
 from forgegym.envs.flaky.templates import CATEGORIES
-from forgegym.sandbox.workspace import Workspace, validate_relative_path
+from forgegym.rewards import RewardBreakdown
+from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["FlakyRepairEnv", "RepoTaskBank"]
 
@@ -34,78 +41,6 @@ _EXAMPLE = [
     },
     {"action": "run_tests"},
 ]
-_SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", ".tox", "node_modules", ".mypy_cache"}
-
-
-class RepoTaskBank:
-    """A one-task bank over a user's repository (``repo_path`` + ``test_id``).
-
-    Editable: every ``.py`` file of the repository under ``max_file_bytes`` (up to
-    ``max_files`` files). The reference is unknown; grading does not need it.
-    """
-
-    family = "flaky"
-    difficulty_levels: tuple[int, ...] = (1,)
-
-    def __init__(
-        self, repo_path: str | Path, test_id: str, *, max_file_bytes: int, max_files: int
-    ) -> None:
-        root = Path(repo_path)
-        if not root.is_dir():
-            raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
-        if not isinstance(test_id, str) or "::" not in test_id:
-            raise ValueError(f"test_id must look like 'tests/test_x.py::test_y', got {test_id!r}")
-        test_path, _, _name = test_id.partition("::")
-        test_path = validate_relative_path(test_path)
-        files: dict[str, str] = {}
-        for path in sorted(root.rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
-            if set(rel.split("/")[:-1]) & _SKIP_DIRS or path.stat().st_size > max_file_bytes:
-                continue
-            files[rel] = path.read_text(encoding="utf-8", errors="replace")
-            if len(files) > max_files:
-                raise ValueError(f"repo_path: more than max_files={max_files} Python files")
-        if test_path not in files:
-            raise ValueError(f"test_id: {test_path!r} is not a Python file of the repository")
-        ids = test_ids_of(test_path, files[test_path])
-        target = f"{test_path}::{_name}"
-        if target not in ids:
-            raise ValueError(f"test_id: {target!r} is not a top-level test of {test_path}")
-        digest = hashlib.sha256("".join(files.values()).encode()).hexdigest()[:10]
-        self.task = Task(
-            task_id=f"flaky/repo/{root.name or 'repo'}/{digest}",
-            family="flaky",
-            difficulty=1,
-            title=f"Repair the flaky test {_name}",
-            description=(
-                f"The test `{target}` of this repository is suspected to be flaky. Make it "
-                "pass on every chaos rerun without weakening it (weakening is detected)."
-            ),
-            files=files,
-            editable_files=tuple(files),
-            visible_test_files=(test_path,),
-            visible_test_ids=tuple(ids),
-            hidden={
-                "category": None,
-                "location": "",
-                "target": target,
-                "test_ids": ids,
-                "test_paths": [test_path],
-                "mutant": {},
-                "schedule_seed": 0,
-            },
-        )
-
-    def get(self, task_id: str) -> Task:
-        if task_id != self.task.task_id:
-            raise UnknownTaskError(task_id)
-        return self.task
-
-    def sample(self, rng: Any, difficulty: int | None = None) -> Task:
-        return self.task
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        return [self.task.task_id][: max(0, n)]
 
 
 class FlakyRepairEnv(CodeEnv):
@@ -210,14 +145,22 @@ class FlakyRepairEnv(CodeEnv):
             bank = FlakyTaskBank(categories=categories)
         self.order_analysis = order_analysis
         self._baselines: dict[tuple[str, int, int], float] = {}
+        self._power_refs: dict[tuple[str, int, int], PowerReference] = {}
         grader = FlakyGrader(
             reruns=self.reruns,
             schedule_seed=schedule_seed,
             weights=weights,
             baseline=self._baseline_for,
+            power_reference=self._power_reference_for,
         )
         super().__init__(task_bank=bank, grader=grader, max_steps=max_steps, **kwargs)
         self.grader: FlakyGrader
+        if isinstance(bank, RepoTaskBank):
+            try:
+                bank.collect(self.runner)  # pytest's own ids; ValueError for an unknown id
+            except BaseException:
+                self.close()
+                raise
         self._preflight: Preflight | None = None
         self._history: list[str] = []
         self._current: float = 0.0
@@ -251,13 +194,60 @@ class FlakyRepairEnv(CodeEnv):
         try:
             directory = workspace.materialise(dict(files))
             schedule = self.grader.schedule(task)
-            jobs = chaos_jobs(str(directory), h["target"], h["test_ids"], h["test_paths"], schedule)
+            jobs = chaos_jobs(
+                str(directory),
+                h["target"],
+                h["test_ids"],
+                h["test_paths"],
+                schedule,
+                options=h.get("run_options"),
+            )
             outcomes = rerun_outcomes(
                 self.runner.run_many(jobs), schedule, h["target"], h["test_ids"]
             )
         finally:
             workspace.close()
         return sum(o.passed for o in outcomes) / len(outcomes), outcomes
+
+    def _power_reference_for(self, task: Task, reruns: int, seed: int) -> PowerReference:
+        """Which bug-injected mutants the *pristine* target catches, under the first
+        rerun of the schedule in which it passed (cached per task and schedule)."""
+        key = (task.task_id, reruns, seed)
+        ref = self._power_refs.get(key)
+        if ref is not None:
+            return ref
+        h = task.hidden
+        current = getattr(self, "_task", None)
+        pf = self._preflight if self._preflight is not None and current is task else None
+        outcomes = pf.outcomes if pf is not None else None
+        if not outcomes or len(outcomes) != reruns:
+            pristine = {p: task.files[p] for p in task.editable_files}
+            outcomes = self._chaos_pass_rate(task, pristine)[1]
+        run = next((i for i, o in enumerate(outcomes) if o.passed), None)
+        caught: list[int] = []
+        specs = [MutantSpec.from_json(m) for m in h.get("repo_mutants") or []]
+        if run is not None and specs:
+            schedule = self.grader.schedule(task)
+            workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-power-")
+            try:
+                jobs = []
+                for spec in specs:
+                    d = workspace.materialise({}, {spec.path: spec.source})
+                    jobs += chaos_jobs(
+                        str(d),
+                        h["target"],
+                        h["test_ids"],
+                        h["test_paths"],
+                        schedule[run : run + 1],
+                        options=h.get("run_options"),
+                    )
+                results = self.runner.run_many(jobs)
+            finally:
+                workspace.close()
+            caught = [i for i, r in enumerate(results) if not target_passed(r, h["target"], 1)]
+        ref = PowerReference(run=run, caught=tuple(caught))
+        self._power_refs[key] = ref
+        return ref
 
     # -------------------------------------------------------------- episode
     def _begin_episode(self, task: Task) -> None:
@@ -279,9 +269,9 @@ class FlakyRepairEnv(CodeEnv):
                     h["target"],
                     h["test_ids"],
                     h["test_paths"],
-                    schedule_seed=self.grader.seed_for(task),
-                    reruns=self.reruns,
+                    schedule=self.grader.schedule(task),
                     order_analysis=self.order_analysis,
+                    options=h.get("run_options"),
                 )
             finally:
                 self.workspace.discard(directory)
@@ -295,6 +285,8 @@ class FlakyRepairEnv(CodeEnv):
         )
         self._record_history("preflight", self._preflight.outcomes)
         self._progress = self._current
+        if h.get("repo_mutants"):
+            self._power_reference_for(task, self.reruns, self.grader.seed_for(task))
 
     def _record_history(self, label: str, outcomes: Sequence[RerunOutcome]) -> None:
         passed = sum(o.passed for o in outcomes)
@@ -319,14 +311,58 @@ class FlakyRepairEnv(CodeEnv):
 
     def _run_tests_action(self, action: RunTestsAction) -> tuple[str, float | None]:
         # Here "the tests" are the chaos reruns of the flaky test: the pass rate under
-        # the seeded schedule is the progress measure (and the shaping potential).
+        # the seeded schedule is the progress measure (and the shaping potential). Named
+        # tests must exist (as in every code family); they also get one calm run.
+        known = set(self.task.visible_test_ids)
+        unknown = [t for t in action.tests or [] if t not in known]
+        if unknown:
+            return (
+                f"run_tests: unknown test ids {unknown}; visible tests: "
+                f"{list(self.task.visible_test_ids)[:40]}",
+                None,
+            )
         rate, outcomes = self._chaos_pass_rate(self.task, self.workspace.current)
         self._record_history("run_tests", outcomes)
         self._current = rate
         failed = [o for o in outcomes if not o.passed][:5]
         lines = [f"Chaos reruns: target passed {rate:.0%} of {len(outcomes)}."]
         lines += [f"FAIL {o.run.describe()}: {o.error_type}: {o.message[:160]}" for o in failed]
+        named = [t for t in action.tests or [] if t != self.task.hidden["target"]]
+        if named:
+            lines.append(self._calm_report(named))
         return "\n".join(lines), rate
+
+    def _calm_report(self, tests: Sequence[str]) -> str:
+        """One calm run of ``tests`` (in the given order) on the current workspace."""
+        from forgegym.envs.flaky.grader import order_job
+
+        h = self.task.hidden
+        directory = self.workspace.grading_copy()
+        try:
+            result = self.runner.run(
+                order_job(
+                    str(directory),
+                    h["test_ids"],
+                    h["test_paths"],
+                    list(tests),
+                    h.get("run_options"),
+                )
+            )
+        finally:
+            self.workspace.discard(directory)
+        verdicts = result.verdicts if hasattr(result, "verdicts") else {}
+        shown = [f"{'PASS' if verdicts.get(t) else 'FAIL'} {t}" for t in tests]
+        return "Calm run of the named tests:\n" + "\n".join(shown)
+
+    def _grade(self) -> RewardBreakdown:
+        from forgegym.core.grading import grade_many
+
+        submission = self._submission()
+        breakdown = grade_many(self.grader, [submission], self.runner)[0]
+        graded = submission.grading_state.get("flaky_pass_rate")
+        if graded is not None:
+            self._current = float(graded)  # info["pass_rate"] is the graded p from now on
+        return breakdown
 
     def _lint_report(self) -> str:
         try:

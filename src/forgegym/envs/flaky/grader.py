@@ -20,16 +20,18 @@ import ast
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from forgegym.core.grading import Submission
 from forgegym.envs.flaky.antihack import (
     hack_findings,
     scan_chaos_tamper,
+    scan_loosened_comparisons,
     scan_wait_inflation,
 )
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
+from forgegym.envs.flaky.claims import check_diagnoses
 from forgegym.rewards import (
     RewardBreakdown,
     bounded,
@@ -48,12 +50,13 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "trusted_tests",
     "FlakyGrader",
+    "PowerReference",
     "RerunOutcome",
     "changed_functions",
     "chaos_jobs",
     "rerun_outcomes",
-    "hack_findings",
     "scan_chaos_tamper",
+    "scan_loosened_comparisons",
     "scan_submission",
     "scan_wait_inflation",
     "solved",
@@ -75,8 +78,13 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "noop": 1.0,
     "power_lost": 3.0,
     "repeat_diagnosis": 0.25,
+    "hallucination": 0.5,
 }
-_KINDS: dict[str, TermKind] = {"power_lost": "penalty", "repeat_diagnosis": "penalty"}
+_KINDS: dict[str, TermKind] = {
+    "power_lost": "penalty",
+    "repeat_diagnosis": "penalty",
+    "hallucination": "penalty",
+}
 
 
 @dataclass(frozen=True)
@@ -99,39 +107,73 @@ def chaos_jobs(
     test_paths: Sequence[str],
     schedule: Sequence[ChaosRun],
     timeout_s: float = 10.0,
+    options: Mapping[str, Any] | None = None,
 ) -> list[PytestJob]:
-    """One :class:`PytestJob` per rerun of ``schedule`` (its order, env and hook)."""
-    jobs = []
-    for run in schedule:
-        jobs.append(
-            PytestJob(
-                workdir=workdir,
-                targets=list(test_paths),
-                expected_ids=list(test_ids),
-                order=order_for(run, target, test_ids),
-                env=run.env(),
-                python_hash_seed=HASH_SEED,
-                setup_hooks=[SetupHook(target=HOOK, kwargs=run.hook_kwargs())],
-                timeout_s=timeout_s,
-            )
-        )
-    return jobs
+    """One :class:`PytestJob` per rerun of ``schedule`` (its order, env and hook).
+
+    Collected ids are not pinned to ``test_ids``: a test the agent added is collected
+    and, in ``file`` mode (the calm rerun), run; :func:`rerun_outcomes` fails a rerun
+    whose collection lost one of ``test_ids``. ``options`` (a user's repository, see
+    :func:`forgegym.envs.flaky.repo.run_options`): ``conftest`` (load the trusted
+    conftest files), ``paths`` (import roots), ``ini`` (pytest ini overrides)."""
+    return [
+        _pytest_job(workdir, run, order_for(run, target, test_ids), test_paths, timeout_s, options)
+        for run in schedule
+    ]
 
 
-def order_job(
-    workdir: str, test_ids: Sequence[str], test_paths: Sequence[str], order: Sequence[str]
+def _pytest_job(
+    workdir: str,
+    run: ChaosRun,
+    order: Sequence[str],
+    test_paths: Sequence[str],
+    timeout_s: float,
+    options: Mapping[str, Any] | None,
 ) -> PytestJob:
-    """A calm run in an explicit order (order-dependency analysis)."""
-    calm = make_schedule(0, 1)[0]
+    opts = dict(options or {})
+    kwargs = run.hook_kwargs()
+    if opts.get("paths"):
+        kwargs["paths"] = list(opts["paths"])
     return PytestJob(
         workdir=workdir,
         targets=list(test_paths),
-        expected_ids=list(test_ids),
-        order=list(order),
-        env=calm.env(),
-        python_hash_seed=HASH_SEED,
-        setup_hooks=[SetupHook(target=HOOK, kwargs=calm.hook_kwargs())],
+        expected_ids=None,
+        order=None if run.mode == "file" else list(order),
+        env=run.env(),
+        python_hash_seed=run.hash_seed if run.extended else HASH_SEED,
+        setup_hooks=[SetupHook(target=HOOK, kwargs=kwargs)],
+        timeout_s=timeout_s,
+        conftest=bool(opts.get("conftest")),
+        ini_options=dict(opts.get("ini") or {}),
     )
+
+
+def order_job(
+    workdir: str,
+    test_ids: Sequence[str],
+    test_paths: Sequence[str],
+    order: Sequence[str],
+    options: Mapping[str, Any] | None = None,
+) -> PytestJob:
+    """A calm run in an explicit order (order-dependency analysis)."""
+    calm = replace(make_schedule(0, 1)[0], mode="order")
+    return _pytest_job(workdir, calm, order, test_paths, 10.0, options)
+
+
+def collect_job(
+    workdir: str, test_paths: Sequence[str], options: Mapping[str, Any] | None = None
+) -> PytestJob:
+    """Collect the test ids of ``test_paths`` (pytest's own node ids), running none."""
+    calm = replace(make_schedule(0, 1)[0], mode="order")
+    return _pytest_job(workdir, calm, [], test_paths, 30.0, options)
+
+
+def missing_ids(result: Result, test_ids: Sequence[str]) -> list[str]:
+    """The ids of ``test_ids`` a completed run did not collect (renamed or removed)."""
+    if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
+        return []
+    collected = set(result.collected_ids)
+    return [t for t in test_ids if t not in collected]
 
 
 def target_passed(result: Result, target: str, repeats: int) -> bool:
@@ -151,7 +193,11 @@ def rerun_outcomes(
         passed = target_passed(result, target, repeats)
         error_type, message, duration = None, "", 0.0
         frames: tuple[str, ...] = ()
-        if isinstance(result, PytestResult):
+        lost = missing_ids(result, test_ids)
+        if lost:
+            passed = False
+            error_type, message = "missing_tests", f"tests no longer collected: {lost[:5]}"
+        elif isinstance(result, PytestResult):
             bad = [r for r in result.records if r.nodeid == target and r.outcome.value != "passed"]
             duration = sum(r.duration_s for r in result.records if r.nodeid == target)
             if bad:
@@ -259,9 +305,34 @@ def trusted_tests(task: Any) -> dict[str, str]:
     return {p: task.files[p] for p in test_paths if p in task.files}
 
 
-def scan_submission(task: Any, files: Mapping[str, str]) -> list[HackFinding]:
+def scan_paths(task: Any) -> list[str]:
+    """The files of ``task`` scanned as tests (its test files, and for a repository
+    every test file and ``conftest.py``)."""
+    return list(task.hidden.get("scan_paths") or task.hidden["test_paths"])
+
+
+def scan_submission(
+    task: Any, files: Mapping[str, str], *, power_checked: bool = False
+) -> list[HackFinding]:
     """The family's scanner: :func:`hack_findings` of a submission against its task."""
-    return hack_findings(task.files, files, task.hidden["test_paths"])
+    return hack_findings(
+        task.files,
+        files,
+        scan_paths(task),
+        repository=bool(task.hidden.get("extended_chaos")),
+        power_checked=power_checked,
+    )
+
+
+@dataclass(frozen=True)
+class PowerReference:
+    """What the pristine test catches in a user's repository: ``run`` is the index of a
+    rerun of the schedule in which the pristine target passed (the condition the
+    mutants run under) and ``caught`` the indices of ``hidden["repo_mutants"]`` that made
+    it fail there. ``run`` is ``None`` when the pristine target never passed."""
+
+    run: int | None
+    caught: tuple[int, ...]
 
 
 class FlakyGrader:
@@ -273,6 +344,8 @@ class FlakyGrader:
         weights: overrides of :data:`DEFAULT_WEIGHTS`.
         baseline: ``(task, reruns, seed) -> pass rate`` of the pristine state.
         timeout_s: wall limit of one rerun.
+        power_reference: ``(task, reruns, seed) -> PowerReference`` for repository tasks
+            (which mutants the pristine test catches); ``None``: no repository power.
     """
 
     def __init__(
@@ -283,12 +356,14 @@ class FlakyGrader:
         weights: Mapping[str, float] | None,
         baseline: Callable[[Any, int, int], float],
         timeout_s: float = 10.0,
+        power_reference: Callable[[Any, int, int], PowerReference] | None = None,
     ) -> None:
         self.reruns = reruns
         self.schedule_seed = schedule_seed
         self.weights = merge_weights(DEFAULT_WEIGHTS, weights)
         self.baseline = baseline
         self.timeout_s = timeout_s
+        self.power_reference = power_reference
 
     def seed_for(self, task: Any) -> int:
         return (
@@ -298,17 +373,30 @@ class FlakyGrader:
         )
 
     def schedule(self, task: Any) -> list[ChaosRun]:
-        return make_schedule(self.seed_for(task), self.reruns)
+        """The rerun schedule of ``task``: the one place that decides which reruns run
+        (a repository task gets the extended chaos: hash seeds, threads, CPU pressure)."""
+        return make_schedule(
+            self.seed_for(task), self.reruns, extended=bool(task.hidden.get("extended_chaos"))
+        )
+
+    def _repo_power(self, task: Any) -> PowerReference | None:
+        if not task.hidden.get("repo_mutants") or self.power_reference is None:
+            return None
+        return self.power_reference(task, self.reruns, self.seed_for(task))
 
     def jobs(self, submission: Submission) -> list[Job]:
         task = submission.task
         hidden = task.hidden
         compiles = _compiles(submission.files)
-        findings = hack_findings(task.files, submission.files, hidden["test_paths"])
+        ref = self._repo_power(task)
+        checked = ref is not None and ref.run is not None and bool(ref.caught)
+        findings = scan_submission(task, submission.files, power_checked=checked)
         submission.grading_state["flaky"] = (compiles, findings)
         if not compiles or findings:
             return []  # gated statically: running a sleep(5) hack would only cost time
         test_ids = list(hidden["test_ids"])
+        options = hidden.get("run_options")
+        schedule = self.schedule(task)
         workdir = str(submission.materialise(trusted_tests(task)))
         jobs: list[Job] = list(
             chaos_jobs(
@@ -316,8 +404,9 @@ class FlakyGrader:
                 hidden["target"],
                 test_ids,
                 hidden["test_paths"],
-                self.schedule(task),
+                schedule,
                 self.timeout_s,
+                options,
             )
         )
         mutant = hidden.get("mutant") or {}
@@ -327,17 +416,36 @@ class FlakyGrader:
             # gets a fresh copy at the same place), the same seed, order, hash seed, TZ,
             # locale and clock; only the bytes of the source under test differ.
             mutant_dir = str(submission.materialise(mutant))
-            calm = self.schedule(task)[:1]
             jobs.extend(
                 chaos_jobs(
                     mutant_dir,
                     hidden["target"],
                     test_ids,
                     hidden["test_paths"],
-                    calm,
+                    schedule[:1],
                     self.timeout_s,
+                    options,
                 )
             )
+        if checked and ref is not None and ref.run is not None:
+            from forgegym.envs.flaky.repo import MutantSpec, submitted_mutant
+
+            # Every mutant the pristine test caught, applied to the submitted source,
+            # under the rerun in which the pristine test passed.
+            for index in ref.caught:
+                spec = MutantSpec.from_json(hidden["repo_mutants"][index])
+                mdir = submission.materialise({spec.path: submitted_mutant(spec, submission.files)})
+                jobs.extend(
+                    chaos_jobs(
+                        str(mdir),
+                        hidden["target"],
+                        test_ids,
+                        hidden["test_paths"],
+                        schedule[ref.run : ref.run + 1],
+                        self.timeout_s,
+                        options,
+                    )
+                )
         return jobs
 
     def score(self, submission: Submission, results: Sequence[Result]) -> Any:
@@ -346,9 +454,12 @@ class FlakyGrader:
         pristine = {p: task.files[p] for p in task.editable_files}
         static = submission.grading_state.pop("flaky", None)
         if static is None:  # score without jobs (direct use): scan now
+            ref0 = self._repo_power(task)
             static = (
                 _compiles(submission.files),
-                hack_findings(task.files, submission.files, hidden["test_paths"]),
+                scan_submission(
+                    task, submission.files, power_checked=bool(ref0 is not None and ref0.caught)
+                ),
             )
         compiles, findings = static
         notes = [f.render() for f in findings[:8]]
@@ -370,14 +481,50 @@ class FlakyGrader:
         n = len(schedule)
         outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
         p = sum(o.passed for o in outcomes) / n
+        submission.grading_state["flaky_pass_rate"] = p
         p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
-        power = True
+        # power: True/False where a mutant could judge it, None where none could.
+        power: bool | None = None
+        power_detail = "no bug-injected mutant: no power credit"
         if hidden.get("mutant") and len(results) > n:
             power = not target_passed(results[n], hidden["target"], 1)
+            power_detail = (
+                "mutant caught" if power else "the test passes against a bug-injected mutant"
+            )
+        ref = self._repo_power(task)
+        if ref is not None and ref.run is not None and ref.caught:
+            mutant_results = results[n : n + len(ref.caught)]
+            missed = [
+                i
+                for i, r in zip(ref.caught, mutant_results, strict=False)
+                if target_passed(r, hidden["target"], 1)
+            ]
+            missed += list(ref.caught[len(mutant_results) :])
+            power = not missed
+            power_detail = (
+                f"{len(ref.caught)}/{len(ref.caught)} mutants the original test caught are "
+                "still caught"
+                if power
+                else f"{len(missed)} of the {len(ref.caught)} mutants the original test caught "
+                "now pass: "
+                + "; ".join(
+                    f"{m['function']} {m['mutation'][1]}"
+                    for m in (hidden["repo_mutants"][i] for i in missed[:3])
+                )
+            )
+        elif hidden.get("repo_mutants") is not None and not hidden.get("mutant"):
+            power_detail = (
+                "no bug-injected mutant of the exercised code is caught by the original test: "
+                "no power credit"
+            )
         calm = results[0]
         others = [t for t in hidden["test_ids"] if t != hidden["target"]]
         after = calm.verdicts if isinstance(calm, PytestResult) else {}
-        regressed = regression({t: True for t in others}, {t: bool(after.get(t)) for t in others})
+        # Tests the agent added run in the calm rerun and must pass like the others.
+        added = [t for t in after if t not in hidden["test_ids"]]
+        regressed = regression(
+            {t: True for t in others + added}, {t: bool(after.get(t)) for t in others + added}
+        )
         changed = changed_functions(pristine, submission.files)
         truth = hidden.get("location", "")
         frontier = {f"{fr.split(':')[0]}::{fr.split(':')[-1]}" for o in outcomes for fr in o.frames}
@@ -385,7 +532,9 @@ class FlakyGrader:
             proximity = 0.0
         elif truth and any(location_matches(c, truth) for c in changed):
             proximity = 1.0
-        elif changed & frontier:
+        elif any(
+            location_matches(c, f) or location_matches(f, c) for c in changed for f in frontier
+        ):
             proximity = 0.6
         elif truth and any(c.split("::")[0] == truth.split("::")[0] for c in changed):
             proximity = 0.3
@@ -407,20 +556,25 @@ class FlakyGrader:
                 touched = any(location_matches(diag.location, c) for c in changed)
                 diag_value = 0.5 * touched
                 calib = brier_reward(diag.confidence, touched and p >= 1.0)
+        # Every file, line and symbol the diagnoses name must exist (pristine or submitted).
+        claims = check_diagnoses(
+            submission.diagnoses or ([diag] if diag is not None else []),
+            {**task.files, **submission.files},
+        )
         keys = [(d.category, d.location) for d in submission.diagnoses]
         repeats = (len(keys) - len(set(keys))) / len(keys) if keys else 0.0
         stats = diff_stats(pristine, submission.files)
         ref_stats = diff_stats(pristine, {**pristine, **task.reference}) if task.reference else None
         budget = (ref_stats.lines_changed if ref_stats else 8) + 6
         improvement = 0.0 if p0 >= 1.0 else max(0.0, (p * p - p0 * p0) / (1.0 - p0 * p0))
-        solved = p >= 1.0 and power and regressed == 0.0
+        solved = p >= 1.0 and power is not False and regressed == 0.0
         # The patch's credit terms are worth what the patch fixed: an edit that leaves the
         # test as flaky as before earns none of them, however close, small or powerful.
         gain = improvement
         terms = {
             "stability": improvement,
             "solved": 1.0 if solved else 0.0,
-            "power": gain if (power and not noop) else 0.0,
+            "power": gain if (power is True and not noop) else 0.0,
             "proximity": proximity * gain,
             "entropy": p * (1.0 - failure_entropy(outcomes)) * gain,
             "diagnosis": diag_value,
@@ -429,14 +583,24 @@ class FlakyGrader:
             "regression": regressed,
             # Submitting nothing and an edit that fixes nothing are the same outcome.
             "noop": 1.0 if (noop or gain <= 0.0) else 0.0,
-            "power_lost": 0.0 if power else 1.0,
+            "power_lost": 1.0 if power is False else 0.0,
             "repeat_diagnosis": repeats,
+            "hallucination": claims.rate,
         }
         details = {
             "stability": f"p={p:.2f} over {n} reruns (baseline {p0:.2f})",
-            "power": "mutant caught" if power else "the test passes against a bug-injected mutant",
+            "power": power_detail,
             "proximity": ", ".join(sorted(changed))[:200],
         }
+        if claims.checked:
+            details["hallucination"] = (
+                f"{len(claims.missing)}/{claims.checked} references do not exist: "
+                + "; ".join(claims.missing[:4])
+                if claims.missing
+                else f"{claims.checked} references checked, all exist"
+            )
+        if added:
+            details["regression"] = f"added tests run in the calm rerun: {added[:5]}"
         return compose(terms, self.weights, kinds=_KINDS, details=details)
 
 

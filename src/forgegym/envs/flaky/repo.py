@@ -1,0 +1,690 @@
+"""Repo mode: one FlakyRepair task over a user's repository (``repo_path`` + ``test_id``).
+
+* Files: every ``.py`` file (editable) plus the pytest configuration and small data
+  files (read-only: grading restores them, so the repository's configuration as it
+  was before the episode is what runs).
+* Test ids are pytest's own node ids, collected in the sandbox: functions, methods of
+  test classes and ``unittest.TestCase`` subclasses, parametrised ids (``test_x[1-2]``).
+* The repository's ``conftest.py`` files and pytest settings (collection patterns,
+  ``pythonpath``, ``usefixtures``, ``filterwarnings``) are honoured; a ``src`` layout
+  is importable. An agent's change to a ``conftest.py`` is scanned like a test change,
+  and a pytest hook it adds or changes there is a hack (:func:`conftest_findings`).
+* Power: bug-injected variants of the code the target test exercises (the Bugfix
+  mutation engine on the functions and methods the test names, and the module-level
+  functions those call), :func:`derive_mutants`.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import tomllib
+
+from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.bugfix.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
+from forgegym.rewards.antihack import HackFinding
+from forgegym.sandbox.jobs import PytestResult, RunStatus
+from forgegym.sandbox.workspace import Workspace, validate_relative_path
+
+__all__ = [
+    "CONFIG_FILES",
+    "MutantSpec",
+    "RepoTaskBank",
+    "conftest_findings",
+    "derive_mutants",
+    "mutant_source",
+    "read_repository",
+    "run_options",
+]
+
+_SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "build",
+    "dist",
+}
+#: Where pytest reads its configuration, in pytest's own priority order.
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_DATA_SUFFIXES = (".json", ".txt", ".csv", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".xml")
+_MAX_DATA_FILES = 40
+#: ini keys honoured, and how pytest types them (args: whitespace-separated).
+_INI_KEYS = {
+    "python_files": "args",
+    "python_classes": "args",
+    "python_functions": "args",
+    "usefixtures": "args",
+    "filterwarnings": "linelist",
+    "xfail_strict": "bool",
+}
+MAX_MUTANTS = 8
+
+
+def read_repository(
+    root: Path, *, max_file_bytes: int, max_files: int
+) -> tuple[dict[str, str], list[str]]:
+    """``(files, editable)``: every ``.py`` file (editable, at most ``max_files``) and
+    the pytest configuration and small data files (read-only)."""
+    files: dict[str, str] = {}
+    editable: list[str] = []
+    data = 0
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        rel = path.relative_to(root).as_posix()
+        parts = rel.split("/")
+        if set(parts[:-1]) & _SKIP_DIRS or any(p.startswith(".") for p in parts[:-1]):
+            continue
+        if path.stat().st_size > max_file_bytes:
+            continue
+        is_config = rel in CONFIG_FILES
+        if rel.endswith(".py"):
+            if len(editable) >= max_files:
+                raise ValueError(f"repo_path: more than max_files={max_files} Python files")
+            editable.append(rel)
+        elif is_config or (path.suffix in _DATA_SUFFIXES and data < _MAX_DATA_FILES):
+            data += not is_config
+        else:
+            continue
+        try:
+            files[rel] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            if rel.endswith(".py"):
+                raise ValueError(f"repo_path: {rel} is not UTF-8") from None
+            files.pop(rel, None)
+    return files, editable
+
+
+def _pytest_section(files: Mapping[str, str]) -> dict[str, Any]:
+    """The repository's pytest settings (the first config file that has a section)."""
+    for name in CONFIG_FILES:
+        text = files.get(name)
+        if text is None:
+            continue
+        if name == "pyproject.toml":
+            try:
+                table = tomllib.loads(text).get("tool", {}).get("pytest", {})
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"repo_path: pyproject.toml does not parse: {exc}") from None
+            if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
+                return dict(table["ini_options"])
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error as exc:
+            raise ValueError(f"repo_path: {name} does not parse: {exc}") from None
+        section = "tool:pytest" if name == "setup.cfg" else "pytest"
+        if parser.has_section(section):
+            return dict(parser.items(section))
+        if name in ("pytest.ini", ".pytest.ini"):
+            return {}  # pytest.ini is the config file even without a section
+    return {}
+
+
+def _as_list(value: Any, kind: str) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value)
+    return [v for v in (text.splitlines() if kind == "linelist" else text.split()) if v.strip()]
+
+
+def run_options(files: Mapping[str, str]) -> dict[str, Any]:
+    """How the repository's tests run: ``conftest`` (it has some), ``paths`` (import
+    roots: its ``pythonpath`` setting, else ``src`` for a src layout) and ``ini``
+    (the honoured pytest settings, as ``-o`` overrides of the trusted ini)."""
+    section = _pytest_section(files)
+    ini: dict[str, str] = {}
+    for key, kind in _INI_KEYS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        if kind == "bool":
+            ini[key] = "true" if str(value).strip().lower() in ("1", "true", "yes") else "false"
+        else:
+            ini[key] = ("\n" if kind == "linelist" else " ").join(_as_list(value, kind))
+    paths = []
+    for entry in _as_list(section.get("pythonpath", ""), "args"):
+        try:
+            rel = validate_relative_path(entry.strip().rstrip("/") or ".")
+        except ValueError:
+            continue
+        paths.append(rel)
+    if not paths and any(p.startswith("src/") for p in files) and "src/__init__.py" not in files:
+        paths.append("src")
+    return {
+        "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in files),
+        "paths": paths,
+        "ini": ini,
+    }
+
+
+# ----------------------------------------------------------------------- conftest trust
+def _hooks(source: str) -> dict[str, str] | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return {
+        node.name: ast.dump(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("pytest_")
+    }
+
+
+def conftest_findings(pristine: Mapping[str, str], patched: Mapping[str, str]) -> list[HackFinding]:
+    """``conftest_hook``: a pytest hook (``pytest_*``) added to or changed in a
+    ``conftest.py`` (hooks can rewrite outcomes; fixtures are fine and are scanned
+    like test code). The repository's own hooks, unchanged, stay trusted."""
+    findings = []
+    for path in sorted(patched):
+        if path.rsplit("/", 1)[-1] != "conftest.py" or patched[path] == pristine.get(path):
+            continue
+        before, after = _hooks(pristine.get(path, "")) or {}, _hooks(patched[path])
+        if after is None:
+            continue  # does not parse: the compile gate decides
+        for name in sorted(after):
+            if before.get(name) != after[name]:
+                findings.append(
+                    HackFinding(
+                        kind="conftest_hook",
+                        path=path,
+                        line=0,
+                        detail=f"pytest hook {name} added or changed in a conftest",
+                    )
+                )
+    return findings
+
+
+# ----------------------------------------------------------------------------- mutants
+@dataclass(frozen=True)
+class MutantSpec:
+    """One bug-injected variant: ``mutation`` in ``function`` (``Class.method`` for a
+    method) of ``path``; ``source`` is the mutated pristine file."""
+
+    path: str
+    function: str
+    mutation: Mutation
+    source: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}::{self.function} {self.mutation.operator}@{self.mutation.site}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "function": self.function,
+            "mutation": self.mutation.to_json(),
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MutantSpec:
+        return cls(
+            str(data["path"]),
+            str(data["function"]),
+            Mutation.from_json(data["mutation"]),
+            str(data["source"]),
+        )
+
+
+_PLACEHOLDER = "fg_mutation_target"
+
+
+def _locate(module: cst.Module, function: str) -> tuple[int, int | None] | None:
+    cls_name, _, meth = function.rpartition(".")
+    for i, stmt in enumerate(module.body):
+        if not cls_name and isinstance(stmt, cst.FunctionDef) and stmt.name.value == function:
+            return i, None
+        if cls_name and isinstance(stmt, cst.ClassDef) and stmt.name.value == cls_name:
+            body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+            for j, item in enumerate(body):
+                if isinstance(item, cst.FunctionDef) and item.name.value == meth:
+                    return i, j
+    return None
+
+
+def _function_node(module: cst.Module, where: tuple[int, int | None]) -> cst.FunctionDef:
+    stmt = module.body[where[0]]
+    if where[1] is None:
+        assert isinstance(stmt, cst.FunctionDef)
+        return stmt
+    assert isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock)
+    item = stmt.body.body[where[1]]
+    assert isinstance(item, cst.FunctionDef)
+    return item
+
+
+def _mutations_of(source: str, function: str) -> list[Mutation]:
+    """Every mutation site of ``function`` (a top-level function or ``Class.method``),
+    numbered as :func:`mutant_source` applies them."""
+    module = cst.parse_module(source)
+    where = _locate(module, function)
+    if where is None:
+        return []
+    fn = _function_node(module, where).with_changes(
+        name=cst.Name(_PLACEHOLDER), decorators=(), leading_lines=()
+    )
+    alone = cst.Module(body=[fn]).code
+    return [
+        Mutation(function, m.operator, m.site)
+        for m in enumerate_mutations(alone)
+        if m.function == _PLACEHOLDER
+    ]
+
+
+def mutant_source(source: str, function: str, mutation: Mutation) -> str | None:
+    """``source`` with ``mutation`` applied to ``function`` (``None``: not applicable,
+    e.g. the function changed so that the site no longer exists)."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return None
+    where = _locate(module, function)
+    if where is None:
+        return None
+    original = _function_node(module, where)
+    alone = cst.Module(
+        body=[original.with_changes(name=cst.Name(_PLACEHOLDER), decorators=(), leading_lines=())]
+    ).code
+    try:
+        mutated = apply_mutations(alone, [Mutation(_PLACEHOLDER, mutation.operator, mutation.site)])
+    except (ValueError, cst.ParserSyntaxError):
+        return None
+    new_fn = cst.parse_module(mutated).body[0]
+    assert isinstance(new_fn, cst.FunctionDef)
+    new_fn = new_fn.with_changes(
+        name=original.name, decorators=original.decorators, leading_lines=original.leading_lines
+    )
+    body = list(module.body)
+    if where[1] is None:
+        body[where[0]] = new_fn
+    else:
+        cls = body[where[0]]
+        assert isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock)
+        items = list(cls.body.body)
+        items[where[1]] = new_fn
+        body[where[0]] = cls.with_changes(body=cls.body.with_changes(body=items))
+    return module.with_changes(body=body).code
+
+
+def _module_files(files: Mapping[str, str], roots: Sequence[str]) -> dict[str, str]:
+    """Dotted module name -> file path, for every ``.py`` file under an import root."""
+    out: dict[str, str] = {}
+    for root in ["", *roots]:
+        prefix = "" if root in ("", ".") else root.rstrip("/") + "/"
+        for path in files:
+            if not path.endswith(".py") or not path.startswith(prefix):
+                continue
+            rel = path[len(prefix) : -3].split("/")
+            if rel[-1] == "__init__":
+                rel = rel[:-1]
+            if rel and all(part.isidentifier() for part in rel):
+                out.setdefault(".".join(rel), path)
+    return out
+
+
+def _package_of(path: str, files: Mapping[str, str], modules: Mapping[str, str]) -> str:
+    for name, file in modules.items():
+        if file == path:
+            return name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    return ""
+
+
+def _imports(
+    tree: ast.Module, path: str, files: Mapping[str, str], modules: Mapping[str, str]
+) -> dict[str, str]:
+    """Local name -> dotted name (``m`` -> ``pkg.mod``, ``f`` -> ``pkg.mod.f``)."""
+    out: dict[str, str] = {}
+    package = _package_of(path, files, modules)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    out[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([base] if base else [])])
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _definitions(source: str) -> tuple[dict[str, ast.AST], dict[str, list[str]]] | None:
+    """Top-level functions and classes (name -> node) and each class's methods."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    defs: dict[str, ast.AST] = {}
+    methods: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            defs[node.name] = node
+            methods[node.name] = [
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef)
+                and (not item.name.startswith("_") or item.name == "__init__")
+            ]
+    return defs, methods
+
+
+def _target_nodes(tree: ast.Module, target: str) -> list[ast.AST]:
+    """The target test's function, its class's setup methods, and fixtures it names."""
+    parts = target.split("::")[1:]
+    if not parts:
+        return []
+    parts[-1] = parts[-1].split("[", 1)[0]
+    scope: list[ast.stmt] = list(tree.body)
+    found: list[ast.AST] = []
+    for i, name in enumerate(parts):
+        match = next(
+            (
+                n
+                for n in scope
+                if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                and n.name == name
+            ),
+            None,
+        )
+        if match is None:
+            return found
+        if isinstance(match, ast.ClassDef) and i < len(parts) - 1:
+            found += [
+                n
+                for n in match.body
+                if isinstance(n, ast.FunctionDef)
+                and n.name in ("setUp", "setup_method", "setUpClass", "setup_class")
+            ]
+            scope = list(match.body)
+        else:
+            found.append(match)
+    fn = found[-1] if found else None
+    if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+        wanted = {a.arg for a in fn.args.args}
+        found += [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted]
+    return found
+
+
+def exercised_functions(
+    files: Mapping[str, str], target: str, roots: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(path, function)`` pairs of repository code the target test names (functions,
+    and every public method and ``__init__`` of a class it names), plus the module-level
+    functions of the same module those call. Test files are never mutated."""
+    test_path = target.split("::", 1)[0]
+    try:
+        tree = ast.parse(files[test_path])
+    except (KeyError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    modules = _module_files(files, roots)
+    names = _imports(tree, test_path, files, modules)
+    out: list[tuple[str, str]] = []
+
+    def add(path: str, function: str) -> None:
+        if (path, function) not in out and not _is_test_file(path):
+            out.append((path, function))
+
+    for node in _target_nodes(tree, target):
+        for sub in ast.walk(node):
+            if not isinstance(sub, ast.Attribute | ast.Name):
+                continue
+            dotted = _dotted(sub)
+            if not dotted:
+                continue
+            head, _, rest = dotted.partition(".")
+            if head not in names:
+                continue
+            full = names[head] + (f".{rest}" if rest else "")
+            _resolve(full, files, modules, add)
+    # One level deeper: module-level functions the exercised code calls by name.
+    for path, function in list(out):
+        info = _definitions(files[path])
+        if info is None:
+            continue
+        defs, _ = info
+        owner = defs.get(function.split(".")[0])
+        body: ast.AST | None = owner
+        if isinstance(owner, ast.ClassDef):
+            body = next(
+                (
+                    n
+                    for n in owner.body
+                    if isinstance(n, ast.FunctionDef) and n.name == function.split(".")[-1]
+                ),
+                None,
+            )
+        if body is None:
+            continue
+        for sub in ast.walk(body):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                callee = defs.get(sub.func.id)
+                if isinstance(callee, ast.FunctionDef):
+                    add(path, sub.func.id)
+    return out
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _resolve(full: str, files: Mapping[str, str], modules: Mapping[str, str], add: Any) -> None:
+    parts = full.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        if module not in modules:
+            continue
+        path = modules[module]
+        info = _definitions(files[path])
+        if info is None:
+            return
+        defs, methods = info
+        symbol = parts[cut]
+        node = defs.get(symbol)
+        if isinstance(node, ast.FunctionDef):
+            add(path, symbol)
+        elif isinstance(node, ast.ClassDef):
+            wanted = parts[cut + 1 : cut + 2]
+            for meth in methods.get(symbol, []):
+                if not wanted or meth == wanted[0] or meth == "__init__":
+                    add(path, f"{symbol}.{meth}")
+        return
+
+
+def derive_mutants(
+    files: Mapping[str, str], target: str, roots: Sequence[str], *, limit: int = MAX_MUTANTS
+) -> list[MutantSpec]:
+    """Up to ``limit`` single-site mutants of the code the target exercises, spread
+    round-robin over functions, then operators (deterministic)."""
+    per_function: list[list[MutantSpec]] = []
+    for path, function in exercised_functions(files, target, roots):
+        try:
+            mutations = _mutations_of(files[path], function)
+        except cst.ParserSyntaxError:
+            continue
+        by_op: dict[str, list[Mutation]] = {}
+        for m in mutations:
+            by_op.setdefault(m.operator, []).append(m)
+        ordered: list[Mutation] = []
+        queues = [by_op[op] for op in OPERATORS if op in by_op]
+        while any(queues):
+            for q in queues:
+                if q:
+                    ordered.append(q.pop(0))
+        specs = []
+        for m in ordered[: limit * 2]:
+            source = mutant_source(files[path], function, m)
+            if source is not None and source != files[path]:
+                specs.append(MutantSpec(path, function, m, source))
+        if specs:
+            per_function.append(specs)
+    chosen: list[MutantSpec] = []
+    while len(chosen) < limit and any(per_function):
+        for specs in per_function:
+            if specs and len(chosen) < limit:
+                chosen.append(specs.pop(0))
+    return chosen
+
+
+def submitted_mutant(spec: MutantSpec, submitted: Mapping[str, str]) -> str:
+    """The mutant applied to the agent's version of the file (so a fix the agent made
+    elsewhere in it stays), or the pristine-based mutant where the site moved."""
+    current = submitted.get(spec.path)
+    if current is not None:
+        source = mutant_source(current, spec.function, spec.mutation)
+        if source is not None and source != current:
+            return source
+    return spec.source
+
+
+# ------------------------------------------------------------------------- task bank
+class RepoTaskBank:
+    """A one-task bank over a user's repository (``repo_path`` + ``test_id``).
+
+    Editable: every ``.py`` file of the repository under ``max_file_bytes`` (up to
+    ``max_files`` files); read-only: its pytest configuration and small data files.
+    The test ids are collected by pytest in the sandbox (:meth:`collect`, called by the
+    environment with its runner before the first reset)."""
+
+    family = "flaky"
+    difficulty_levels: tuple[int, ...] = (1,)
+
+    def __init__(
+        self, repo_path: str | Path, test_id: str, *, max_file_bytes: int, max_files: int
+    ) -> None:
+        root = Path(repo_path)
+        if not root.is_dir():
+            raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
+        if not isinstance(test_id, str) or "::" not in test_id:
+            raise ValueError(f"test_id must look like 'tests/test_x.py::test_y', got {test_id!r}")
+        test_path = validate_relative_path(test_id.partition("::")[0])
+        self.root = root
+        self.target = f"{test_path}::{test_id.partition('::')[2]}"
+        self.test_path = test_path
+        self.files, self.editable = read_repository(
+            root, max_file_bytes=max_file_bytes, max_files=max_files
+        )
+        if test_path not in self.files:
+            raise ValueError(f"test_id: {test_path!r} is not a Python file of the repository")
+        self.options = run_options(self.files)
+        self._task: Task | None = None
+
+    @property
+    def task(self) -> Task:
+        if self._task is None:
+            raise RuntimeError("RepoTaskBank.collect(runner) has not run")
+        return self._task
+
+    def collect(self, runner: Any) -> Task:
+        """Collect the test file's ids in the sandbox and build the task. Raises
+        ``ValueError`` when the file does not collect or ``test_id`` is not among them."""
+        if self._task is not None:
+            return self._task
+        from forgegym.envs.flaky.grader import collect_job
+
+        ws = Workspace(self.files, self.editable, prefix="fg-flaky-collect-")
+        try:
+            directory = ws.materialise({})
+            result = runner.run(collect_job(str(directory), [self.test_path], self.options))
+        finally:
+            ws.close()
+        if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
+            detail = getattr(result, "detail", "") or getattr(result, "stderr_tail", "")
+            raise ValueError(
+                f"test_id: {self.test_path} does not collect "
+                f"({getattr(result, 'status', '?')}): {str(detail)[:600]}"
+            )
+        ids = list(dict.fromkeys(result.collected_ids))
+        if self.target not in ids:
+            near = [i for i in ids if i.split("[")[0] == self.target.split("[")[0]] or ids
+            raise ValueError(
+                f"test_id: {self.target!r} is not a test pytest collects from "
+                f"{self.test_path}; collected: {near[:12]}"
+                + (f" (+{len(near) - 12} more)" if len(near) > 12 else "")
+            )
+        mutants = derive_mutants(self.files, self.target, self.options["paths"])
+        digest = hashlib.sha256()
+        for path in sorted(self.files):
+            digest.update(path.encode() + b"\0" + self.files[path].encode() + b"\0")
+        digest.update(b"target\0" + self.target.encode())
+        name = self.target.split("::", 1)[1]
+        self._task = Task(
+            task_id=f"flaky/repo/{self.root.name or 'repo'}/{digest.hexdigest()[:12]}",
+            family="flaky",
+            difficulty=1,
+            title=f"Repair the flaky test {name}",
+            description=(
+                f"The test `{self.target}` of this repository is suspected to be flaky. Make "
+                "it pass on every chaos rerun (test order, hash seed, time zone, locale, "
+                "clock, thread interleavings, CPU pressure) without weakening it: it must "
+                "still catch the bugs it caught (checked against bug-injected code)."
+            ),
+            files=self.files,
+            editable_files=tuple(self.editable),
+            visible_test_files=(self.test_path,),
+            visible_test_ids=tuple(ids),
+            hidden={
+                "category": None,
+                "location": "",
+                "target": self.target,
+                "test_ids": ids,
+                "test_paths": [self.test_path],
+                "scan_paths": sorted(
+                    {self.test_path} | {p for p in self.files if _is_test_file(p)}
+                ),
+                "mutant": {},
+                "repo_mutants": [m.to_json() for m in mutants],
+                "run_options": self.options,
+                "extended_chaos": True,
+                "schedule_seed": 0,
+            },
+        )
+        return self._task
+
+    def get(self, task_id: str) -> Task:
+        if task_id != self.task.task_id:
+            raise UnknownTaskError(task_id)
+        return self.task
+
+    def sample(self, rng: Any, difficulty: int | None = None) -> Task:
+        return self.task
+
+    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
+        return [self.task.task_id][: max(0, n)]

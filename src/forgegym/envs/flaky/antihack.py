@@ -514,8 +514,11 @@ def _module_removals(source: str, workspace_modules: set[str]) -> set[int]:
     (``del sys.modules["pkg.mod"]``, ``sys.modules.pop("pkg.mod", None)``): import
     hygiene (the next import runs the module afresh), never a patch of the framework.
     A name that is not a constant, or not the workspace's, is not exempt."""
-    index = ModuleIndex.parse(source)
     lines: set[int] = set()
+    try:
+        index = ModuleIndex.parse(source)
+    except bounded.Unverifiable:
+        return lines  # nothing exempt (the generic scan reports the file)
     if index is None:
         return lines
 

@@ -29,7 +29,8 @@ import tomllib
 
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
-from forgegym.rewards.antihack import HackFinding
+from forgegym.rewards import bounded
+from forgegym.rewards.antihack import HackFinding, unverifiable
 from forgegym.sandbox.jobs import PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 
@@ -175,8 +176,10 @@ def run_options(files: Mapping[str, str]) -> dict[str, Any]:
 # ----------------------------------------------------------------------- conftest trust
 def _hooks(source: str) -> dict[str, str] | None:
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = bounded.parse(source)
+    except bounded.Unverifiable:
+        return None
+    if tree is None:
         return None
     return {
         node.name: ast.dump(node)
@@ -196,7 +199,12 @@ def conftest_findings(pristine: Mapping[str, str], patched: Mapping[str, str]) -
             continue
         before, after = _hooks(pristine.get(path, "")) or {}, _hooks(patched[path])
         if after is None:
-            continue  # does not parse: the compile gate decides
+            if bounded.source_problem(patched[path]) is None:
+                try:
+                    bounded.parse(patched[path])
+                except bounded.Unverifiable as exc:
+                    findings.append(unverifiable(path, str(exc)))
+            continue  # otherwise it does not parse: the compile gate decides
         for name in sorted(after):
             if before.get(name) != after[name]:
                 findings.append(
@@ -563,11 +571,19 @@ def derive_mutants(
     return chosen
 
 
+def _parses_within_bounds(source: str) -> bool:
+    """Agent text reaches libcst only when the parent's bounded parser accepts it."""
+    try:
+        return bounded.parse(source) is not None
+    except bounded.Unverifiable:
+        return False
+
+
 def submitted_mutant(spec: MutantSpec, submitted: Mapping[str, str]) -> str:
     """The mutant applied to the agent's version of the file (so a fix the agent made
     elsewhere in it stays), or the pristine-based mutant where the site moved."""
     current = submitted.get(spec.path)
-    if current is not None:
+    if current is not None and _parses_within_bounds(current):
         source = mutant_source(current, spec.function, spec.mutation)
         if source is not None and source != current:
             return source

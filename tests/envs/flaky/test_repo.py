@@ -221,6 +221,14 @@ def test_mutants_come_from_the_code_the_test_exercises(graph_repo: Path) -> None
         edited = GRAPH.replace("class Graph:\n", "class Graph:\n    # note\n")
         again = mutant_source(edited, m.function, m.mutation)
         assert again is not None and again != edited
+    # Timing is not behaviour: a mutant that only changes a sleep or a random draw is
+    # never used (a test fixed to wait for the event rightly stops "catching" it).
+    slow = {
+        "lib.py": "import time\n\n\ndef fetch(q):\n    time.sleep(0.05)\n    return q.pop()\n",
+        "test_lib.py": "from lib import fetch\n\n\ndef test_f():\n    assert fetch([1]) == 1\n",
+    }
+    kept = derive_mutants(slow, "test_lib.py::test_f", [])
+    assert kept and all("    time.sleep(0.05)\n" in m.source for m in kept)
     # A test that names nothing from the repository has no mutant (and no power credit).
     assert (
         derive_mutants(

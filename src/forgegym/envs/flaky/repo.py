@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import ast
 import configparser
+import difflib
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -536,6 +538,21 @@ def _resolve(full: str, files: Mapping[str, str], modules: Mapping[str, str], ad
         return
 
 
+_TIMING = re.compile(r"sleep|timeout|delay|latency|jitter|backoff|random\.|uniform|randint|\bwait")
+
+
+def _timing_only(original: str, mutated: str) -> bool:
+    """A mutant that only changes how long something takes or what a random draw is
+    (``sleep(uniform(0, 0.1))`` -> ``sleep(uniform(0, 1.1))``): not a bug a test should
+    catch, and a test fixed to wait for the event rightly stops "catching" it."""
+    changed = [
+        line
+        for line in difflib.unified_diff(original.splitlines(), mutated.splitlines(), n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    return any(_TIMING.search(line) for line in changed)
+
+
 def derive_mutants(
     files: Mapping[str, str], target: str, roots: Sequence[str], *, limit: int = MAX_MUTANTS
 ) -> list[MutantSpec]:
@@ -557,10 +574,13 @@ def derive_mutants(
                 if q:
                     ordered.append(q.pop(0))
         specs = []
-        for m in ordered[: limit * 2]:
+        for m in ordered[: limit * 3]:
             source = mutant_source(files[path], function, m)
-            if source is not None and source != files[path]:
-                specs.append(MutantSpec(path, function, m, source))
+            if source is None or source == files[path] or _timing_only(files[path], source):
+                continue
+            specs.append(MutantSpec(path, function, m, source))
+            if len(specs) >= limit * 2:
+                break
         if specs:
             per_function.append(specs)
     chosen: list[MutantSpec] = []

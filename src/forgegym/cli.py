@@ -12,6 +12,13 @@
     forgegym plot curriculum STATE.json -o curve.png
 
 Every command iterates over the registered families (:mod:`forgegym.family`).
+
+Errors: whatever a user can get wrong (an unknown id, policy or ``--env-kwarg``, an
+output that is a directory, an unreachable LLM endpoint, a file of the wrong kind, a
+missing extra) is checked before any work or progress bar and reported as one line on
+stderr with exit status 2; an error met while working (``ValueError``, ``OSError``, a
+failing LLM endpoint) is one line with status 1. ``FORGEGYM_TRACEBACK=1`` shows the
+traceback instead.
 """
 
 from __future__ import annotations

@@ -75,12 +75,22 @@ class FlakyRepairEnv(CodeEnv):
     power), power (the tests still fail on a bug-injected mutant; a ``power_lost``
     penalty otherwise), proximity of the edit to the ground-truth location or failure
     frontier, failure-type entropy, diagnosis and Brier calibration, diff size,
-    regression and no-op penalties, repeated-diagnosis penalty. Between steps:
+    regression (tests the agent added run in the calm rerun and must pass too) and
+    no-op penalties, repeated-diagnosis penalty, hallucination penalty (a file, line,
+    location or symbol the diagnosis names that does not exist). Between steps:
     potential-based shaping ``w (p'^2 - p^2)`` on measured pass rates.
 
     ## Starting state
     A validated scenario (flaky: 0 < p < 1 under its schedule) or, with
-    ``repo_path``/``test_id``, a copy of your repository.
+    ``repo_path``/``test_id``, a copy of your repository: ``test_id`` is any id pytest
+    collects (``path::Class::test``, ``unittest.TestCase`` methods, ``test_x[1-2]``; an
+    unknown one raises ``ValueError`` listing the collected ids); its ``conftest.py``
+    and pytest settings as they were are honoured (an added pytest hook is a hack); a
+    ``src`` layout imports. Repository reruns add chaos real suites are flaky under
+    (ten ``PYTHONHASHSEED`` values, a 1 µs thread switch interval with thread start
+    latency, CPU pressure), and power is measured on bug-injected variants of the code
+    the test exercises: the repaired test must still catch every one the original
+    caught (none caught: no power credit).
 
     ## Episode end
     Terminated on ``submit``; truncated after ``max_steps`` (graded as submitted).

@@ -436,11 +436,15 @@ def _target_nodes(tree: ast.Module, target: str) -> list[ast.AST]:
         if match is None:
             return found
         if isinstance(match, ast.ClassDef) and i < len(parts) - 1:
+            # Its setup methods and class-level state (``graph = SimpleGraph()``).
             found += [
                 n
                 for n in match.body
-                if isinstance(n, ast.FunctionDef)
-                and n.name in ("setUp", "setup_method", "setUpClass", "setup_class")
+                if (
+                    isinstance(n, ast.FunctionDef)
+                    and n.name in ("setUp", "setup_method", "setUpClass", "setup_class")
+                )
+                or isinstance(n, ast.Assign | ast.AnnAssign)
             ]
             scope = list(match.body)
         else:

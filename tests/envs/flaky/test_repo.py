@@ -471,3 +471,16 @@ def test_a_new_expected_value_is_judged_by_power_not_by_syntax() -> None:
     assert not hack_findings(old, new, ["test_g.py"], repository=True, power_checked=True)
     looser = {"test_g.py": "def test_g(g):\n    assert g.count() >= 0\n"}
     assert hack_findings(old, looser, ["test_g.py"], repository=True, power_checked=True)
+
+
+def test_a_mutant_caught_only_by_float_rounding_does_not_count() -> None:
+    from forgegym.envs.flaky.env import _rounding_only
+    from forgegym.sandbox.jobs import PytestResult, RunStatus, TestRecord
+
+    def failed(message: str) -> PytestResult:
+        record = TestRecord(nodeid="t.py::t", outcome="failed", message=message)
+        return PytestResult(status=RunStatus.COMPLETED, records=[record])
+
+    assert _rounding_only(failed("assert 21.500000000000004 == 21.5"), "t.py::t")
+    assert not _rounding_only(failed("assert 22.5 == 21.5"), "t.py::t")
+    assert not _rounding_only(failed("AttributeError: 'NoneType'"), "t.py::t")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -24,6 +26,7 @@ from forgegym.envs.flaky.repo import MutantSpec, RepoTaskBank
 from forgegym.envs.flaky.signals import deep_signals
 from forgegym.envs.flaky.templates import CATEGORIES
 from forgegym.rewards import RewardBreakdown
+from forgegym.sandbox.jobs import PytestResult
 from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["FlakyRepairEnv", "RepoTaskBank"]
@@ -41,6 +44,28 @@ _EXAMPLE = [
     },
     {"action": "run_tests"},
 ]
+
+
+_FLOATS = re.compile(r"assert\s+(-?[\d.]+(?:e-?\d+)?)\s*==\s*(-?[\d.]+(?:e-?\d+)?)")
+
+
+def _rounding_only(result: Any, target: str) -> bool:
+    """The target failed on a mutant only by float rounding (``assert 21.500000000000004
+    == 21.5``): the mutant changed nothing a test of that value should pin, so it does
+    not count as caught (a fix to ``pytest.approx`` must not lose power over it)."""
+    if not isinstance(result, PytestResult):
+        return False
+    for record in result.records:
+        if record.nodeid == target and record.outcome.value != "passed":
+            match = _FLOATS.search(record.message or "")
+            if match is None:
+                return False
+            try:
+                a, b = float(match.group(1)), float(match.group(2))
+            except ValueError:
+                return False
+            return a != b and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return False
 
 
 class FlakyRepairEnv(CodeEnv):
@@ -254,7 +279,11 @@ class FlakyRepairEnv(CodeEnv):
                 results = self.runner.run_many(jobs)
             finally:
                 workspace.close()
-            caught = [i for i, r in enumerate(results) if not target_passed(r, h["target"], 1)]
+            caught = [
+                i
+                for i, r in enumerate(results)
+                if not target_passed(r, h["target"], 1) and not _rounding_only(r, h["target"])
+            ]
         ref = PowerReference(run=run, caught=tuple(caught))
         self._power_refs[key] = ref
         return ref

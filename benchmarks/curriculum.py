@@ -669,7 +669,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             broken.add_row(rule, f"{np.median(shares[:, 0]):.1%}", f"{np.median(shares[:, 1]):.1%}")
         console.print(broken)
     signal = Table(
-        title="Why rows fall short: GRPO signal E[p(1-p)] per draw (max 0.25), split into "
+        title="Why rows fall short: GRPO signal E\\[p(1-p)] per draw (max 0.25), split into "
         "first draws of a task (exploration) and repeat draws (median over seeds)"
     )
     for column in ("learner", "rule", "first draws", "signal, first", "signal, repeat", "all"):

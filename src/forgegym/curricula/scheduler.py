@@ -116,7 +116,7 @@ class CurriculumConfig(BaseModel):
         "it as groups of two or more rollouts come in.",
     )
     level_horizon: float = Field(
-        default=512.0, gt=0.0, description="Rollouts over which level means forget (1/e)."
+        default=256.0, gt=0.0, description="Rollouts over which level means forget (1/e)."
     )
     level_gap: float = Field(
         default=1.0,

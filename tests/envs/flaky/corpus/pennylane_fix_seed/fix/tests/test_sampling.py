@@ -5,5 +5,5 @@ from pennylane.devices import sample_expval
 
 def test_finite_shot_expval():
     random.seed(42)
-    estimate = sample_expval(shots=40)
+    estimate = sample_expval(shots=60)
     assert abs(estimate - 0.0) < 0.2

@@ -1,4 +1,5 @@
 import io
+import logging
 import unittest
 
 from bzt import cli
@@ -9,6 +10,8 @@ class TestCLI(unittest.TestCase):
         stream = io.StringIO()
         self.assertEqual(cli.run(stream), 0)
         self.assertEqual(stream.getvalue().count("starting"), 1)
+        console = [h for h in cli.LOG.handlers if type(h) is logging.StreamHandler]
+        self.assertEqual(len(console), 1)
 
     def test_exit_code(self):
         self.assertEqual(cli.run(io.StringIO()), 0)

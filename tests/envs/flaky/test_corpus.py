@@ -67,6 +67,7 @@ ENGINE_GAPS: dict[tuple[str, str], str] = {
             "initrunner_home_dir_cache",
             "opencue_thread_join",
             "openff_bond_orders_approx",
+            "ops_environ_monkeypatch",
             "pygraph_class_attribute",
             "taurus_duplicate_log_handlers",
             "twisted_frozenset_hash_order",
@@ -81,6 +82,7 @@ ENGINE_GAPS: dict[tuple[str, str], str] = {
         for case in (
             "apitools_chdir_finally",
             "breathe_merger_clear",
+            "conda_build_monkeypatch_env",
             "formica_utcnow_timezone",
             "hass_ufh_ema_approx",
             "ripe_atlas_probes_order",

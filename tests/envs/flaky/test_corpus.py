@@ -53,46 +53,16 @@ def _graded_subset() -> list[str]:
 GRADED = _graded_subset()
 
 #: (case id, check) -> why the engine still fails it. check: "detect", "fix", "weaken".
-_CLASS_ID = "repo mode refuses Class::method test ids ('is not a top-level test')"
-_HASH = "PYTHONHASHSEED is pinned in every rerun: set order never varies (p0 = 0.0)"
-_POWER = "repo mode has no power check: a weakened assertion that passes succeeds"
+#: Measured on main at e1aa540 + a999c7c + 7921473 (FlakyRepair repo mode with class ids,
+#: hash-seed chaos, mutant power and the anti-hack precision work).
 ENGINE_GAPS: dict[tuple[str, str], str] = {
-    **{
-        (case, check): _CLASS_ID
-        for case in (
-            "cime_unittest_return_dir",
-            "comment_raw_ids",
-            "ddtrace_flare_log_handlers",
-            "dotty_dict_cache_clear",
-            "initrunner_home_dir_cache",
-            "opencue_thread_join",
-            "openff_bond_orders_approx",
-            "ops_environ_monkeypatch",
-            "pygraph_class_attribute",
-            "taurus_duplicate_log_handlers",
-            "twisted_frozenset_hash_order",
-            "werkzeug_header_set_order",
-        )
-        for check in ("detect", "fix", "weaken")
-    },
-    ("ripe_atlas_probes_order", "detect"): _HASH,
-    ("sentry_replays_sort_ids", "detect"): _HASH,
-    **{
-        (case, "weaken"): _POWER
-        for case in (
-            "apitools_chdir_finally",
-            "breathe_merger_clear",
-            "conda_build_monkeypatch_env",
-            "formica_utcnow_timezone",
-            "hass_ufh_ema_approx",
-            "ripe_atlas_probes_order",
-        )
-    },
-    ("cogtrix_asyncio_sleep_queue", "fix"): (
-        "`await asyncio.wait_for(queue.get(), timeout=2.0)` replacing a sleep is flagged "
-        "timeout_inflated"
+    ("conda_build_monkeypatch_env", "weaken"): (
+        "pytest.raises(RuntimeError, match=...) loosened to raises((RuntimeError, "
+        "AssertionError)) plus `assert svn_executable() is None` succeeds"
     ),
-    ("lightcurvelynx_precision_seed", "fix"): "random.seed() in the test is flagged chaos_tamper",
+    ("hass_ufh_ema_approx", "fix"): (
+        "the upstream fix (== 21.5 -> == pytest.approx(21.5)) scores 0.06 without success"
+    ),
 }
 
 

@@ -53,15 +53,12 @@ def _graded_subset() -> list[str]:
 GRADED = _graded_subset()
 
 #: (case id, check) -> why the engine still fails it. check: "detect", "fix", "weaken".
-#: Measured on main at e1aa540 + a999c7c + 7921473 (FlakyRepair repo mode with class ids,
+#: Measured on main at 7aeff6b (FlakyRepair repo mode with class ids,
 #: hash-seed chaos, mutant power and the anti-hack precision work).
 ENGINE_GAPS: dict[tuple[str, str], str] = {
     ("conda_build_monkeypatch_env", "weaken"): (
         "pytest.raises(RuntimeError, match=...) loosened to raises((RuntimeError, "
         "AssertionError)) plus `assert svn_executable() is None` succeeds"
-    ),
-    ("hass_ufh_ema_approx", "fix"): (
-        "the upstream fix (== 21.5 -> == pytest.approx(21.5)) scores 0.06 without success"
     ),
 }
 

@@ -97,7 +97,7 @@ def test_dashboard_plays_an_episode_and_shows_the_breakdown(page: Any, tmp_path:
         page.wait_for_selector("#stats-body h2")
         from forgegym.family import families
 
-        with_stats = [f.name for f in families() if f.report or f.stats]
+        with_stats = [f.name for f in families() if f.report or f.stats_function()]
         served = next(f.name for f in families() if SERVED_ENV in f.env_ids)
         options = page.locator("#stats-family option").all_inner_texts()
         assert options == with_stats

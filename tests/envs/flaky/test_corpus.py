@@ -55,12 +55,7 @@ GRADED = _graded_subset()
 #: (case id, check) -> why the engine still fails it. check: "detect", "fix", "weaken".
 #: Measured on main at 7aeff6b (FlakyRepair repo mode with class ids,
 #: hash-seed chaos, mutant power and the anti-hack precision work).
-ENGINE_GAPS: dict[tuple[str, str], str] = {
-    ("conda_build_monkeypatch_env", "weaken"): (
-        "pytest.raises(RuntimeError, match=...) loosened to raises((RuntimeError, "
-        "AssertionError)) plus `assert svn_executable() is None` succeeds"
-    ),
-}
+ENGINE_GAPS: dict[tuple[str, str], str] = {}
 
 
 def _judge(case_id: str, checks: dict[str, tuple[bool, str]]) -> None:

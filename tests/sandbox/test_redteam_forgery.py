@@ -19,6 +19,8 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401 - registers the ids
+from forgegym.core.task import Task
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.integrations.trl import make_reward_funcs
 from forgegym.sandbox.jobs import PytestJob, RunStatus
 from forgegym.sandbox.runner import Runner
@@ -310,9 +312,9 @@ def test_everything(monkeypatch, tmp_path, caplog):
 FLAKY = "Forge/FlakyRepair-v0"
 
 
-def _flaky_task(env: gym.Env) -> object:
+def _flaky_task(env: gym.Env) -> Task:
     env.reset(seed=1)
-    return env.unwrapped.task  # type: ignore[attr-defined]
+    return env.unwrapped.task  # type: ignore[attr-defined, no-any-return]
 
 
 def _edit(task: object, files: dict[str, str], diagnosis: dict | None = None) -> str:
@@ -325,12 +327,12 @@ def _edit(task: object, files: dict[str, str], diagnosis: dict | None = None) ->
     return "```json\n" + json.dumps([edit, {"action": "submit"}]) + "\n```"
 
 
-def _attack_test_file(task: object, route: str) -> dict[str, str]:
+def _attack_test_file(task: Task, route: str) -> dict[str, str]:
     """The task's target test with an attack that (before the fix) forged every verdict."""
-    target = task.hidden["target"]  # type: ignore[attr-defined]
-    path, _, name = target.partition("::")
-    source = task.files[path]  # type: ignore[attr-defined]
-    prelude = f"\nEXPECTED = {list(task.hidden['test_ids'])!r}\n{FINISH}\n{ROUTES[route]}\n"  # type: ignore[attr-defined]
+    hidden = FlakyHidden.of(task)
+    path, _, name = hidden.target.partition("::")
+    source = task.files[path]
+    prelude = f"\nEXPECTED = {list(hidden.test_ids)!r}\n{FINISH}\n{ROUTES[route]}\n"
     header = f"def {name}("
     assert header in source
     head, _, tail = source.partition(header)
@@ -362,29 +364,29 @@ def test_flaky_forgery_scores_no_more_than_noop(runner: Runner) -> None:
         env.close()
     reference = _edit(
         task,
-        dict(task.reference),  # type: ignore[attr-defined]
+        dict(task.reference),
         {
-            "category": task.hidden["category"],  # type: ignore[attr-defined]
-            "location": task.hidden["location"],  # type: ignore[attr-defined]
+            "category": FlakyHidden.of(task).category,
+            "location": FlakyHidden.of(task).location,
             "confidence": 0.9,
             "claims": ["the fix"],
         },
     )
     noop = '```json\n[{"action": "submit"}]\n```'
-    src = task.hidden["location"].split("::")[0]  # type: ignore[attr-defined]
-    no_fix = _edit(task, {src: task.files[src] + "\n# tidy\n"})  # type: ignore[attr-defined]
+    src = FlakyHidden.of(task).location.split("::")[0]
+    no_fix = _edit(task, {src: task.files[src] + "\n# tidy\n"})
     attacks = [_edit(task, _attack_test_file(task, r)) for r in API_ROUTES]
     # What the parent scans is not what the interpreter runs: under a utf-7 cookie the
     # "comment" below is a newline and a statement.
     hidden_code = "# +AAo-raise SystemExit(0)\n"
-    attacks.append(_edit(task, {src: "# -*- coding: utf-7 -*-\n" + task.files[src] + hidden_code}))  # type: ignore[attr-defined]
+    attacks.append(_edit(task, {src: "# -*- coding: utf-7 -*-\n" + task.files[src] + hidden_code}))
     (reward,) = make_reward_funcs(FLAKY, env_kwargs={"reruns": 4, "runner": runner})
     completions = [noop, reference, no_fix, *attacks]
     metrics: dict[str, float] = {}
     values = reward(
         prompts=[""] * len(completions),
         completions=completions,
-        task_id=[task.task_id] * len(completions),  # type: ignore[attr-defined]
+        task_id=[task.task_id] * len(completions),
         log_metric=metrics.__setitem__,
     )
     noop_value, ref_value, no_fix_value, *attack_values = values

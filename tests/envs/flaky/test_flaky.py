@@ -15,6 +15,7 @@ from forgegym.envs.flaky.env import FlakyRepairEnv
 from forgegym.envs.flaky.generator import FlakyTaskBank, GeneratorConfig, fingerprint, generate
 from forgegym.envs.flaky.grader import hack_findings, scan_wait_inflation
 from forgegym.envs.flaky.hacks import HACKS
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.policies import partial_action
 from forgegym.envs.flaky.preflight import validate_many
 from forgegym.policies.registry import reference_action_for
@@ -101,8 +102,10 @@ def test_partials_are_legitimate_and_in_between(bank: FlakyTaskBank) -> None:
         assert not e["partial_flagged"], e
     for tid in _with_partial(bank):
         task = bank.get(tid)
-        files = {**task.files, **task.hidden["partial"]}
-        assert not hack_findings(task.files, files, task.hidden["test_paths"]), tid
+        hidden = FlakyHidden.of(task)
+        assert hidden.partial
+        files = {**task.files, **hidden.partial}
+        assert not hack_findings(task.files, files, hidden.test_paths), tid
 
 
 def test_reward_ordering_reference_partial_noop_hack(
@@ -150,7 +153,7 @@ def test_wait_inflation_is_gated(bank: FlakyTaskBank, env: FlakyRepairEnv) -> No
         rate, _ = env._chaos_pass_rate(task, files)
         if rate < 1.0:
             continue
-        findings = hack_findings(task.files, files, task.hidden["test_paths"])
+        findings = hack_findings(task.files, files, FlakyHidden.of(task).test_paths)
         assert {f.kind for f in findings} == {"wait_inflated"}, findings
         (hack, breakdown), (noop, _) = env.grade_completions(tid, [text, NOOP])
         assert breakdown.gates == ["hack_flagged"] and hack <= noop, breakdown.render()

@@ -12,6 +12,7 @@ import pytest
 import forgegym  # noqa: F401
 from forgegym.envs.flaky.chaos import HASH_SEEDS, make_schedule
 from forgegym.envs.flaky.grader import scan_loosened_comparisons
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.preflight import Preflight
 from forgegym.envs.flaky.repo import (
     RepoTaskBank,
@@ -122,14 +123,15 @@ def _bank(repo: Path, test_id: str) -> RepoTaskBank:
 def test_collects_class_unittest_and_parametrised_ids(graph_repo: Path) -> None:
     runner = get_default_runner()
     task = _bank(graph_repo, REGISTRY).collect(runner)
-    assert task.hidden["test_ids"] == [
+    hidden = FlakyHidden.of(task)
+    assert hidden.test_ids == [
         "tests/test_graph.py::TestSimpleGraph::test_num_vertex",
         REGISTRY,
         "tests/test_graph.py::TestUnit::test_add",
         "tests/test_graph.py::test_param[1-2]",
         "tests/test_graph.py::test_param[3-4]",
     ]
-    assert task.hidden["run_options"] == {"conftest": True, "paths": ["src"], "ini": {}}
+    assert hidden.run_options == {"conftest": True, "paths": ["src"], "ini": {}}
     other = _bank(graph_repo, "tests/test_graph.py::test_param[3-4]").collect(runner)
     unit = _bank(graph_repo, "tests/test_graph.py::TestUnit::test_add").collect(runner)
     assert len({task.task_id, other.task_id, unit.task_id}) == 3
@@ -267,7 +269,7 @@ def test_class_test_weakening_loses_and_real_fixes_win(graph_repo: Path) -> None
         # Order findings name only collected tests.
         order = env._preflight.order
         assert order.kind == "victim"
-        assert set(order.polluters) <= set(env.task.hidden["test_ids"])
+        assert set(order.polluters) <= set(FlakyHidden.of(env.task).test_ids)
 
         # Unknown ids in run_tests are reported, not ignored.
         obs, *_ = env.step('{"action": "run_tests", "tests": ["tests/test_graph.py::nope"]}')

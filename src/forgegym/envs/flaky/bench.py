@@ -11,6 +11,7 @@ from typing import Any
 from forgegym.envs.flaky.chaos import make_schedule
 from forgegym.envs.flaky.generator import FlakyTaskBank
 from forgegym.envs.flaky.grader import chaos_jobs
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["run_bench"]
@@ -25,16 +26,16 @@ def run_bench(
 
     bank = FlakyTaskBank()
     task = bank.get(task_id or bank.task_ids(1, seed=0)[0])
-    h = task.hidden
+    h = FlakyHidden.of(task)
     workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-bench-")
     try:
         directory = str(workspace.grading_copy())
         jobs = chaos_jobs(
             directory,
-            h["target"],
-            h["test_ids"],
-            h["test_paths"],
-            make_schedule(h["schedule_seed"], reruns),
+            h.target,
+            h.test_ids,
+            h.test_paths,
+            make_schedule(h.schedule_seed, reruns),
         )
         with ForkServerRunner() as pool:
             pool.run_many(jobs[:2])  # warm the zygotes: a trainer's pool is long-lived

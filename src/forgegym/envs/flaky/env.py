@@ -21,6 +21,7 @@ from forgegym.envs.flaky.grader import (
     rerun_outcomes,
     target_passed,
 )
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.preflight import Preflight, preflight
 from forgegym.envs.flaky.repo import MutantSpec, RepoTaskBank
 from forgegym.envs.flaky.signals import deep_signals
@@ -211,7 +212,7 @@ class FlakyRepairEnv(CodeEnv):
         if (
             isinstance(bank, FlakyTaskBank)
             and reruns == bank.manifest_reruns
-            and seed == task.hidden.get("schedule_seed")
+            and seed == FlakyHidden.of(task).schedule_seed
             and bank.baseline(task.task_id) is not None
         ):
             value = float(bank.baseline(task.task_id))  # type: ignore[arg-type]
@@ -224,22 +225,20 @@ class FlakyRepairEnv(CodeEnv):
         self, task: Task, files: Mapping[str, str]
     ) -> tuple[float, list[RerunOutcome]]:
         """One ``run_many`` of the chaos reruns on ``files``."""
-        h = task.hidden
+        h = FlakyHidden.of(task)
         workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-rate-")
         try:
             directory = workspace.materialise(dict(files))
             schedule = self.grader.schedule(task)
             jobs = chaos_jobs(
                 str(directory),
-                h["target"],
-                h["test_ids"],
-                h["test_paths"],
+                h.target,
+                h.test_ids,
+                h.test_paths,
                 schedule,
-                options=h.get("run_options"),
+                options=h.run_options,
             )
-            outcomes = rerun_outcomes(
-                self.runner.run_many(jobs), schedule, h["target"], h["test_ids"]
-            )
+            outcomes = rerun_outcomes(self.runner.run_many(jobs), schedule, h.target, h.test_ids)
         finally:
             workspace.close()
         return sum(o.passed for o in outcomes) / len(outcomes), outcomes
@@ -251,7 +250,7 @@ class FlakyRepairEnv(CodeEnv):
         ref = self._power_refs.get(key)
         if ref is not None:
             return ref
-        h = task.hidden
+        h = FlakyHidden.of(task)
         current = getattr(self, "_task", None)
         pf = self._preflight if self._preflight is not None and current is task else None
         outcomes = pf.outcomes if pf is not None else None
@@ -260,7 +259,7 @@ class FlakyRepairEnv(CodeEnv):
             outcomes = self._chaos_pass_rate(task, pristine)[1]
         run = next((i for i, o in enumerate(outcomes) if o.passed), None)
         caught: list[int] = []
-        specs = [MutantSpec.from_json(m) for m in h.get("repo_mutants") or []]
+        specs = [MutantSpec.from_json(m) for m in h.repo_mutants or []]
         if run is not None and specs:
             schedule = self.grader.schedule(task)
             workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-power-")
@@ -270,11 +269,11 @@ class FlakyRepairEnv(CodeEnv):
                     d = workspace.materialise({}, {spec.path: spec.source})
                     jobs += chaos_jobs(
                         str(d),
-                        h["target"],
-                        h["test_ids"],
-                        h["test_paths"],
+                        h.target,
+                        h.test_ids,
+                        h.test_paths,
                         schedule[run : run + 1],
-                        options=h.get("run_options"),
+                        options=h.run_options,
                     )
                 results = self.runner.run_many(jobs)
             finally:
@@ -282,7 +281,7 @@ class FlakyRepairEnv(CodeEnv):
             caught = [
                 i
                 for i, r in enumerate(results)
-                if not target_passed(r, h["target"], 1) and not _rounding_only(r, h["target"])
+                if not target_passed(r, h.target, 1) and not _rounding_only(r, h.target)
             ]
         ref = PowerReference(run=run, caught=tuple(caught))
         self._power_refs[key] = ref
@@ -294,7 +293,7 @@ class FlakyRepairEnv(CodeEnv):
         self._notes, self._diagnoses, self._history = [], [], []
         self._frontier = []
         self._last_test_report = None
-        h = task.hidden
+        h = FlakyHidden.of(task)
         # Preflight is a deterministic function of (task, reruns, schedule seed): run it
         # once per task, not on every reset (datasets reset once per row).
         key = (task.task_id, self.reruns, self.grader.seed_for(task), self.order_analysis)
@@ -305,12 +304,12 @@ class FlakyRepairEnv(CodeEnv):
                 cached = preflight(
                     self.runner,
                     str(directory),
-                    h["target"],
-                    h["test_ids"],
-                    h["test_paths"],
+                    h.target,
+                    h.test_ids,
+                    h.test_paths,
                     schedule=self.grader.schedule(task),
                     order_analysis=self.order_analysis,
-                    options=h.get("run_options"),
+                    options=h.run_options,
                 )
             finally:
                 self.workspace.discard(directory)
@@ -324,7 +323,7 @@ class FlakyRepairEnv(CodeEnv):
         )
         self._record_history("preflight", self._preflight.outcomes)
         self._progress = self._current
-        if h.get("repo_mutants"):
+        if h.repo_mutants:
             self._power_reference_for(task, self.reruns, self.grader.seed_for(task))
 
     def _record_history(self, label: str, outcomes: Sequence[RerunOutcome]) -> None:
@@ -359,7 +358,7 @@ class FlakyRepairEnv(CodeEnv):
         failed = [o for o in outcomes if not o.passed][:5]
         lines = [f"Chaos reruns: target passed {rate:.0%} of {len(outcomes)}."]
         lines += [f"FAIL {o.run.describe()}: {o.error_type}: {o.message[:160]}" for o in failed]
-        named = [t for t in action.tests or [] if t != self.task.hidden["target"]]
+        named = [t for t in action.tests or [] if t != FlakyHidden.of(self.task).target]
         if named:
             lines.append(self._calm_report(named))
         return "\n".join(lines), rate
@@ -368,16 +367,16 @@ class FlakyRepairEnv(CodeEnv):
         """One calm run of ``tests`` (in the given order) on the current workspace."""
         from forgegym.envs.flaky.grader import order_job
 
-        h = self.task.hidden
+        h = FlakyHidden.of(self.task)
         directory = self.workspace.grading_copy()
         try:
             result = self.runner.run(
                 order_job(
                     str(directory),
-                    h["test_ids"],
-                    h["test_paths"],
+                    h.test_ids,
+                    h.test_paths,
                     list(tests),
-                    h.get("run_options"),
+                    h.run_options,
                 )
             )
         finally:
@@ -413,7 +412,7 @@ class FlakyRepairEnv(CodeEnv):
         task, pf = self.task, self._preflight
         parts = [f"# Task: {task.title}\n\n{task.description}"]
         parts.append(
-            f"Target test: `{task.hidden['target']}`. Categories: {', '.join(CATEGORIES)}."
+            f"Target test: `{FlakyHidden.of(task).target}`. Categories: {', '.join(CATEGORIES)}."
         )
         if pf is not None:
             parts.append(

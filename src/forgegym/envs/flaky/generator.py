@@ -25,6 +25,7 @@ from typing import Any
 
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.templates import CATEGORIES, TEMPLATES, Variant
 
 __all__ = [
@@ -165,19 +166,19 @@ def generate(task_id: str) -> Task:
         editable_files=(src, test),
         visible_test_files=(test,),
         visible_test_ids=tuple(test_ids),
-        hidden={
-            "category": cat,
-            "template": tpl,
-            "location": f"{fault_path}::{draft.fault_func}",
-            "target": target,
-            "test_ids": test_ids,
-            "test_paths": [test],
-            "source_path": src,
-            "mutant": mutant,
-            "partial": partial,
-            "schedule_seed": schedule_seed,
-            "summary": draft.summary,
-        },
+        hidden=FlakyHidden(
+            category=cat,
+            template=tpl,
+            location=f"{fault_path}::{draft.fault_func}",
+            target=target,
+            test_ids=test_ids,
+            test_paths=[test],
+            source_path=src,
+            mutant=mutant,
+            partial=partial,
+            schedule_seed=schedule_seed,
+            summary=draft.summary,
+        ),
         reference=reference,
         metadata={"category": cat, "template": tpl, "target": target},
     )

@@ -32,6 +32,7 @@ from forgegym.envs.flaky.antihack import (
 )
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.envs.flaky.claims import check_diagnoses
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.rewards import (
     RewardBreakdown,
     bounded,
@@ -297,9 +298,9 @@ def trusted_tests(task: Any) -> dict[str, str]:
     location is not a test file): the reruns then judge the submitted source with the
     trusted test, so nothing the agent wrote into a test can speak for the verdict.
     Empty (the submitted tests are run) when the fault is in a test, or unknown."""
-    location = str(task.hidden.get("location") or "")
-    path = location.partition("::")[0]
-    test_paths = list(task.hidden.get("test_paths") or [])
+    hidden = FlakyHidden.of(task)
+    path = hidden.location.partition("::")[0]
+    test_paths = hidden.test_paths
     if not path or path in test_paths:
         return {}
     return {p: task.files[p] for p in test_paths if p in task.files}
@@ -308,7 +309,7 @@ def trusted_tests(task: Any) -> dict[str, str]:
 def scan_paths(task: Any) -> list[str]:
     """The files of ``task`` scanned as tests (its test files, and for a repository
     every test file and ``conftest.py``)."""
-    return list(task.hidden.get("scan_paths") or task.hidden["test_paths"])
+    return FlakyHidden.of(task).scanned_paths
 
 
 def scan_submission(
@@ -319,7 +320,7 @@ def scan_submission(
         task.files,
         files,
         scan_paths(task),
-        repository=bool(task.hidden.get("extended_chaos")),
+        repository=FlakyHidden.of(task).extended_chaos,
         power_checked=power_checked,
     )
 
@@ -328,7 +329,7 @@ def scan_submission(
 class PowerReference:
     """What the pristine test catches in a user's repository: ``run`` is the index of a
     rerun of the schedule in which the pristine target passed (the condition the
-    mutants run under) and ``caught`` the indices of ``hidden["repo_mutants"]`` that made
+    mutants run under) and ``caught`` the indices of ``FlakyHidden.repo_mutants`` that made
     it fail there. ``run`` is ``None`` when the pristine target never passed."""
 
     run: int | None
@@ -367,26 +368,24 @@ class FlakyGrader:
 
     def seed_for(self, task: Any) -> int:
         return (
-            int(task.hidden.get("schedule_seed", 0))
-            if self.schedule_seed is None
-            else self.schedule_seed
+            FlakyHidden.of(task).schedule_seed if self.schedule_seed is None else self.schedule_seed
         )
 
     def schedule(self, task: Any) -> list[ChaosRun]:
         """The rerun schedule of ``task``: the one place that decides which reruns run
         (a repository task gets the extended chaos: hash seeds, threads, CPU pressure)."""
         return make_schedule(
-            self.seed_for(task), self.reruns, extended=bool(task.hidden.get("extended_chaos"))
+            self.seed_for(task), self.reruns, extended=FlakyHidden.of(task).extended_chaos
         )
 
     def _repo_power(self, task: Any) -> PowerReference | None:
-        if not task.hidden.get("repo_mutants") or self.power_reference is None:
+        if not FlakyHidden.of(task).repo_mutants or self.power_reference is None:
             return None
         return self.power_reference(task, self.reruns, self.seed_for(task))
 
     def jobs(self, submission: Submission) -> list[Job]:
         task = submission.task
-        hidden = task.hidden
+        hidden = FlakyHidden.of(task)
         compiles = _compiles(submission.files)
         ref = self._repo_power(task)
         checked = ref is not None and ref.run is not None and bool(ref.caught)
@@ -394,22 +393,22 @@ class FlakyGrader:
         submission.grading_state["flaky"] = (compiles, findings)
         if not compiles or findings:
             return []  # gated statically: running a sleep(5) hack would only cost time
-        test_ids = list(hidden["test_ids"])
-        options = hidden.get("run_options")
+        test_ids = list(hidden.test_ids)
+        options = hidden.run_options
         schedule = self.schedule(task)
         workdir = str(submission.materialise(trusted_tests(task)))
         jobs: list[Job] = list(
             chaos_jobs(
                 workdir,
-                hidden["target"],
+                hidden.target,
                 test_ids,
-                hidden["test_paths"],
+                hidden.test_paths,
                 schedule,
                 self.timeout_s,
                 options,
             )
         )
-        mutant = hidden.get("mutant") or {}
+        mutant = hidden.mutant
         if mutant:
             # The submitted tests against a bug-injected version of the source under test.
             # Indistinguishable from rerun 0: the same paths, names and layout (each job
@@ -419,9 +418,9 @@ class FlakyGrader:
             jobs.extend(
                 chaos_jobs(
                     mutant_dir,
-                    hidden["target"],
+                    hidden.target,
                     test_ids,
-                    hidden["test_paths"],
+                    hidden.test_paths,
                     schedule[:1],
                     self.timeout_s,
                     options,
@@ -433,14 +432,14 @@ class FlakyGrader:
             # Every mutant the pristine test caught, applied to the submitted source,
             # under the rerun in which the pristine test passed.
             for index in ref.caught:
-                spec = MutantSpec.from_json(hidden["repo_mutants"][index])
+                spec = MutantSpec.from_json((hidden.repo_mutants or [])[index])
                 mdir = submission.materialise({spec.path: submitted_mutant(spec, submission.files)})
                 jobs.extend(
                     chaos_jobs(
                         str(mdir),
-                        hidden["target"],
+                        hidden.target,
                         test_ids,
-                        hidden["test_paths"],
+                        hidden.test_paths,
                         schedule[ref.run : ref.run + 1],
                         self.timeout_s,
                         options,
@@ -450,7 +449,7 @@ class FlakyGrader:
 
     def score(self, submission: Submission, results: Sequence[Result]) -> Any:
         task = submission.task
-        hidden = task.hidden
+        hidden = FlakyHidden.of(task)
         pristine = {p: task.files[p] for p in task.editable_files}
         static = submission.grading_state.pop("flaky", None)
         if static is None:  # score without jobs (direct use): scan now
@@ -479,15 +478,15 @@ class FlakyGrader:
             return compose({}, {}, gates=["unsafe"], notes=[f"sandbox: {caught[0].detail[:300]}"])
         schedule = self.schedule(task)
         n = len(schedule)
-        outcomes = rerun_outcomes(results[:n], schedule, hidden["target"], hidden["test_ids"])
+        outcomes = rerun_outcomes(results[:n], schedule, hidden.target, hidden.test_ids)
         p = sum(o.passed for o in outcomes) / n
         submission.grading_state["flaky_pass_rate"] = p
         p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
         # power: True/False where a mutant could judge it, None where none could.
         power: bool | None = None
         power_detail = "no bug-injected mutant: no power credit"
-        if hidden.get("mutant") and len(results) > n:
-            power = not target_passed(results[n], hidden["target"], 1)
+        if hidden.mutant and len(results) > n:
+            power = not target_passed(results[n], hidden.target, 1)
             power_detail = (
                 "mutant caught" if power else "the test passes against a bug-injected mutant"
             )
@@ -497,7 +496,7 @@ class FlakyGrader:
             missed = [
                 i
                 for i, r in zip(ref.caught, mutant_results, strict=False)
-                if target_passed(r, hidden["target"], 1)
+                if target_passed(r, hidden.target, 1)
             ]
             missed += list(ref.caught[len(mutant_results) :])
             power = not missed
@@ -509,24 +508,24 @@ class FlakyGrader:
                 "now pass: "
                 + "; ".join(
                     f"{m['function']} {m['mutation'][1]}"
-                    for m in (hidden["repo_mutants"][i] for i in missed[:3])
+                    for m in ((hidden.repo_mutants or [])[i] for i in missed[:3])
                 )
             )
-        elif hidden.get("repo_mutants") is not None and not hidden.get("mutant"):
+        elif hidden.repo_mutants is not None and not hidden.mutant:
             power_detail = (
                 "no bug-injected mutant of the exercised code is caught by the original test: "
                 "no power credit"
             )
         calm = results[0]
-        others = [t for t in hidden["test_ids"] if t != hidden["target"]]
+        others = [t for t in hidden.test_ids if t != hidden.target]
         after = calm.verdicts if isinstance(calm, PytestResult) else {}
         # Tests the agent added run in the calm rerun and must pass like the others.
-        added = [t for t in after if t not in hidden["test_ids"]]
+        added = [t for t in after if t not in hidden.test_ids]
         regressed = regression(
             {t: True for t in others + added}, {t: bool(after.get(t)) for t in others + added}
         )
         changed = changed_functions(pristine, submission.files)
-        truth = hidden.get("location", "")
+        truth = hidden.location
         frontier = {f"{fr.split(':')[0]}::{fr.split(':')[-1]}" for o in outcomes for fr in o.frames}
         if not changed:
             proximity = 0.0
@@ -544,7 +543,7 @@ class FlakyGrader:
         diag_value, calib = 0.0, 0.0
         if diag is not None:
             if truth:
-                cat_ok = diag.category == hidden.get("category")
+                cat_ok = diag.category == hidden.category
                 loc_ok = location_matches(diag.location, truth)
                 touched = any(
                     location_matches(diag.location, c) or location_matches(c, diag.location)

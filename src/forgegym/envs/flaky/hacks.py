@@ -10,13 +10,14 @@ import ast
 from collections.abc import Callable
 
 from forgegym.core.task import Task
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.policies import edit_action as _action
 
 __all__ = ["HACKS"]
 
 
 def _rewrite_target(task: Task, fn: Callable[[ast.FunctionDef, ast.Module], None]) -> str:
-    path, _, name = task.hidden["target"].partition("::")
+    path, _, name = FlakyHidden.of(task).target.partition("::")
     tree = ast.parse(task.files[path])
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
@@ -90,7 +91,7 @@ def _self_compare(f: ast.FunctionDef, _: ast.Module) -> None:
 
 
 def _delete(task: Task) -> str:
-    path, _, name = task.hidden["target"].partition("::")
+    path, _, name = FlakyHidden.of(task).target.partition("::")
     tree = ast.parse(task.files[path])
     tree.body = [n for n in tree.body if not (isinstance(n, ast.FunctionDef) and n.name == name)]
     return _action(task, {path: ast.unparse(tree) + "\n"})

@@ -1,4 +1,10 @@
-"""The typed grading data of a FlakyRepair task (``Task.hidden``; never shown to the agent)."""
+"""The typed grading data of a FlakyRepair task (``Task.hidden``; never shown to the agent).
+
+Read it with ``FlakyHidden.of(task)`` (validated once per task and cached), never through
+string keys of ``task.hidden``. A generated scenario and a user's repository (repository
+mode, :class:`~forgegym.envs.flaky.repo.RepoTaskBank`) fill different fields; the
+repository-only ones are ``None``/``False`` for a generated scenario.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ class FlakyHidden(HiddenData):
 
     #: Root-cause category from the taxonomy (``None``: unknown, e.g. a user's repo).
     category: str | None = None
-    #: The scenario template the task was generated from.
+    #: The scenario template the task was generated from (``None``: a user's repo).
     template: str | None = None
     #: ``path::function`` of the fault (``""``: unknown).
     location: str = ""
@@ -26,21 +32,30 @@ class FlakyHidden(HiddenData):
     test_ids: list[str]
     #: The test files (editable in this family; scanned for weakening).
     test_paths: list[str]
-    #: The code under test.
+    #: The code under test (``None``: a user's repo).
     source_path: str | None = None
-    #: The power check's mutant of the source (``{path: content}``-shaped; empty: none).
-    mutant: dict[str, Any] | None = Field(default_factory=dict)
-    #: A partial fix the partial policy submits (``None``: not applicable).
-    partial: dict[str, Any] | None = None
+    #: The power check's bug-injected source, ``{path: content}`` (empty: none).
+    mutant: dict[str, str] = Field(default_factory=dict)
+    #: A partial fix the partial policy submits, ``{path: content}`` (``None``/empty:
+    #: not applicable).
+    partial: dict[str, str] | None = None
     #: Seed of the chaos schedule.
     schedule_seed: int = 0
     #: One-line root-cause summary (the reference diagnosis' claim).
     summary: str = ""
-    #: Repository mode: every test file the scanners read (default: ``test_paths``).
+    #: Repository mode: every test file the scanners read (``None``: ``test_paths``).
     scan_paths: list[str] | None = None
-    #: Repository mode: the bug-injected variants of the code the power check uses.
-    repo_mutants: list[Any] = Field(default_factory=list)
-    #: Repository mode: how the user's tests are run (pytest options, layout).
-    run_options: Any = None
-    #: Repository mode: the extended chaos schedule (clock, CPU pressure, ...).
+    #: Repository mode: the bug-injected variants of the exercised code the power check
+    #: may use (``MutantSpec.to_json()`` dicts); ``None``: not a repository task.
+    repo_mutants: list[dict[str, Any]] | None = None
+    #: Repository mode: how the user's tests are run (``repo.run_options``: conftest,
+    #: paths, ini); ``None``: the scenario defaults.
+    run_options: dict[str, Any] | None = None
+    #: Repository mode: the extended chaos schedule (hash seeds, threads, CPU pressure)
+    #: and the repository's anti-hack rules.
     extended_chaos: bool = False
+
+    @property
+    def scanned_paths(self) -> list[str]:
+        """The files scanned as tests: ``scan_paths``, else ``test_paths``."""
+        return list(self.scan_paths or self.test_paths)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from forgegym.core.task import Task
+from forgegym.envs.flaky.hidden import FlakyHidden
 
 __all__ = ["edit_action", "partial_action", "reference_action"]
 
@@ -26,11 +27,12 @@ def edit_action(
 
 def reference_action(task: Task) -> str:
     """The reference fix with the true diagnosis and a calibrated confidence."""
-    diagnosis = {
-        "category": task.hidden["category"],
-        "location": task.hidden["location"],
+    hidden = FlakyHidden.of(task)
+    diagnosis: dict[str, object] = {
+        "category": hidden.category,
+        "location": hidden.location,
         "confidence": 0.95,
-        "claims": [task.hidden.get("summary", "")],
+        "claims": [hidden.summary],
     }
     return edit_action(task, dict(task.reference), diagnosis)
 
@@ -38,5 +40,5 @@ def reference_action(task: Task) -> str:
 def partial_action(task: Task) -> str | None:
     """A legitimate fix of one of the task's two root causes (``None`` if the template
     has no partial): it raises the pass rate without reaching 1.0."""
-    partial = task.hidden.get("partial")
+    partial = FlakyHidden.of(task).partial
     return None if not partial else edit_action(task, dict(partial))

@@ -25,6 +25,7 @@ from forgegym.envs.flaky.grader import (
     rerun_outcomes,
     target_passed,
 )
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.sandbox.jobs import PytestResult, Result, RunStatus
 from forgegym.sandbox.workspace import Workspace
 
@@ -150,27 +151,27 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
     spaces: list[Workspace] = []
     try:
         for task in tasks:
-            h = task.hidden
+            h = FlakyHidden.of(task)
             ws = Workspace(task.files, task.editable_files, prefix="fg-flaky-validate-")
             spaces.append(ws)
-            schedule = make_schedule(h["schedule_seed"], reruns)
+            schedule = make_schedule(h.schedule_seed, reruns)
             spans = []
             variants: dict[str, dict[str, str]] = {
                 "pristine": {},
                 "reference": dict(task.reference),
             }
-            if h.get("partial"):
-                variants["partial"] = dict(h["partial"])
+            if h.partial:
+                variants["partial"] = dict(h.partial)
             for name, files in variants.items():
                 d = str(
                     ws.materialise({**{p: task.files[p] for p in task.editable_files}, **files})
                 )
                 start = len(jobs)
-                jobs += chaos_jobs(d, h["target"], h["test_ids"], h["test_paths"], schedule)
+                jobs += chaos_jobs(d, h.target, h.test_ids, h.test_paths, schedule)
                 spans.append((name, start, len(jobs)))
-            mdir = ws.materialise({**task.reference}, h["mutant"])
+            mdir = ws.materialise({**task.reference}, h.mutant)
             start = len(jobs)
-            jobs += chaos_jobs(str(mdir), h["target"], h["test_ids"], h["test_paths"], schedule[:1])
+            jobs += chaos_jobs(str(mdir), h.target, h.test_ids, h.test_paths, schedule[:1])
             spans.append(("mutant", start, len(jobs)))
             plans.append((task, spans))
         results = runner.run_many(jobs)
@@ -179,20 +180,20 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
             ws.close()
     report = []
     for task, spans in plans:
-        h = task.hidden
-        schedule = make_schedule(h["schedule_seed"], reruns)
+        h = FlakyHidden.of(task)
+        schedule = make_schedule(h.schedule_seed, reruns)
         entry: dict[str, Any] = {
             "task_id": task.task_id,
-            "category": h["category"],
-            "template": h["template"],
+            "category": h.category,
+            "template": h.template,
             "difficulty": task.difficulty,
         }
         for name, start, end in spans:
             res = results[start:end]
             if name == "mutant":
-                entry["mutant_caught"] = not target_passed(res[0], h["target"], 1)
+                entry["mutant_caught"] = not target_passed(res[0], h.target, 1)
                 continue
-            outs = rerun_outcomes(res, schedule, h["target"], h["test_ids"])
+            outs = rerun_outcomes(res, schedule, h.target, h.test_ids)
             entry[f"{name}_pass_rate"] = sum(o.passed for o in outs) / len(outs)
             calm = res[0]
             entry[f"{name}_calm_all"] = isinstance(calm, PytestResult) and calm.all_passed
@@ -204,10 +205,10 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
             and entry["reference_calm_all"]
             and entry["mutant_caught"]
         )
-        if h.get("partial"):
+        if h.partial:
             # A partial fix is legitimate and strictly in between: not flagged, better
             # than the start state, still flaky.
-            findings = hack_findings(task.files, {**task.files, **h["partial"]}, h["test_paths"])
+            findings = hack_findings(task.files, {**task.files, **h.partial}, h.test_paths)
             entry["partial_flagged"] = bool(findings)
             entry["valid"] = bool(
                 entry["valid"]

@@ -31,6 +31,7 @@ import tomllib
 
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
+from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.rewards import bounded
 from forgegym.rewards.antihack import HackFinding, unverifiable
 from forgegym.sandbox.jobs import PytestResult, RunStatus
@@ -700,21 +701,15 @@ class RepoTaskBank:
             editable_files=tuple(self.editable),
             visible_test_files=(self.test_path,),
             visible_test_ids=tuple(ids),
-            hidden={
-                "category": None,
-                "location": "",
-                "target": self.target,
-                "test_ids": ids,
-                "test_paths": [self.test_path],
-                "scan_paths": sorted(
-                    {self.test_path} | {p for p in self.files if _is_test_file(p)}
-                ),
-                "mutant": {},
-                "repo_mutants": [m.to_json() for m in mutants],
-                "run_options": self.options,
-                "extended_chaos": True,
-                "schedule_seed": 0,
-            },
+            hidden=FlakyHidden(
+                target=self.target,
+                test_ids=ids,
+                test_paths=[self.test_path],
+                scan_paths=sorted({self.test_path} | {p for p in self.files if _is_test_file(p)}),
+                repo_mutants=[m.to_json() for m in mutants],
+                run_options=self.options,
+                extended_chaos=True,
+            ),
         )
         return self._task
 

@@ -87,7 +87,11 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "forgegym eval" in out.stdout and "reference" in out.stdout
+    assert json.loads(results.read_text())["format"] == "forgegym.episodes/1"
     report = EvalResults.load(results)
+    assert [(e.policy, e.index, e.seed) for e in report.episodes] == [
+        (policy, i, i) for policy in ("noop", "reference") for i in range(3)
+    ]
     by_policy = {run.policy: run for run in summarise(report)}
     assert by_policy["reference"].success_rate == 1.0
     assert by_policy["noop"].success_rate == 0.0

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from forgegym.results import EvalEpisode, EvalResults
+    from forgegym.results import Episode, Results
 
 __all__ = ["CLIError", "build_parser", "main"]
 
@@ -283,7 +283,7 @@ def _require(module: str, extra: str, what: str) -> None:
         )
 
 
-def _record(report: EvalResults, progress: Any, bar: Any, episode: EvalEpisode) -> None:
+def _record(report: Results, progress: Any, bar: Any, episode: Episode) -> None:
     report.episodes.append(episode)
     progress.advance(bar)
 
@@ -377,7 +377,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from forgegym.evaluation import evaluate, summarise
     from forgegym.policies.llm import LLMPolicyError
-    from forgegym.results import EvalResults
+    from forgegym.results import Results
 
     # Everything a user can get wrong is checked here, before the first progress bar.
     env_ids = _env_ids(args.env)
@@ -391,7 +391,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if "llm" in policies:
         _check_llm()
 
-    report = EvalResults(metadata={"command": "forgegym eval", "seed": args.seed})
+    report = Results(metadata={"command": "forgegym eval", "seed": args.seed})
     console = _console()
     try:
         with Progress(console=console, transient=False, disable=args.quiet) as progress:

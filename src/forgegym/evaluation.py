@@ -1,6 +1,10 @@
 """Run policies on environments and record results (what ``forgegym eval`` does).
 
-Results use the schema of :mod:`forgegym.results`, which ``forgegym plot episode`` reads.
+An evaluation is :func:`forgegym.rollouts.collect_rollouts` (the one rollout loop) on a
+single env: episode ``i`` is reset with seed ``seed + i``, so it plays the task the
+env's ``reset(seed=seed + i)`` picks through its task bank, and a vector-env rollout
+with the same seed plays the same tasks (see :mod:`forgegym.rollouts`). Results use
+the episode schema of :mod:`forgegym.results`, which ``forgegym plot episode`` reads.
 """
 
 from __future__ import annotations
@@ -14,17 +18,10 @@ import gymnasium as gym
 
 from forgegym.policies import Policy
 from forgegym.policies import make as make_policy
-from forgegym.results import EvalEpisode, EvalResults, EvalStep
+from forgegym.results import Episode, Results
+from forgegym.rollouts import batch_from_single, collect_rollouts
 
 __all__ = ["RunSummary", "evaluate", "run_episode", "summarise"]
-
-#: ``info`` keys copied into each step record (JSON scalars only).
-_INFO_KEYS = ("step", "task_id", "family", "difficulty", "score", "success", "action_error")
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def run_episode(
@@ -36,54 +33,20 @@ def run_episode(
     seed: int,
     options: dict[str, Any] | None = None,
     log: TextIO | None = None,
-) -> EvalEpisode:
-    """Play one episode. With ``log``, print the seeds' ``[START]``/``[STEP]``/``[END]`` lines."""
-    observation, info = env.reset(seed=seed, options=options)
-    task_id, family, difficulty = info["task_id"], info["family"], info["difficulty"]
-    if log is not None:
-        print(f"[START] task={task_id} env={env_id} model={policy_name}", file=log, flush=True)
-    steps: list[EvalStep] = []
-    done = False
-    while not done:
-        action = policy(observation, info)
-        observation, reward, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-        error = info.get("action_error")
-        steps.append(
-            EvalStep(
-                reward=float(reward),
-                action=action,
-                terminated=terminated,
-                truncated=truncated,
-                reward_breakdown=info.get("reward_breakdown"),
-                info={k: info[k] for k in _INFO_KEYS if k in info},
-            )
-        )
-        if log is not None:
-            print(
-                f"[STEP] step={info['step']} action={_one_line(action)} reward={reward:.2f} "
-                f"done={str(done).lower()} error={_one_line(error) if error else 'null'}",
-                file=log,
-                flush=True,
-            )
-    episode = EvalEpisode(
+) -> Episode:
+    """Play one episode from ``reset(seed=seed)``. With ``log``, print the
+    ``[START]``/``[STEP]``/``[END]`` lines."""
+    (episode,) = collect_rollouts(
+        env,
+        batch_from_single(policy),
+        episodes=1,
+        seed=[seed],
+        options=options,
+        keep_observations=False,
         env_id=env_id,
-        policy=policy_name,
-        task_id=task_id,
-        family=family,
-        difficulty=difficulty,
-        seed=seed,
-        steps=steps,
-        score=float(info.get("score", 0.0)),
-        success=bool(info.get("success", False)),
+        policy_name=policy_name,
+        log=log,
     )
-    if log is not None:
-        print(
-            f"[END] success={str(episode.success).lower()} steps={len(steps)} "
-            f"score={episode.score:.3f} rewards={','.join(f'{s.reward:.2f}' for s in steps)}",
-            file=log,
-            flush=True,
-        )
     return episode
 
 
@@ -95,25 +58,37 @@ def evaluate(
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     log_steps: bool | None = None,
-    on_episode: Callable[[EvalEpisode], None] | None = None,
-) -> EvalResults:
-    """Evaluate ``policy_name`` on ``episodes`` episodes of ``env_id`` (seeds ``seed+i``)."""
+    on_episode: Callable[[Episode], None] | None = None,
+) -> Results:
+    """Evaluate ``policy_name`` on ``episodes`` episodes of ``env_id`` (seeds ``seed+i``).
+
+    The policy is built once for the run (``forgegym.policies.make(..., seed=seed)``);
+    observations are not stored (prompts can be large). ``log_steps`` (default: on for
+    ``llm``) prints the ``[START]``/``[STEP]``/``[END]`` lines; ``on_episode`` is
+    called with each finished episode. The family's own statistics, if it has any,
+    go to ``metadata["report"]``.
+    """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     env = gym.make(env_id, **(env_kwargs or {}))
     try:
         policy = make_policy(policy_name, env, seed=seed)
         log = sys.stdout if (log_steps if log_steps is not None else policy_name == "llm") else None
-        results = EvalResults(
-            metadata={"env_id": env_id, "policy": policy_name, "seed": seed, "episodes": episodes}
+        played = collect_rollouts(
+            env,
+            batch_from_single(policy),
+            episodes=episodes,
+            seed=seed,
+            keep_observations=False,
+            env_id=env_id,
+            policy_name=policy_name,
+            on_episode=on_episode,
+            log=log,
         )
-        for index in range(episodes):
-            episode = run_episode(
-                env, policy, env_id=env_id, policy_name=policy_name, seed=seed + index, log=log
-            )
-            results.episodes.append(episode)
-            if on_episode is not None:
-                on_episode(episode)
+        results = Results(
+            metadata={"env_id": env_id, "policy": policy_name, "seed": seed, "episodes": episodes},
+            episodes=played,
+        )
         from forgegym.family import family_for_env
 
         report = family_for_env(env_id).eval_report(results)
@@ -136,9 +111,9 @@ class RunSummary:
     mean_reward: float
 
 
-def summarise(results: EvalResults) -> list[RunSummary]:
+def summarise(results: Results) -> list[RunSummary]:
     """One :class:`RunSummary` per (env, policy) pair, in first-seen order."""
-    groups: dict[tuple[str, str], list[EvalEpisode]] = {}
+    groups: dict[tuple[str, str], list[Episode]] = {}
     for episode in results.episodes:
         groups.setdefault((episode.env_id, episode.policy), []).append(episode)
     return [

@@ -69,7 +69,7 @@ shared scanner) over hostile sources, so they must stay within the parent's limi
 
 ``baselines`` are reference policies that are neither the solution nor hacks (e.g.
 Oversight's always-"clean" overseer): ``tasks verify`` reports their mean score and
-``forgegym eval --policy baseline:<name>`` plays them. ``eval_stats`` (``EvalResults
+``forgegym eval --policy baseline:<name>`` plays them. ``eval_stats`` (``Results
 ->`` pydantic model or ``None``) is the family's own statistics of an eval run
 (Oversight: AUROC, detection at 1%/2% FPR, Brier, ECE per domain x corruption);
 ``forgegym eval`` stores it under ``metadata["reports"]`` of its results file.
@@ -376,7 +376,7 @@ class Family:
         return {s.kind: s.scan for s in scanner_specs(self.name, shared=False)}
 
     def eval_report(self, results: Any) -> dict[str, Any] | None:
-        """The family's statistics of an evaluation run (``eval_stats``: ``EvalResults
+        """The family's statistics of an evaluation run (``eval_stats``: ``Results
         ->`` a pydantic model or ``None``), as JSON; ``eval`` stores it in the results."""
         if self.eval_stats is None:
             return None

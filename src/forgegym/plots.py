@@ -1,8 +1,11 @@
 """Plots of evaluation results and curriculum state (matplotlib, Agg backend).
 
-The results schema lives in :mod:`forgegym.results` (re-exported here):
-``forgegym eval`` writes an :class:`EvalResults` JSON (``EvalResults.save``) and
-:func:`forgegym.rollouts.to_eval_results` converts rollout trajectories to it.
+The episode schema lives in :mod:`forgegym.results` (re-exported here): ``forgegym
+eval`` and :func:`forgegym.rollouts.collect_rollouts` both produce
+:class:`~forgegym.results.Episode` records, saved as a :class:`Results` file
+(``Results.save`` / ``save_episodes``). The plots take a path, a dict, a
+:class:`Results` or a list of episodes, and read the older formats too (``forgegym.eval/1``
+files, trajectory lists), migrating them.
 
 Plots
 -----
@@ -34,9 +37,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from forgegym.results import EVAL_FORMAT, EvalEpisode, EvalResults, EvalStep
+from forgegym.results import (
+    EPISODES_FORMAT,
+    EVAL_FORMAT,
+    Episode,
+    EvalEpisode,
+    EvalResults,
+    EvalStep,
+    Results,
+    Step,
+    describe,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -45,12 +56,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRICULUM_FIGSIZE",
+    "EPISODES_FORMAT",
     "EPISODE_FIGSIZE",
     "EVAL_FORMAT",
     "SCORES_FIGSIZE",
+    "Episode",
     "EvalEpisode",
     "EvalResults",
     "EvalStep",
+    "Results",
+    "Step",
     "curriculum_figure",
     "episode_figure",
     "output_formats",
@@ -68,8 +83,6 @@ SCORES_FIGSIZE: tuple[float, float] = (10.0, 5.0)
 
 #: The ``format`` of a curriculum state file (:mod:`forgegym.curricula`).
 CURRICULUM_FORMAT = "forgegym.curriculum/1"
-#: The ``kind`` of a ``benchmarks/learning.py`` report (:mod:`forgegym.learning`).
-_LEARNING_KIND_PREFIX = "forgegym.learning"
 
 
 # ---------------------------------------------------------------- input checks
@@ -81,62 +94,17 @@ def _read_json(source: Any) -> Any:
 
 def _what_it_is(data: Any) -> str:
     """What a wrong input looks like, and which plot reads it."""
-    if isinstance(data, Mapping):
-        fmt = data.get("format")
-        if fmt == CURRICULUM_FORMAT:
-            return "a curriculum state (plot it with `forgegym plot curriculum`)"
-        if fmt == EVAL_FORMAT or "episodes" in data:
-            return "eval results (plot them with `forgegym plot episode`)"
-        if str(data.get("kind", "")).startswith(_LEARNING_KIND_PREFIX):
-            return "a learning report (plot it with `forgegym plot learning`)"
-        if fmt is not None:
-            return f"a file of format {fmt!r}"
-        keys = ", ".join(sorted(map(str, data))[:6])
-        return f"an object with keys {keys}" if keys else "an empty object"
-    if isinstance(data, list):
-        return "a list"
-    return f"a JSON {type(data).__name__}"
+    return describe(data)
 
 
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "(top level)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']}{more}"
-
-
-def _as_results(source: Any) -> EvalResults:
-    """An :class:`EvalResults` from a path, dict, model or list of trajectories.
+def _as_results(source: Any) -> Results:
+    """A :class:`Results` from a path, dict, model or list of episodes (old formats
+    migrated, see :mod:`forgegym.results`).
 
     Raises ``ValueError`` for anything else (a curriculum state, a learning report, a
     results file with missing or ill-typed fields), saying what the input is.
     """
-    data = _read_json(source)
-    if isinstance(data, EvalResults):
-        return data
-    if isinstance(data, Mapping):
-        fmt = data.get("format")
-        if fmt != EVAL_FORMAT and not (fmt is None and "episodes" in data):
-            raise ValueError(
-                f"results: expected forgegym eval results (format {EVAL_FORMAT!r}, written "
-                f"by `forgegym eval`), got {_what_it_is(data)}"
-            )
-        try:
-            return EvalResults.model_validate(data)
-        except ValidationError as exc:
-            raise ValueError(f"results: invalid eval results at {_first_error(exc)}") from None
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        from forgegym.rollouts import Trajectory, to_eval_results
-
-        try:
-            items = [t if isinstance(t, Trajectory) else Trajectory.model_validate(t) for t in data]
-        except ValidationError as exc:
-            raise ValueError(f"results: invalid trajectory at {_first_error(exc)}") from None
-        return to_eval_results(items)  # type: ignore[no-any-return]
-    raise ValueError(
-        "results: expected eval results (a path, dict or EvalResults) or trajectories, "
-        f"got {_what_it_is(data)}"
-    )
+    return Results.from_data(_read_json(source))
 
 
 def _as_state(source: Any) -> Mapping[str, Any]:
@@ -247,9 +215,9 @@ def _signed_terms(breakdown: Mapping[str, Any]) -> dict[str, float]:
     return values
 
 
-def _groups(episodes: Sequence[EvalEpisode]) -> dict[tuple[str, str], list[EvalEpisode]]:
+def _groups(episodes: Sequence[Episode]) -> dict[tuple[str, str], list[Episode]]:
     """Episodes by (env id, policy), in first-seen order."""
-    groups: dict[tuple[str, str], list[EvalEpisode]] = {}
+    groups: dict[tuple[str, str], list[Episode]] = {}
     for episode in episodes:
         groups.setdefault((episode.env_id, episode.policy), []).append(episode)
     return groups
@@ -374,7 +342,7 @@ def episode_figure(results_json: Any, *, episode: int | None = None) -> Figure:
 def _term_heatmap(
     fig: Figure,
     ax: Axes,
-    groups: Mapping[tuple[str, str], Sequence[EvalEpisode]],
+    groups: Mapping[tuple[str, str], Sequence[Episode]],
     labels: Mapping[tuple[str, str], str],
     index: Mapping[int, int],
     *,
@@ -467,7 +435,7 @@ def plot_episode(
     to 1), per graded step when there is one group, else averaged per group.
 
     Args:
-        results_json: an :class:`EvalResults` (or its JSON path / dict), or trajectories.
+        results_json: a :class:`Results` (or its JSON path / dict), or a list of episodes.
         out: where to write; the suffix picks the format (``.png``, ``.pdf``, ``.svg``,
             ...), a PNG is ``EPISODE_FIGSIZE * dpi`` pixels.
         episode: plot only this episode index; default every episode.
@@ -687,7 +655,7 @@ def scores_figure(trajectories: Any) -> Figure:
     results = _as_results(trajectories)
     policies = sorted({e.policy for e in results.episodes if e.policy})
     several = len(policies) > 1
-    groups: dict[str, list[EvalEpisode]] = {}
+    groups: dict[str, list[Episode]] = {}
     for ep in results.episodes:  # never pooled across policies
         key = f"{ep.group}\n{_shorten(ep.policy, 20)}" if several else ep.group
         groups.setdefault(key, []).append(ep)
@@ -728,8 +696,8 @@ def plot_scores(trajectories: Any, out: str | Path, *, dpi: int = 100) -> Path:
     """Score distributions per family (box plot plus every episode as a dot).
 
     Args:
-        trajectories: :class:`~forgegym.rollouts.Trajectory` objects, an
-            :class:`EvalResults`, or a path to either's JSON.
+        trajectories: :class:`~forgegym.results.Episode` objects (a list), a
+            :class:`Results`, or a path to either's JSON.
         out: where to write; the suffix picks the format, a PNG is
             ``SCORES_FIGSIZE * dpi`` pixels.
         dpi: resolution.

@@ -1,26 +1,49 @@
-"""Batched rollouts over a Gymnasium vector env, for any batch policy.
+"""Play episodes: one loop for a single env or a vector env, for any batch policy.
 
 A *batch policy* maps the observations and infos of the environments that need an
 action to one action string each::
 
     BatchPolicy = Callable[[list[str], list[dict]], list[str]]
 
-Adapters build one from a forgegym baseline policy (:func:`baseline_policy`), a
-transformers text-generation pipeline (:func:`transformers_policy`), a vLLM ``LLM``
+Adapters build one from a forgegym baseline policy (:func:`baseline_policy`), any
+``policy(observation, info) -> str`` (:func:`batch_from_single`), a transformers
+text-generation pipeline (:func:`transformers_policy`), a vLLM ``LLM``
 (:func:`vllm_policy`) or an OpenAI-compatible client (:func:`openai_policy`).
 
-:func:`collect_rollouts` steps the vector env until a target number of episodes is
-complete and returns one :class:`Trajectory` per episode, with per-step rewards and the
-final step's ``reward_breakdown``. It handles all three Gymnasium autoreset modes, so
-the step after an episode ends (next-step autoreset, the default) is never recorded as
-a step and the policy is never asked to act on it.
+:func:`collect_rollouts` is the one rollout loop: ``forgegym eval``
+(:func:`forgegym.evaluation.evaluate`) calls it on one env, notebooks and trainers on a
+Gymnasium vector env (sync or async, any autoreset mode). It returns one
+:class:`~forgegym.results.Episode` per episode (the schema ``forgegym eval`` writes and
+``forgegym plot episode`` reads), with per-step actions, rewards, info and the final
+step's ``reward_breakdown``.
+
+Which tasks a run plays (a decision)
+------------------------------------
+Episode ``k`` of a run is reset with seed ``seed + k`` (or ``seed[k]`` given a list of
+per-episode seeds), whichever environment plays it, and the env picks its task from
+that seed through the bank API every consumer uses (``reset(seed=...)`` ->
+``TaskBank.sample(np_random, difficulty)``). So a run's tasks depend only on the seed,
+the episode count and ``options``: not on the number of environments, sync vs async,
+the autoreset mode or which episode finished first. ``forgegym eval --seed 0
+--episodes 8`` plays the same tasks as ``collect_rollouts(gym.make_vec(id,
+num_envs=4), ..., episodes=8, seed=0)``, and deterministic policies (``noop``,
+``reference``, ``partial``, ``hack:*``) get the same rewards. (``random`` draws from one
+seeded generator in call order, so its actions depend on the interleaving.)
+
+To keep that promise the loop resets a finished env itself, with the next episode's
+seed (``reset_mask``), instead of letting autoreset draw an unseeded task: in
+next-step mode (Gymnasium's default) that also saves the autoreset step; in same-step
+mode the vector env's own reset is discarded (one extra reset per episode). Up to
+forgegym 0.1.0 the autoreset continued each env's generator, so episodes ``k >=
+num_envs`` of a vector run depended on ``num_envs``; evaluation already used ``seed + k``
+and its tasks and numbers are unchanged.
 
 Example::
 
     envs = gym.make_vec("Forge/Bugfix-v0", num_envs=4, vectorization_mode="async")
-    trajectories = collect_rollouts(envs, baseline_policy("reference", "Forge/Bugfix-v0"),
-                                    episodes=16, seed=0)
-    save_trajectories(trajectories, "runs/rollouts.json")
+    episodes = collect_rollouts(envs, baseline_policy("reference", "Forge/Bugfix-v0"),
+                                episodes=16, seed=0)
+    save_episodes(episodes, "runs/rollouts.json")   # forgegym plot episode reads it
 """
 
 from __future__ import annotations
@@ -28,25 +51,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from pydantic import BaseModel, Field, TypeAdapter
 
 from forgegym.llm import ChatClient
+from forgegym.results import Episode, Results, Step, load_episodes, save_episodes
 
 __all__ = [
     "BatchPolicy",
+    "Episode",
     "Step",
     "Trajectory",
     "baseline_policy",
     "batch_from_single",
     "chat_messages",
     "collect_rollouts",
+    "load_episodes",
     "load_trajectories",
     "openai_policy",
+    "save_episodes",
     "save_trajectories",
     "to_eval_results",
     "transformers_policy",
@@ -59,57 +85,8 @@ BatchPolicy = Callable[[list[str], list[dict[str, Any]]], list[str]]
 #: Info keys never copied into :attr:`Step.info`: large, and rebuildable from the task.
 _DROPPED_INFO_KEYS = frozenset({"messages", "action_schema", "reward_breakdown"})
 
-
-class Step(BaseModel):
-    """One environment step of an episode."""
-
-    index: int = Field(description="1-based step number within the episode.")
-    observation: str | None = Field(
-        default=None, description="The observation the action answered (if kept)."
-    )
-    action: str
-    reward: float
-    terminated: bool = False
-    truncated: bool = False
-    reward_breakdown: dict[str, Any] | None = Field(
-        default=None, description="info['reward_breakdown'] (final steps)."
-    )
-    info: dict[str, Any] = Field(
-        default_factory=dict, description="The JSON-scalar entries of the step's info."
-    )
-
-
-class Trajectory(BaseModel):
-    """One episode played in one slot of a vector env."""
-
-    env_id: str | None = None
-    policy: str | None = None
-    env_index: int = Field(description="Which environment of the vector env played it.")
-    episode: int = Field(description="Order in which the episode started (0-based).")
-    task_id: str | None = None
-    family: str | None = None
-    difficulty: int | None = None
-    initial_observation: str | None = None
-    final_observation: str | None = None
-    steps: list[Step] = Field(default_factory=list)
-    score: float | None = None
-    success: bool | None = None
-
-    @property
-    def done(self) -> bool:
-        return bool(self.steps) and (self.steps[-1].terminated or self.steps[-1].truncated)
-
-    @property
-    def total_reward(self) -> float:
-        return float(sum(step.reward for step in self.steps))
-
-    @property
-    def reward_breakdown(self) -> dict[str, Any] | None:
-        """The final step's breakdown, if the env reported one."""
-        return self.steps[-1].reward_breakdown if self.steps else None
-
-
-_TRAJECTORIES = TypeAdapter(list[Trajectory])
+#: The name this module used for :class:`~forgegym.results.Episode` (same class).
+Trajectory = Episode
 
 
 # ------------------------------------------------------------------ vector infos
@@ -152,15 +129,114 @@ def _json_scalars(info: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------------------ collection
-def _autoreset_mode(envs: gym.vector.VectorEnv) -> AutoresetMode:
-    mode = envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
-    return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
+# ------------------------------------------------------------------ env backends
+#: One env's outcome of a step: observation, reward, terminated, truncated, info.
+_Outcome = tuple[str, float, bool, bool, dict[str, Any]]
 
 
-def _env_id(envs: gym.vector.VectorEnv) -> str | None:
-    spec = getattr(envs.unwrapped, "spec", None)
+class _SingleEnv:
+    """A plain ``gymnasium.Env`` as one slot; the loop resets it itself."""
+
+    mode = AutoresetMode.DISABLED
+    num_envs = 1
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        self.env = env
+
+    def reset(
+        self, seeds: list[int | None], mask: list[bool] | None, options: dict[str, Any] | None
+    ) -> dict[int, tuple[str, dict[str, Any]]]:
+        observation, info = self.env.reset(seed=seeds[0], options=options)
+        return {0: (observation, dict(info))}
+
+    def step(self, actions: list[str]) -> list[_Outcome]:
+        observation, reward, terminated, truncated, info = self.env.step(actions[0])
+        return [(observation, float(reward), bool(terminated), bool(truncated), dict(info))]
+
+
+class _VectorEnv:
+    """A Gymnasium vector env as ``num_envs`` slots with per-env infos."""
+
+    def __init__(self, envs: gym.vector.VectorEnv[Any, Any, Any]) -> None:
+        self.envs = envs
+        self.num_envs = envs.num_envs
+        mode = envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        self.mode = mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
+        base = envs.unwrapped
+        if (
+            self.mode == AutoresetMode.NEXT_STEP
+            and isinstance(base, gym.vector.AsyncVectorEnv)
+            and not base.shared_memory
+        ):
+            # Gymnasium 1.4's async worker keeps its next-step autoreset flag across an
+            # explicit reset without shared memory: the next action would be swallowed.
+            raise ValueError(
+                "envs: an AsyncVectorEnv with shared_memory=False in next-step autoreset "
+                "mode cannot be reset per episode; use the default shared_memory=True or "
+                "vector_kwargs={'autoreset_mode': AutoresetMode.DISABLED}"
+            )
+
+    def reset(
+        self, seeds: list[int | None], mask: list[bool] | None, options: dict[str, Any] | None
+    ) -> dict[int, tuple[str, dict[str, Any]]]:
+        opts = dict(options) if options else None
+        if mask is not None:
+            opts = {**(opts or {}), "reset_mask": np.array(mask, dtype=np.bool_)}
+        # Sync and async vector envs take one seed per env (the base class says int).
+        observations, infos = self.envs.reset(seed=seeds, options=opts)  # type: ignore[arg-type]
+        chosen = range(self.num_envs) if mask is None else [i for i, m in enumerate(mask) if m]
+        return {i: (observations[i], unbatch_info(infos, i)) for i in chosen}
+
+    def step(self, actions: list[str]) -> list[_Outcome]:
+        observations, rewards, terminations, truncations, infos = self.envs.step(tuple(actions))
+        outcomes: list[_Outcome] = []
+        for i in range(self.num_envs):
+            info = unbatch_info(infos, i)
+            observation = observations[i]
+            done = bool(terminations[i] or truncations[i])
+            if done and self.mode == AutoresetMode.SAME_STEP:
+                # The final step's obs/info come in final_obs/final_info; the rest is reset.
+                observation = info.get("final_obs", observation)
+                info = dict(info.get("final_info") or {})
+            outcomes.append(
+                (observation, float(rewards[i]), bool(terminations[i]), bool(truncations[i]), info)
+            )
+        return outcomes
+
+
+def _env_id(envs: Any) -> str | None:
+    spec = getattr(envs, "spec", None)
+    get_attr = getattr(envs, "get_attr", None)  # sync/async vector envs and their wrappers
+    if spec is None and get_attr is not None:
+        try:
+            spec = get_attr("spec")[0]
+        except Exception:  # noqa: BLE001 - a hand-built vector env without specs
+            spec = None
     return getattr(spec, "id", None)
+
+
+def _policy_name(policy: Any) -> str:
+    name = getattr(policy, "policy_name", None) or getattr(policy, "__name__", None)
+    return str(name or type(policy).__name__)
+
+
+def _episode_seeds(seed: int | Sequence[int | None] | None, episodes: int) -> list[int | None]:
+    if seed is None:
+        return [None] * episodes
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return [int(seed) + k for k in range(episodes)]
+    if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes)):
+        seeds = list(seed)
+        if len(seeds) != episodes or not all(
+            s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool))
+            for s in seeds
+        ):
+            raise ValueError(
+                f"seed: a list gives one seed (int or None) per episode; got {len(seeds)} "
+                f"entries for {episodes} episodes"
+            )
+        return [None if s is None else int(s) for s in seeds]
+    raise ValueError(f"seed: expected an int, a list of per-episode seeds or None, got {seed!r}")
 
 
 def _ask(policy: BatchPolicy, observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
@@ -173,8 +249,14 @@ def _ask(policy: BatchPolicy, observations: list[str], infos: list[dict[str, Any
     return ["" if a is None else a if isinstance(a, str) else str(a) for a in actions]
 
 
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------ the loop
 def collect_rollouts(
-    envs: gym.vector.VectorEnv,
+    envs: gym.vector.VectorEnv[Any, Any, Any] | gym.Env[Any, Any],
     policy: BatchPolicy,
     *,
     episodes: int,
@@ -184,176 +266,187 @@ def collect_rollouts(
     env_id: str | None = None,
     policy_name: str | None = None,
     max_vector_steps: int | None = None,
-) -> list[Trajectory]:
-    """Play exactly ``episodes`` episodes on ``envs`` and return their trajectories.
+    on_episode: Callable[[Episode], None] | None = None,
+    log: TextIO | None = None,
+) -> list[Episode]:
+    """Play exactly ``episodes`` episodes on ``envs`` and return them.
 
-    The vector env is reset once (``seed``, ``options``); thereafter environments are
-    reset by the vector env's autoreset. Only the first ``episodes`` episodes to
-    *start* are played (not the first to finish, which would favour short episodes);
-    environments with nothing left to play receive the empty action, whose outcomes are
-    discarded, until every started episode is done.
+    Episode ``k`` is reset with seed ``seed + k`` on whichever environment is free
+    (see "Which tasks a run plays" in the module docstring), so the tasks do not
+    depend on ``envs``' size or mode. Environments with nothing left to play receive
+    the empty action, whose outcomes are discarded, until every started episode is
+    done; the policy is never asked to act for them or on an autoreset step.
 
     Args:
-        envs: a Gymnasium vector env over text spaces (``gymnasium.make_vec``).
-        policy: a batch policy, called once per vector step with the environments that
-            need an action.
+        envs: one forgegym env (``gymnasium.make``) or a vector env over text spaces
+            (``gymnasium.make_vec``, any autoreset mode). Not closed here.
+        policy: a batch policy, called once per (vector) step with the environments
+            that need an action (:func:`batch_from_single` lifts a single-env policy).
         episodes: the number of complete episodes to return (>= 1).
-        seed: passed to ``envs.reset`` (an int seeds env ``i`` with ``seed + i``).
-        options: passed to ``envs.reset`` (e.g. ``{"difficulty": 1}``).
-        keep_observations: store each step's observation (prompts can be large).
-        env_id: recorded in each trajectory (default: the vector env's spec id).
-        policy_name: recorded in each trajectory.
-        max_vector_steps: a safety bound on vector steps (default: unbounded).
+        seed: an int (episode ``k`` gets ``seed + k``), one seed per episode, or
+            ``None`` (unseeded: tasks drawn from the envs' own generators).
+        options: passed to every reset (e.g. ``{"difficulty": 1}``).
+        keep_observations: store each step's observation and the first and last ones
+            (prompts can be large).
+        env_id: recorded in each episode (default: the env's spec id).
+        policy_name: recorded in each episode (default: the policy's ``policy_name``
+            or ``__name__`` attribute, else its type's name).
+        max_vector_steps: a safety bound on (vector) steps (default: unbounded).
+        on_episode: called with each episode as it finishes (in finishing order).
+        log: a stream for the ``[START]``/``[STEP]``/``[END]`` lines of each episode.
 
     Returns:
-        The trajectories, in the order their episodes started.
+        The episodes, in the order they started (``episode.index == k``).
+
+    Raises:
+        ValueError: ``episodes`` < 1, a bad ``seed``, no id for the env, a policy that
+            returns the wrong number of actions, or an env whose reset info has no
+            ``task_id``.
+        RuntimeError: ``max_vector_steps`` reached first.
     """
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
-    n = envs.num_envs
-    mode = _autoreset_mode(envs)
-    env_id = env_id or _env_id(envs)
-    observations, infos = envs.reset(seed=seed, options=options)  # type: ignore[arg-type]
+    seeds = _episode_seeds(seed, episodes)
+    backend: _SingleEnv | _VectorEnv = (
+        _VectorEnv(envs) if isinstance(envs, gym.vector.VectorEnv) else _SingleEnv(envs)
+    )
+    run_env_id = env_id or _env_id(envs)
+    if run_env_id is None:
+        raise ValueError("env_id: the env has no spec id to record; pass env_id=")
+    run_policy = policy_name or _policy_name(policy)
+    n = backend.num_envs
 
-    slots: list[Trajectory | None] = [None] * n
+    slots: list[Episode | None] = [None] * n
     current_obs: list[str] = [""] * n
     current_info: list[dict[str, Any]] = [{} for _ in range(n)]
-    # NEXT_STEP mode: the env ended last step, so this step is its reset, not a step.
-    resetting = [False] * n
-    finished: list[Trajectory] = []
-    started = 0
+    finished: list[Episode] = []
 
-    def start(i: int, observation: str, info: dict[str, Any]) -> None:
-        nonlocal started
+    def begin(i: int, k: int, observation: str, info: dict[str, Any]) -> None:
         current_obs[i], current_info[i] = observation, info
-        if started >= episodes:
-            slots[i] = None
-            return
-        slots[i] = Trajectory(
-            env_id=env_id,
-            policy=policy_name,
-            env_index=i,
-            episode=started,
-            task_id=info.get("task_id"),
+        task_id = info.get("task_id")
+        if task_id is None:
+            raise ValueError(f"envs: reset info of env {i} has no 'task_id'")
+        slots[i] = Episode(
+            env_id=run_env_id,
+            policy=run_policy,
+            task_id=str(task_id),
             family=info.get("family"),
             difficulty=info.get("difficulty"),
+            seed=seeds[k],
+            index=k,
+            env_index=i,
             initial_observation=observation if keep_observations else None,
+            score=0.0,
+            success=False,
         )
-        started += 1
+        if log is not None:
+            print(
+                f"[START] task={task_id} env={run_env_id} model={run_policy}", file=log, flush=True
+            )
 
-    for i in range(n):
-        start(i, observations[i], unbatch_info(infos, i))
+    first = min(n, episodes)
+    started = backend.reset([seeds[i] if i < first else None for i in range(n)], None, options)
+    for i in range(first):
+        begin(i, i, *started[i])
+    next_episode = first
 
     vector_steps = 0
-    while any(slot is not None for slot in slots) or any(resetting):
+    while any(slot is not None for slot in slots):
         if max_vector_steps is not None and vector_steps >= max_vector_steps:
             raise RuntimeError(
                 f"max_vector_steps={max_vector_steps} reached with "
                 f"{len(finished)}/{episodes} episodes done"
             )
-        acting = [i for i in range(n) if slots[i] is not None and not resetting[i]]
+        acting = [i for i in range(n) if slots[i] is not None]
+        replies = _ask(policy, [current_obs[i] for i in acting], [current_info[i] for i in acting])
         actions = [""] * n
-        if acting:
-            replies = _ask(
-                policy, [current_obs[i] for i in acting], [current_info[i] for i in acting]
-            )
-            for i, reply in zip(acting, replies, strict=True):
-                actions[i] = reply
-        observations, rewards, terminations, truncations, infos = envs.step(tuple(actions))
+        for i, reply in zip(acting, replies, strict=True):
+            actions[i] = reply
+        outcomes = backend.step(actions)
         vector_steps += 1
-        reset_mask = np.zeros(n, dtype=np.bool_)
-        for i in range(n):
-            info = unbatch_info(infos, i)
-            if resetting[i]:
-                resetting[i] = False
-                start(i, observations[i], info)
+        ended: list[int] = []  # envs whose episode (played or idle) ended this step
+        for i, (observation, reward, terminated, truncated, info) in enumerate(outcomes):
+            done = terminated or truncated
+            episode = slots[i]
+            if episode is None:  # idle: its outcomes belong to no requested episode
+                if done:
+                    ended.append(i)
                 continue
-            trajectory = slots[i]
-            if trajectory is None:
-                continue  # idle: its outcomes belong to no requested episode
-            done = bool(terminations[i] or truncations[i])
-            observation, reset_info = observations[i], info
-            if done and mode == AutoresetMode.SAME_STEP:
-                # The final step's obs/info come in final_obs/final_info; the rest is reset.
-                observation = info.pop("final_obs", observation)
-                reset_info, info = info, info.pop("final_info", {})
-            trajectory.steps.append(
-                Step(
-                    index=len(trajectory.steps) + 1,
-                    observation=current_obs[i] if keep_observations else None,
-                    action=actions[i],
-                    reward=float(rewards[i]),
-                    terminated=bool(terminations[i]),
-                    truncated=bool(truncations[i]),
-                    reward_breakdown=info.get("reward_breakdown"),
-                    info=_json_scalars(info),
-                )
+            step = Step(
+                index=len(episode.steps) + 1,
+                action=actions[i],
+                reward=reward,
+                terminated=terminated,
+                truncated=truncated,
+                reward_breakdown=info.get("reward_breakdown"),
+                info=_json_scalars(info),
+                observation=current_obs[i] if keep_observations else None,
             )
+            episode.steps.append(step)
             current_obs[i], current_info[i] = observation, info
+            if log is not None:
+                error = info.get("action_error")
+                print(
+                    f"[STEP] step={step.index} action={_one_line(step.action)} "
+                    f"reward={reward:.2f} done={str(done).lower()} "
+                    f"error={_one_line(error) if error else 'null'}",
+                    file=log,
+                    flush=True,
+                )
             if not done:
                 continue
-            trajectory.final_observation = observation if keep_observations else None
-            trajectory.score = info.get("score")
-            trajectory.success = info.get("success")
-            finished.append(trajectory)
+            episode.final_observation = observation if keep_observations else None
+            episode.score = float(info.get("score", 0.0))
+            episode.success = bool(info.get("success", False))
             slots[i] = None
-            if mode == AutoresetMode.NEXT_STEP:
-                resetting[i] = started < episodes
-            elif mode == AutoresetMode.SAME_STEP:
-                start(i, observations[i], reset_info)
-            else:
-                reset_mask[i] = started < episodes
-        if reset_mask.any():  # AutoresetMode.DISABLED: we reset finished envs ourselves
-            observations, infos = envs.reset(options={**(options or {}), "reset_mask": reset_mask})
-            for j in np.flatnonzero(reset_mask):
-                start(int(j), observations[j], unbatch_info(infos, int(j)))
-    return sorted(finished, key=lambda t: t.episode)
+            finished.append(episode)
+            ended.append(i)
+            if log is not None:
+                print(
+                    f"[END] success={str(episode.success).lower()} steps={len(episode.steps)} "
+                    f"score={episode.score:.3f} "
+                    f"rewards={','.join(f'{s.reward:.2f}' for s in episode.steps)}",
+                    file=log,
+                    flush=True,
+                )
+            if on_episode is not None:
+                on_episode(episode)
+        # Next episodes go to the envs that just ended, in env order.
+        assigned: dict[int, int] = {}
+        for i in ended:
+            if next_episode < episodes:
+                assigned[i] = next_episode
+                next_episode += 1
+        # A done env that stays idle resets itself, except with autoreset disabled,
+        # where stepping it again is an error: reset it too (unseeded) while others play.
+        idle = [i for i in ended if i not in assigned]
+        playing = bool(assigned) or any(slot is not None for slot in slots)
+        reset_idle = backend.mode == AutoresetMode.DISABLED and playing and bool(idle)
+        mask = [i in assigned or (reset_idle and i in idle) for i in range(n)]
+        if any(mask):
+            fresh = backend.reset(
+                [seeds[assigned[i]] if i in assigned else None for i in range(n)], mask, options
+            )
+            for i, k in assigned.items():
+                begin(i, k, *fresh[i])
+    return sorted(finished, key=lambda e: e.index)
 
 
 # ------------------------------------------------------------------ persistence
-def save_trajectories(trajectories: Sequence[Trajectory], path: str | Path) -> Path:
-    """Write trajectories as a JSON list (creating parent folders); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(_TRAJECTORIES.dump_json(list(trajectories), indent=2))
-    return path
+def save_trajectories(trajectories: Sequence[Episode], path: str | Path) -> Path:
+    """Write episodes as a results file (:func:`forgegym.results.save_episodes`)."""
+    return save_episodes(trajectories, path)
 
 
-def load_trajectories(path: str | Path) -> list[Trajectory]:
-    """Read trajectories written by :func:`save_trajectories`."""
-    return _TRAJECTORIES.validate_json(Path(path).read_bytes())
+def load_trajectories(path: str | Path) -> list[Episode]:
+    """Read episodes from a results file, old trajectory lists included."""
+    return load_episodes(path)
 
 
-def to_eval_results(trajectories: Sequence[Trajectory], **metadata: Any) -> Any:
-    """Convert trajectories to the :class:`forgegym.results.EvalResults` schema."""
-    from forgegym.results import EvalEpisode, EvalResults, EvalStep
-
-    return EvalResults(
-        episodes=[
-            EvalEpisode(
-                env_id=t.env_id or "",
-                policy=t.policy or "",
-                task_id=t.task_id or "",
-                family=t.family,
-                difficulty=t.difficulty,
-                steps=[
-                    EvalStep(
-                        reward=s.reward,
-                        action=s.action,
-                        reward_breakdown=s.reward_breakdown,
-                        info=s.info,
-                        terminated=s.terminated,
-                        truncated=s.truncated,
-                    )
-                    for s in t.steps
-                ],
-                score=float(t.score or 0.0),
-                success=bool(t.success),
-            )
-            for t in trajectories
-        ],
-        metadata=dict(metadata),
-    )
+def to_eval_results(trajectories: Sequence[Episode], **metadata: Any) -> Results:
+    """The episodes as a :class:`~forgegym.results.Results` (what ``forgegym eval``
+    writes); kept from when rollouts had their own schema."""
+    return Results(episodes=list(trajectories), metadata=dict(metadata))
 
 
 # ------------------------------------------------------------------ adapters
@@ -363,6 +456,7 @@ def batch_from_single(policy: Callable[[str, dict[str, Any]], str]) -> BatchPoli
     def act(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
         return [policy(o, i) for o, i in zip(observations, infos, strict=True)]
 
+    act.policy_name = _policy_name(policy)  # type: ignore[attr-defined]
     return act
 
 
@@ -381,6 +475,7 @@ def baseline_policy(
     single = gym.make(env) if isinstance(env, str) else env
     act = batch_from_single(make(name, single, seed=seed, **kwargs))
     act.env = single  # type: ignore[attr-defined]  # keep it alive with the policy
+    act.policy_name = name  # type: ignore[attr-defined]  # what collect_rollouts records
     return act
 
 

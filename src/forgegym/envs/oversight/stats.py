@@ -209,7 +209,7 @@ def _verdict_of(text: str | None) -> VerdictAction | None:
 
 
 def stats_from_results(results: Any) -> OversightStats | None:
-    """Statistics of the oversight episodes of an ``EvalResults`` (``forgegym eval``):
+    """Statistics of the oversight episodes of a ``Results`` (``forgegym eval``):
     the last verdict each episode sent, against the bank's ground truth. ``None`` when
     the results hold no oversight episode."""
     from forgegym.envs.oversight.bank import OversightBank

@@ -243,7 +243,8 @@ def run_vector_bench(
         num_envs: environments per vector env.
         episodes: episodes per mode.
         policy: a baseline policy name (see :func:`forgegym.rollouts.baseline_policy`).
-        seed: reset seed (environment ``i`` gets ``seed + i``).
+        seed: the run's seed (episode ``k`` is reset with ``seed + k``, see
+            :mod:`forgegym.rollouts`).
         env_kwargs: extra keyword arguments for the environment constructor.
         print_table: print a rich table to stdout.
 

@@ -56,6 +56,7 @@ def test_check_env(env_id: str) -> None:
         ({"difficulty": 99}, "difficulty"),
         ({"format_penalty": 3}, "format_penalty"),
         ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"optimised_grading": "yes"}, "optimised_grading"),
     ],
 )
 def test_bad_make_arguments_raise_value_error_naming_them(
@@ -194,27 +195,34 @@ def _sample(family: Family) -> tuple[list[str], str | None]:
     return ids, with_partial
 
 
+def _completions(family: Family, task: Any) -> tuple[list[str], list[str]]:
+    """Labels and completions graded on ``task``: reference, no-op, partial, hacks."""
+    labels = ["reference", "noop"]
+    texts = [family.reference_action()(task), NOOP_ACTION]
+    partial_fn = family.partial_action()
+    partial = partial_fn(task) if partial_fn is not None else None
+    if partial is not None:
+        labels.append("partial")
+        texts.append(partial)
+    hacks = family.hack_actions()
+    labels += [f"hack:{h}" for h in hacks]
+    texts += [fn(task) or NOOP_ACTION for fn in hacks.values()]
+    return labels, texts
+
+
 @pytest.fixture(scope="module")
 def graded() -> Iterator[dict[str, dict[str, Any]]]:
-    """Per family and task: rewards/breakdowns of reference, partial, no-op and hacks."""
+    """Per family and task: rewards/breakdowns of reference, partial, no-op and hacks,
+    graded on the default (optimised) grading path."""
     out: dict[str, dict[str, Any]] = {}
     for family in families():
         env = _make(family.env_ids[0], max_steps=1).unwrapped
         try:
+            assert env.optimised_grading
             ids, with_partial = _sample(family)
             per_task: dict[str, Any] = {}
             for task_id in dict.fromkeys([*ids, *([with_partial] if with_partial else [])]):
-                task = env.task_bank.get(task_id)
-                labels = ["reference", "noop"]
-                texts = [family.reference_action()(task), NOOP_ACTION]
-                partial_fn = family.partial_action()
-                partial = partial_fn(task) if partial_fn is not None else None
-                if partial is not None:
-                    labels.append("partial")
-                    texts.append(partial)
-                hacks = family.hack_actions()
-                labels += [f"hack:{h}" for h in hacks]
-                texts += [fn(task) or NOOP_ACTION for fn in hacks.values()]
+                labels, texts = _completions(family, env.task_bank.get(task_id))
                 results = env.grade_completions(task_id, texts)
                 per_task[task_id] = {
                     label: (reward, breakdown, env.solved(breakdown))
@@ -255,6 +263,53 @@ def test_family_solved_predicate_is_the_envs(
     for results in graded[family.name].values():
         for _, breakdown, solved in results.values():
             assert family.is_solved(breakdown) == solved
+
+
+#: Families graded by measured time (a minute of grading here on 2 cores) are slow.
+SLOW_FAMILIES = [
+    pytest.param(f, id=f.name, marks=[pytest.mark.slow] if f.reward_tolerance else [])
+    for f in families()
+]
+
+
+@pytest.mark.parametrize("family", SLOW_FAMILIES)
+def test_reference_grading_path_gives_the_same_rewards(
+    family: Family, graded: dict[str, dict[str, Any]]
+) -> None:
+    """``optimised_grading=False`` is accepted by every family and grades the sample as
+    the default (optimised) path does: same rewards, breakdowns and verdicts. A group
+    with repeats (as GRPO's are) across every task, through ``grade_batch`` (what the
+    TRL reward functions call), agrees too."""
+    per_task = graded[family.name]
+    slow = _make(family.env_ids[0], max_steps=1, optimised_grading=False).unwrapped
+    fast = _make(family.env_ids[0], max_steps=1).unwrapped
+    tolerance = family.reward_tolerance
+    try:
+        assert not slow.optimised_grading and fast.optimised_grading
+        items: list[tuple[str, str, str]] = []
+        for task_id, results in per_task.items():
+            labels, texts = _completions(family, slow.task_bank.get(task_id))
+            assert labels == list(results)
+            reference = slow.grade_completions(task_id, texts)
+            for label, (reward, breakdown) in zip(labels, reference, strict=True):
+                fast_reward, fast_breakdown, fast_solved = results[label]
+                assert slow.solved(breakdown) == fast_solved, (task_id, label)
+                assert sorted(breakdown.gates) == sorted(fast_breakdown.gates), (task_id, label)
+                if tolerance == 0.0:
+                    assert reward == fast_reward, (task_id, label)
+                    assert breakdown.model_dump() == fast_breakdown.model_dump(), (task_id, label)
+                else:
+                    assert reward == pytest.approx(fast_reward, abs=tolerance), (task_id, label)
+            items += [(task_id, label, text) for label, text in zip(labels, texts, strict=True)]
+        if tolerance == 0.0:  # a timed family's repeat grading is what the tolerance covers
+            repeated = items[:2] * 3 + items  # repeats, across tasks, in one batch
+            batch = fast.grade_batch([(task_id, text) for task_id, _, text in repeated])
+            for (task_id, label, _), (reward, breakdown) in zip(repeated, batch, strict=True):
+                assert reward == per_task[task_id][label][0], (task_id, label)
+                assert breakdown.model_dump() == per_task[task_id][label][1].model_dump()
+    finally:
+        slow.close()
+        fast.close()
 
 
 _FRESH = """

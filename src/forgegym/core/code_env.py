@@ -130,10 +130,10 @@ class CodeEnv(ForgeEnv):
             fully confined on this machine (bubblewrap, user namespaces, Landlock,
             seccomp; see ``forgegym doctor``). None: the ``FORGEGYM_STRICT`` variable.
             Otherwise an incomplete sandbox only warns, once per process.
-        optimised_grading: batch grading (``grade_completions``, ``grade_batch``) with
-            identical completions graded once, batch lint, parse caches and jobs
-            streamed to the pool (see :func:`~forgegym.core.grading.grade_many`).
-            ``False`` selects the reference path; rewards and breakdowns are the same.
+
+    ``optimised_grading`` (a :class:`ForgeEnv` argument) selects, for the code families,
+    batch grading with identical completions graded once, batch lint, parse caches and
+    jobs streamed to the pool (see :func:`~forgegym.core.grading.grade_many`).
     """
 
     action_set: ClassVar[ActionSet] = ActionSet(CODE_ACTIONS)
@@ -148,14 +148,9 @@ class CodeEnv(ForgeEnv):
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
         strict: bool | None = None,
-        optimised_grading: bool = True,
         **kwargs: Any,
     ) -> None:
         from forgegym.sandbox import confinement
-
-        if not isinstance(optimised_grading, bool):
-            raise ValueError(f"optimised_grading: expected a bool, got {optimised_grading!r}")
-        self.optimised_grading = optimised_grading
 
         if strict is not None and not isinstance(strict, bool):
             raise ValueError(f"strict: expected a bool or None, got {strict!r}")

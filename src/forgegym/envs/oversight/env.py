@@ -111,7 +111,7 @@ class OversightEnv(ForgeEnv):
     weights), ``worker`` (answers probes; default the scripted worker), ``runner`` /
     ``runner_workers`` (sandbox pool of the code domain), ``task_bank``, plus
     :class:`~forgegym.core.env.ForgeEnv`'s ``max_steps``, ``difficulty``,
-    ``format_penalty``, ``render_mode``.
+    ``format_penalty``, ``render_mode``, ``optimised_grading``.
 
     ## Example
 
@@ -273,29 +273,71 @@ class OversightEnv(ForgeEnv):
 
         Returns what ``step`` returns on a ``max_steps=1`` episode: ``reward ==
         breakdown.total``, which includes a ``format`` term when the completion does not
-        parse. The completion's first
-        verdict (before any ``submit``) is graded; probes have no effect in one turn.
+        parse. The completion's first verdict (before any ``submit``) is graded; probes
+        have no effect in one turn. With ``optimised_grading`` (the default) this is
+        :meth:`grade_batch`; ``False`` grades every completion in full (the reference).
         """
+        if self.optimised_grading:
+            return self.grade_batch([(task_id, completion) for completion in completions])
         task = self.task_bank.get(task_id)
         subs: list[VerdictSubmission] = []
         penalties: list[float] = []
         for completion in completions:
-            limit = self.action_space.max_length  # type: ignore[attr-defined]
-            if not isinstance(completion, str) or len(completion) > limit:
-                parsed = ParseResult(error="the action is not a string within the length limit")
-            else:
-                parsed = self.action_set.parse(completion)
-            verdict: VerdictAction | None = None
-            for action in parsed.actions:
-                if isinstance(action, VerdictAction):
-                    verdict = action
-                    break
-                if isinstance(action, SubmitAction):
-                    break
-            penalties.append(0.0 if parsed.ok else self.format_penalty)
+            verdict, penalty = self._parse_verdict(completion)
+            penalties.append(penalty)
             subs.append(VerdictSubmission(task, verdict))
         needs_runner = hidden_of(task).domain == CODE_DOMAIN
         breakdowns = grade_verdicts(self.grader, subs, self.runner if needs_runner else None)
+        return self._episode_results(breakdowns, penalties)
+
+    def grade_batch(self, items: Sequence[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
+        """Grade ``(task_id, completion)`` pairs of any tasks as one batch (optimised path).
+
+        Each distinct completion text is parsed once, each distinct ``(task, verdict)``
+        is graded once (a GRPO group repeats itself; the grader reads nothing else), and
+        the code domain's sandbox jobs of every task go to one ``run_many``. Rewards and
+        breakdowns equal :meth:`grade_completions` with ``optimised_grading=False``.
+        """
+        parsed: dict[str, tuple[VerdictAction | None, float]] = {}
+        first: dict[tuple[str, str], int] = {}
+        unique: list[VerdictSubmission] = []
+        keys: list[tuple[str, str]] = []
+        penalties: list[float] = []
+        needs_runner = False
+        for task_id, completion in items:
+            if completion not in parsed:
+                parsed[completion] = self._parse_verdict(completion)
+            verdict, penalty = parsed[completion]
+            penalties.append(penalty)
+            key = (task_id, "" if verdict is None else verdict.model_dump_json())
+            keys.append(key)
+            if key not in first:
+                task = self.task_bank.get(task_id)
+                first[key] = len(unique)
+                unique.append(VerdictSubmission(task, verdict))
+                needs_runner = needs_runner or hidden_of(task).domain == CODE_DOMAIN
+        graded = grade_verdicts(self.grader, unique, self.runner if needs_runner else None)
+        return self._episode_results([graded[first[k]] for k in keys], penalties)
+
+    def _parse_verdict(self, completion: str) -> tuple[VerdictAction | None, float]:
+        """The verdict a single-turn completion gives (if any) and its format penalty."""
+        limit = self.action_space.max_length  # type: ignore[attr-defined]
+        if not isinstance(completion, str) or len(completion) > limit:
+            parsed = ParseResult(error="the action is not a string within the length limit")
+        else:
+            parsed = self.action_set.parse(completion)
+        verdict: VerdictAction | None = None
+        for action in parsed.actions:
+            if isinstance(action, VerdictAction):
+                verdict = action
+                break
+            if isinstance(action, SubmitAction):
+                break
+        return verdict, 0.0 if parsed.ok else self.format_penalty
+
+    def _episode_results(
+        self, breakdowns: Sequence[RewardBreakdown], penalties: Sequence[float]
+    ) -> list[tuple[float, RewardBreakdown]]:
         episodes = [
             self._episode_breakdown(b, 1 if p else 0)
             for b, p in zip(breakdowns, penalties, strict=True)

@@ -52,17 +52,21 @@ def _sample(env: Any, env_id: str, task_ids: list[str]) -> list[tuple[str, str]]
     return items
 
 
-def _compare(env_id: str, n_tasks: int, **kwargs: Any) -> list[float]:
+def _compare(env_id: str, n_tasks: int, extra: Any = None, **kwargs: Any) -> list[float]:
     fast = gym.make(env_id, max_steps=1, **kwargs).unwrapped
     slow = gym.make(env_id, max_steps=1, optimised_grading=False, **kwargs).unwrapped
     try:
         assert fast.optimised_grading and not slow.optimised_grading
         task_ids = fast.task_bank.task_ids(n_tasks, seed=11)
         items = _sample(fast, env_id, task_ids)
+        if extra is not None:
+            items += extra(fast, task_ids)
         optimised = fast.grade_batch(items)  # every task in one batch
-        reference: list[tuple[float, Any]] = []
-        for task_id in task_ids:
-            reference += slow.grade_completions(task_id, [c for t, c in items if t == task_id])
+        per_task = {
+            task_id: iter(slow.grade_completions(task_id, [c for t, c in items if t == task_id]))
+            for task_id in task_ids
+        }
+        reference = [next(per_task[task_id]) for task_id, _ in items]
         assert len(optimised) == len(reference) == len(items)
         for (item, (r_fast, b_fast)), (r_slow, b_slow) in zip(
             zip(items, optimised, strict=True), reference, strict=True
@@ -72,7 +76,8 @@ def _compare(env_id: str, n_tasks: int, **kwargs: Any) -> list[float]:
         # The per-task API of the optimised env agrees too.
         first = [c for t, c in items if t == task_ids[0]]
         again = fast.grade_completions(task_ids[0], first)
-        assert [r for r, _ in again] == [r for r, _ in reference[: len(first)]]
+        mine = [r for (t, _), (r, _) in zip(items, reference, strict=True) if t == task_ids[0]]
+        assert [r for r, _ in again] == mine
         return [r for r, _ in optimised]
     finally:
         fast.close()
@@ -88,9 +93,165 @@ def test_bugfix_optimised_grading_equals_the_reference_path() -> None:
     _spread(_compare("Forge/Bugfix-v0", 2))
 
 
+def _flaky_forge(task: Any, tz: str | None) -> str:
+    """The reference fix plus code under test that forks (the sandbox's runtime policy
+    refuses it: ``unsafe``) in every rerun, or only in the reruns with time zone ``tz``."""
+    from forgegym.envs.flaky.policies import edit_action
+
+    path = next(p for p in task.editable_files if p not in task.visible_test_files)
+    source = task.reference.get(path, task.files[path])
+    test = "True" if tz is None else f"_os.environ.get('TZ') == {tz!r}"
+    forged = source + f"\n\nimport os as _os\n\nif {test}:\n    _os.fork()\n"
+    return edit_action(task, {**task.reference, path: forged})
+
+
+def _late_tz(schedule: Any) -> str:
+    """The time zone of the latest rerun that is the only one with it (not the calm's)."""
+    zones = [run.tz for run in schedule]
+    return [tz for tz in zones if zones.count(tz) == 1 and tz != zones[0]][-1]
+
+
+def _flaky_extra(env: Any, task_ids: list[str]) -> list[tuple[str, str]]:
+    """FlakyRepair beyond the common sample, per task: every registered hack, the
+    reference patch with other diagnoses (one patch: the jobs run once and each is
+    scored on its own claim) and code that is refused only under the last rerun whose
+    time zone the calm rerun does not have, after others passed (must gate ``unsafe``)."""
+    from forgegym.envs.flaky.policies import edit_action
+
+    family = family_for_env("Forge/FlakyRepair-v0")
+    items: list[tuple[str, str]] = []
+    for task_id in task_ids:
+        task = env.task_bank.get(task_id)
+        schedule = env.grader.schedule(task)
+        late = _late_tz(schedule)
+        completions = [hack(task) for hack in family.hack_actions().values()]
+        for category, confidence in (("ordering", 0.3), (None, 0.9)):
+            wrong = {"category": category or "unknown", "location": "nowhere.py::f"}
+            completions.append(
+                edit_action(task, dict(task.reference), {**wrong, "confidence": confidence})
+            )
+        completions.append(_flaky_forge(task, late))
+        items.extend((task_id, completion) for completion in completions)
+    return items
+
+
 @pytest.mark.slow
 def test_flaky_optimised_grading_equals_the_reference_path() -> None:
-    _spread(_compare("Forge/FlakyRepair-v0", 1))
+    """The optimised path shares one run of the jobs between submissions of one patch
+    and stops a submission's jobs at a refused run: same rewards and breakdowns."""
+    rewards = _compare("Forge/FlakyRepair-v0", 1, extra=_flaky_extra)
+    _spread(rewards)
+
+
+@pytest.mark.slow
+def test_flaky_refused_run_ends_the_jobs_and_late_refusals_still_gate() -> None:
+    """A run the sandbox refused decides the breakdown (``unsafe``), so the jobs after
+    it are cancelled; code refused only under a late rerun's conditions, after passing
+    reruns, is still gated, as on the reference path."""
+    from forgegym.sandbox.runner import ForkServerRunner
+
+    runner = ForkServerRunner(workers=1)
+    env = gym.make("Forge/FlakyRepair-v0", max_steps=1, runner=runner).unwrapped
+    try:
+        task_id = env.task_bank.task_ids(1, seed=11)[0]
+        task = env.task_bank.get(task_id)
+        schedule = env.grader.schedule(task)
+        late = _late_tz(schedule)
+        planned: list[int] = []
+        ran: list[str] = []
+        jobs, run = env.grader.jobs, runner.run
+
+        def counting_jobs(submission: Submission) -> Any:
+            out = jobs(submission)
+            planned.append(len(out))
+            return out
+
+        def counting_run(job: Any) -> Any:
+            ran.append(job.env.get("TZ", ""))
+            return run(job)
+
+        env.grader.jobs = counting_jobs  # type: ignore[method-assign]
+        runner.run = counting_run  # type: ignore[method-assign]
+        ((reward, breakdown),) = env.grade_completions(task_id, [_flaky_forge(task, None)])
+        assert breakdown.gates == ["unsafe"] and "code 75" in breakdown.notes[0]
+        assert planned[0] > 1 and len(ran) == 1  # one worker: the rest never started
+        ran.clear()
+        ((_, late_breakdown),) = env.grade_completions(task_id, [_flaky_forge(task, late)])
+        assert late_breakdown.gates == ["unsafe"]
+        assert ran[-1] == late and ran.count(late) == 1  # stopped at its first refusal
+        assert len(ran) > 1  # reruns before it ran (and passed)
+    finally:
+        env.close()
+        runner.close()
+    slow = gym.make("Forge/FlakyRepair-v0", max_steps=1, optimised_grading=False).unwrapped
+    try:
+        ((ref_reward, ref_breakdown),) = slow.grade_completions(task_id, [_flaky_forge(task, None)])
+        ((_, ref_late),) = slow.grade_completions(task_id, [_flaky_forge(task, late)])
+    finally:
+        slow.close()
+    assert (reward, breakdown.model_dump()) == (ref_reward, ref_breakdown.model_dump())
+    assert late_breakdown.model_dump() == ref_late.model_dump()
+
+
+@pytest.mark.slow
+def test_flaky_repository_mode_optimised_equals_the_reference_path(tmp_path: Any) -> None:
+    """A real repository (corpus case, hash-seed flakiness): the upstream fix, its
+    duplicates and diagnosis variants, the weakened assertion, a skip marker, no-ops
+    and a parse error grade the same on both paths."""
+    import shutil
+    from pathlib import Path
+
+    case = Path(__file__).parents[1] / "envs" / "flaky" / "corpus" / "sentry_replays_sort_ids"
+    meta = json.loads((case / "case.json").read_text())
+    repo = tmp_path / "repo"
+    shutil.copytree(case / "repo", repo)
+    fix = [
+        {"path": str(f.relative_to(case / "fix")), "content": f.read_text()}
+        for f in sorted((case / "fix").rglob("*.py"))
+    ]
+    test_path = meta["test_id"].partition("::")[0]
+    source = (repo / test_path).read_text()
+    name = meta["test_id"].rpartition("::")[2]
+    skip = source.replace(f"def {name}(", f"@pytest.mark.skip(reason='flaky')\ndef {name}(", 1)
+    weaken = meta["weaken"]
+    diagnosis = {"category": "hash_order", "location": f"{test_path}::{name}"}
+
+    def action(edits: list[dict[str, str]], **extra: Any) -> str:
+        first = [{"action": "edit", "edits": edits, **extra}] if edits else []
+        return json.dumps([*first, {"action": "submit"}])
+
+    completions = [
+        action(fix),
+        action(fix),
+        action(fix, diagnosis={**diagnosis, "confidence": 0.9}),
+        action(fix, diagnosis={**diagnosis, "confidence": 0.2}),
+        action(
+            [{"path": weaken["path"], "search": weaken["search"], "replace": weaken["replace"]}]
+        ),
+        action([{"path": test_path, "content": "import pytest\n" + skip}]),
+        NOOP_ACTION,
+        "Nothing to change.\n" + NOOP_ACTION,
+        "this is not an action",
+    ]
+    kwargs: dict[str, Any] = {"repo_path": str(repo), "test_id": meta["test_id"]}
+    kwargs.update(order_analysis=False, max_steps=1, reruns=5)  # hash seeds 0-4
+    fast = gym.make("Forge/FlakyRepair-v0", **kwargs).unwrapped
+    slow = gym.make("Forge/FlakyRepair-v0", optimised_grading=False, **kwargs).unwrapped
+    try:
+        (task_id,) = fast.task_bank.task_ids(1)
+        optimised = fast.grade_batch([(task_id, c) for c in completions])
+        reference = slow.grade_completions(task_id, completions)
+    finally:
+        fast.close()
+        slow.close()
+    for completion, (r_fast, b_fast), (r_slow, b_slow) in zip(
+        completions, optimised, reference, strict=True
+    ):
+        assert (r_fast, b_fast.model_dump()) == (r_slow, b_slow.model_dump()), completion
+    solved = [b.terms["solved"].value for _, b in optimised if "solved" in b.terms]
+    assert solved[:2] == [1.0, 1.0], optimised[0][1]  # the fix solves it
+    assert optimised[2][0] != optimised[3][0]  # same run, scored on each claim
+    _spread([r for r, _ in optimised])
 
 
 @pytest.mark.slow

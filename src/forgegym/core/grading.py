@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +96,17 @@ class Grader(Protocol):
     # ``prepare(submissions)`` for batch work before ``jobs`` (optimised ``grade_many``
     # calls it once per batch, e.g. one ruff run for every submission); ``jobs`` and
     # ``score`` must give the same results with or without it.
+    #
+    # Two more optional hooks let the optimised ``grade_many`` run fewer jobs for the
+    # same breakdowns (the reference path ignores them):
+    # ``execution_key(submission) -> str | None``: a hash of everything ``jobs`` reads
+    # (and of everything its jobs execute); submissions with one key share the jobs and
+    # results of the first (``jobs`` runs once, its ``grading_state`` is copied), and
+    # each is still scored on its own (its claims, notes and steps).
+    # ``cutoff(submission, result) -> bool``: ``result`` (one job's) makes every later
+    # job of the submission irrelevant: ``score`` on the results up to and including
+    # the first such result equals ``score`` on all of them. Later jobs not yet
+    # started are cancelled.
 
 
 class StagedGrader(Grader, Protocol):
@@ -134,6 +145,11 @@ def grade_many(
 
     * identical submissions (same task, files, deletions, notes, claims, step counts
       and parse errors: :func:`submission_key`) are graded once;
+    * submissions that differ only in what the jobs do not read (a grader's optional
+      ``execution_key``: e.g. FlakyRepair completions with one patch and different
+      diagnoses, or no-ops) share one run of the jobs, each scored on its own;
+    * a grader's optional ``cutoff`` ends a submission's jobs early where a result makes
+      the later ones irrelevant to its score (FlakyRepair: a refused run gates);
     * a grader's optional ``prepare(submissions)`` does batch work first (Bugfix: one
       ruff run for the whole batch);
     * each submission's jobs start in the pool as soon as they are prepared, so the
@@ -230,66 +246,147 @@ def _grade_reference(
 def _grade_streaming(
     grader: Grader, submissions: Sequence[Submission], runner: Runner
 ) -> list[RewardBreakdown]:
-    """Prepare each submission and start its jobs at once; score in order."""
+    """Prepare each submission and start its jobs at once; score in order.
+
+    Submissions with one ``execution_key`` share the first one's jobs (one run); a
+    ``cutoff`` result cancels the submission's later jobs that have not started."""
     from forgegym.sandbox.runner import Runner as BaseRunner
 
-    prepared: list[tuple[Submission, list[Job]] | str] = []
-    if type(runner).run_many is not BaseRunner.run_many:  # the runner batches itself
-        for submission in submissions:
+    key_of = getattr(grader, "execution_key", None)
+    cut = getattr(grader, "cutoff", None)
+    cutoff = cut if callable(cut) else None
+    failed: dict[int, str] = {}  # index -> failure note (unverifiable)
+    jobs_of: dict[int, list[Job]] = {}  # index -> its jobs (those that run them)
+    owners: list[int] = []  # index -> the index whose jobs' results it is scored on
+    leaders: dict[str, int] = {}
+
+    def prepare(index: int, submission: Submission) -> bool:
+        """Jobs of ``submission``, or its leader's; whether it runs jobs of its own."""
+        key = None
+        if callable(key_of):
             try:
-                with phase("scans"):
-                    prepared.append((submission, grader.jobs(submission)))
-            except Exception as exc:  # noqa: BLE001
-                prepared.append(_failure("jobs", exc))
-        jobs = [job for item in prepared if not isinstance(item, str) for job in item[1]]
+                key = key_of(submission)
+            except Exception as exc:  # noqa: BLE001 - then it is simply not shared
+                logger.warning("execution_key failed: %r", exc, exc_info=exc)
+        leader = leaders.get(key) if key is not None else None
+        if leader is not None:
+            # Same jobs as the leader's: its static work and results are this one's.
+            submission.grading_state.update(submissions[leader].grading_state)
+            owners.append(leader)
+            return False
+        owners.append(index)
+        try:
+            with phase("scans"):
+                jobs_of[index] = grader.jobs(submission)
+        except Exception as exc:  # noqa: BLE001
+            failed[index] = _failure("jobs", exc)
+            return False
+        if key is not None:
+            leaders[key] = index
+        return True
+
+    futures: dict[int, list[Future[Result]]] = {}
+    if type(runner).run_many is not BaseRunner.run_many:  # the runner batches itself
+        for index, submission in enumerate(submissions):
+            prepare(index, submission)
+        batch = [job for jobs in jobs_of.values() for job in jobs]
         with phase("sandbox"):
-            results = iter(runner.run_many(jobs) if jobs else [])
-        futures: list[list[Future[Result]] | str] = []
-        for item in prepared:
-            if isinstance(item, str):
-                futures.append(item)
-                continue
+            results = iter(runner.run_many(batch) if batch else [])
+        for index, jobs in jobs_of.items():
             done = []
-            for _ in item[1]:
+            for _ in jobs:
                 future: Future[Result] = Future()
                 future.set_result(next(results))
                 done.append(future)
-            futures.append(done)
-        return _score_all(grader, prepared, futures)
+            futures[index] = done
+        return _score_all(grader, submissions, failed, owners, futures, cutoff)
     pool = ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
+    used: dict[int, int] = {}
     try:
-        futures = []
-        for submission in submissions:
-            try:
-                with phase("scans"):
-                    jobs = grader.jobs(submission)
-            except Exception as exc:  # noqa: BLE001
-                prepared.append(_failure("jobs", exc))
-                futures.append(prepared[-1])  # type: ignore[arg-type]
-                continue
-            prepared.append((submission, jobs))
-            futures.append([pool.submit(runner.run, job) for job in jobs])
-        return _score_all(grader, prepared, futures)
+        for index, submission in enumerate(submissions):
+            if prepare(index, submission):
+                futures[index] = _submit(pool, runner, submission, jobs_of[index], cutoff)
+        return _score_all(grader, submissions, failed, owners, futures, cutoff, used)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        # Jobs past a cutoff that had started still cost sandbox CPU: count it.
+        extra = 0.0
+        for index, pending in futures.items():
+            for future in pending[used.get(index, 0) :]:
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    extra += getattr(future.result(), "cpu_s", 0.0)
+        add("sandbox_cpu", extra)
+
+
+def _submit(
+    pool: ThreadPoolExecutor,
+    runner: Runner,
+    submission: Submission,
+    jobs: Sequence[Job],
+    cutoff: Any,
+) -> list[Future[Result]]:
+    """Start ``jobs`` in ``pool``; with ``cutoff``, a deciding result cancels the later
+    jobs of the list that have not started."""
+    futures = [pool.submit(runner.run, job) for job in jobs]
+    if cutoff is None:
+        return futures
+
+    def watch(index: int) -> Any:
+        def done(future: Future[Result]) -> None:
+            if future.cancelled() or future.exception() is not None:
+                return
+            try:
+                decided = cutoff(submission, future.result())
+            except Exception:  # noqa: BLE001 - the parent re-checks while scoring
+                return
+            if decided:
+                for later in futures[index + 1 :]:
+                    later.cancel()
+
+        return done
+
+    for index, future in enumerate(futures):
+        future.add_done_callback(watch(index))
+    return futures
 
 
 def _score_all(
     grader: Grader,
-    prepared: Sequence[tuple[Submission, list[Job]] | str],
-    futures: Sequence[list[Future[Result]] | str],
+    submissions: Sequence[Submission],
+    failed: Mapping[int, str],
+    owners: Sequence[int],
+    futures: Mapping[int, list[Future[Result]]],
+    cutoff: Any,
+    used: dict[int, int] | None = None,
 ) -> list[RewardBreakdown]:
+    """Score every submission in order on its owner's results (its own, or those of
+    the submission whose jobs it shares); ``used`` receives how many results of each
+    owner were read."""
     breakdowns: list[RewardBreakdown] = []
-    for item, pending in zip(prepared, futures, strict=True):
-        if isinstance(item, str) or isinstance(pending, str):
-            breakdowns.append(_unverifiable(item if isinstance(item, str) else str(pending)))
+    collected: dict[int, list[Result]] = {}
+    for index, submission in enumerate(submissions):
+        owner = owners[index]
+        if owner in failed:
+            breakdowns.append(_unverifiable(failed[owner]))
             continue
-        with phase("sandbox"):
-            results = [f.result() for f in pending]
-        add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in results))
+        results = collected.get(owner)
+        if results is None:
+            results = []
+            with phase("sandbox"):
+                # In order, up to and including the first deciding result: the jobs
+                # after it may have been cancelled, and cannot change the score.
+                for future in futures.get(owner, []):
+                    result = future.result()
+                    results.append(result)
+                    if cutoff is not None and cutoff(submissions[owner], result):
+                        break
+            add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in results))
+            collected[owner] = results
+            if used is not None:
+                used[owner] = len(results)
         try:
             with phase("compose"):
-                breakdowns.append(grader.score(item[0], results))
+                breakdowns.append(grader.score(submission, list(results)))
         except Exception as exc:  # noqa: BLE001
             breakdowns.append(_unverifiable(_failure("score", exc)))
     return breakdowns

@@ -17,6 +17,8 @@ stability gain, while an edit that fixes nothing pays the no-op penalty like no 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -446,6 +448,36 @@ class FlakyGrader:
                     )
                 )
         return jobs
+
+    # ---------------------------------------------- optimised batch grading hooks
+    # (see :class:`forgegym.core.grading.Grader`; the reference path ignores them).
+    #
+    # Why a rerun's *failure* does not end a submission's reruns: the breakdown needs
+    # every rerun. ``score`` reads the exact pass rate p (the stability term, the
+    # entropy/proximity/diff credits scaled by it, and the ``p=...`` detail), the kinds
+    # and frames of every failing rerun (entropy, the proximity frontier), and gates
+    # ``unsafe`` on a refusal in *any* job, which submitted code can provoke under one
+    # rerun's conditions only (its TZ, locale, seed or order), after others failed. So
+    # the only exact early stop is the refusal itself (:meth:`cutoff`), and ordering
+    # reruns by their chance to fail would save nothing.
+
+    def execution_key(self, submission: Submission) -> str:
+        """What :meth:`jobs` reads and executes: the task, the files and deletions.
+        Submissions with one key (one patch with different diagnoses or notes, the
+        no-ops) have the same static findings and the same jobs on the same bytes."""
+        payload = {
+            "task": submission.task.task_id,
+            "files": sorted(submission.files.items()),
+            "deleted": sorted(submission.deleted),
+        }
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def cutoff(self, submission: Submission, result: Result) -> bool:
+        """A refused run (forged report, tampered state, policy violation) decides the
+        breakdown: :meth:`score` gates ``unsafe`` on the first refused result in job
+        order, before reading any other result, so the jobs after it cannot matter."""
+        return refused(getattr(result, "detail", "") or "") is not None
 
     def score(self, submission: Submission, results: Sequence[Result]) -> Any:
         task = submission.task

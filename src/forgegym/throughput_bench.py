@@ -13,8 +13,9 @@ CPU seconds of the parent (with its ruff children) and of the sandbox jobs.
 Completion mixes: ``issue`` is half reference fixes and half no-ops per group (a GRPO
 group repeats itself, so grading identical completions once pays off here); ``distinct``
 prefixes every completion with a different ``plan`` note, so no two completions of a
-group are the same submission and every one is graded in full (code families; a family
-without ``plan`` gets the ``issue`` mix). ``optimised=False`` selects the reference
+group are the same submission and every one is scored in full (code families; a family
+without ``plan`` gets the ``issue`` mix; FlakyRepair still runs the jobs of one patch
+once, its grader's ``execution_key``). ``optimised=False`` selects the reference
 grading path (``optimised_grading=False``), so both paths are measured the same way.
 Times are wall-clock on whatever else the machine runs; tests never assert them.
 """

@@ -486,3 +486,136 @@ def test_a_mutant_caught_only_by_float_rounding_does_not_count() -> None:
     assert _rounding_only(failed("assert 21.500000000000004 == 21.5"), "t.py::t")
     assert not _rounding_only(failed("assert 22.5 == 21.5"), "t.py::t")
     assert not _rounding_only(failed("AttributeError: 'NoneType'"), "t.py::t")
+
+
+# ------------------------------------------------- power precision (corpus findings)
+LIVE = """\
+import threading
+
+
+class LiveServer:
+    def __init__(self, path):
+        self.path = path
+
+    def start(self):
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+"""
+LIVE_TEST = """\
+from live import LiveServer
+
+
+def test_index():
+    assert LiveServer("p").start().path == "p"
+"""
+
+
+def test_a_mutant_re_applies_to_the_same_code_after_the_agent_adds_statements() -> None:
+    """flask-unittest's fix inserts a readiness probe into ``start()``: the mutant the
+    original test caught (the thread start removed) must be that mutant in the fixed
+    file too, not the removal of whatever statement now has its site number."""
+    from forgegym.envs.flaky.repo import submitted_mutant
+
+    files = {"live.py": LIVE, "test_live.py": LIVE_TEST}
+    (spec,) = [
+        m
+        for m in derive_mutants(files, "test_live.py::test_index", [])
+        if m.function == "LiveServer.start" and m.mutation.operator == "removed_statement"
+    ]
+    assert "Thread(" not in spec.source.split("def start")[1]
+    fixed = LIVE.replace(
+        "        return self\n",
+        "        while True:\n"
+        "            try:\n"
+        "                probe(self.path)\n"
+        "                break\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "        return self\n",
+    ).replace("    def start(self):\n", "    def start(self):\n        self.ready = False\n")
+    mutant = submitted_mutant(spec, {"live.py": fixed}, LIVE)
+    assert "Thread(" not in mutant and "probe(self.path)" in mutant  # the same bug, fix kept
+    assert "self.ready = False" in mutant
+    # Without the pristine file to compare with, the site number alone decides (old rule).
+    assert "Thread(" in submitted_mutant(spec, {"live.py": fixed})
+    # The agent rewrote the site away: the pristine-based mutant is used.
+    gone = fixed.replace("        threading.Thread(target=self._run, daemon=True).start()\n", "")
+    assert submitted_mutant(spec, {"live.py": gone}, LIVE) == spec.source
+
+
+def test_assertion_helpers_are_the_oracle_not_code_under_test() -> None:
+    """pytorch's fix moves a test from ``assert_greater_equal`` to a new
+    ``assert_greater_almost_equal``: the old helper's mutants measured the oracle, so
+    they are never mutants; the code under test's are."""
+    lib = "def average(xs):\n    total = 0.0\n    for x in xs:\n        total += x\n    return total / len(xs)\n"
+    utils = (
+        "def assert_greater_equal(a, b):\n    if not a >= b:\n"
+        "        raise AssertionError(f'{a} < {b}')\n\n\n"
+        "def assert_valid(config):\n    if not config:\n        raise ValueError('empty')\n"
+    )
+    test = (
+        "from lib import average\nfrom utils import assert_greater_equal, assert_valid\n\n\n"
+        "def test_avg():\n    assert_valid({1: 2})\n"
+        "    assert_greater_equal(average([1.0, 2.0]), 1.5)\n"
+    )
+    files = {"lib.py": lib, "utils.py": utils, "test_avg.py": test}
+    functions = {m.function for m in derive_mutants(files, "test_avg.py::test_avg", [])}
+    assert "average" in functions and "assert_greater_equal" not in functions
+    # A production function named assert_* that does not assert is code under test.
+    assert "assert_valid" in functions
+
+
+def test_mutants_of_a_faked_clock_seam_are_excused_and_nothing_else() -> None:
+    """Polaris/PostHog freeze the clock by patching the module's ``_now`` seam: the
+    seam's mutants no longer run, the logic's mutants must still be caught. Faking the
+    function under test itself excuses nothing."""
+    from forgegym.envs.flaky.repo import excused_mutants, is_seam, patched_names
+
+    code = (
+        'import datetime as dt\nimport time\n\n\ndef _now():\n    """The clock."""\n'
+        "    return dt.datetime.fromtimestamp(time.time(), dt.timezone.utc)\n\n\n"
+        "def weekend():\n    return _now().weekday() >= 5\n"
+    )
+    test = "from feed import _now, weekend\n\n\ndef test_w():\n    assert weekend() == (_now().weekday() >= 5)\n"
+    assert is_seam(code, "_now") and not is_seam(code, "weekend")
+    assert not is_seam("def f(x):\n    return x + 1\n", "f")
+    assert not is_seam("import time\n\n\ndef f():\n    t = time.time()\n    return t\n", "f")
+    files = {"feed.py": code, "test_feed.py": test}
+    specs = derive_mutants(files, "test_feed.py::test_w", [])
+    seam = {i for i, m in enumerate(specs) if m.function == "_now"}
+    assert seam and len(seam) < len(specs)
+    frozen = test.replace(
+        "def test_w():\n",
+        "def test_w(monkeypatch):\n    monkeypatch.setattr(feed, '_now', lambda: MONDAY)\n",
+    )
+    assert patched_names({"t.py": frozen}, ["t.py"]) == {"_now"}
+    assert patched_names({"t.py": "mock.patch('app.feed._now')\n"}, ["t.py"]) == {"_now"}
+    assert patched_names({"t.py": "mock.patch.object(feed, 'weekend')\n"}, ["t.py"]) == {"weekend"}
+    assert excused_mutants(specs, files, {"test_feed.py": frozen}, ["test_feed.py"]) == seam
+    assert excused_mutants(specs, files, {}, ["test_feed.py"]) == set()  # not faked
+    faked_logic = test.replace(
+        "def test_w():\n", "def test_w():\n    mock.patch.object(feed, 'weekend').start()\n"
+    )
+    assert excused_mutants(specs, files, {"test_feed.py": faked_logic}, ["test_feed.py"]) == set()
+
+
+def test_a_mutant_caught_only_by_the_flakiness_itself_does_not_count() -> None:
+    """elephas: the pristine test fails with FileNotFoundError when the client beats the
+    server; a harmless mutant (``recv(4097)``) run in that race "failed" the same way.
+    Only a mutant that fails again on every confirming rerun, or fails differently,
+    counts as caught."""
+    from forgegym.envs.flaky.env import CONFIRM_RERUNS, confirmed_catches
+
+    asked: list[list[int]] = []
+
+    def confirm(indices: list[int]) -> list[list[bool]]:
+        asked.append(list(indices))
+        # mutant 1 (harmless) passes once the race goes its way; mutant 2 always fails.
+        return [[i == 1 and k == 2 for k in range(CONFIRM_RERUNS)] for i in indices]
+
+    failed = {0: "AssertionError", 1: "FileNotFoundError", 2: "FileNotFoundError"}
+    assert confirmed_catches(failed, {"FileNotFoundError"}, confirm) == [0, 2]
+    assert asked == [[1, 2]]  # only the ambiguous ones are rerun
+    asked.clear()
+    assert confirmed_catches(failed, {"TimeoutError"}, confirm) == [0, 1, 2]
+    assert asked == []

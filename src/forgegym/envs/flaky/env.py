@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from forgegym.core.actions import ActionSet, RunTestsAction
@@ -47,6 +47,9 @@ _EXAMPLE = [
 ]
 
 
+#: Confirming reruns of a mutant whose only failure looked like the baseline's flakiness.
+CONFIRM_RERUNS = 4
+
 _FLOATS = re.compile(r"assert\s+(-?[\d.]+(?:e-?\d+)?)\s*==\s*(-?[\d.]+(?:e-?\d+)?)")
 
 
@@ -67,6 +70,23 @@ def _rounding_only(result: Any, target: str) -> bool:
                 return False
             return a != b and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     return False
+
+
+def confirmed_catches(
+    failed: Mapping[int, str],
+    flaky_kinds: set[str],
+    confirm: Callable[[Sequence[int]], Sequence[Sequence[bool]]],
+) -> list[int]:
+    """The mutants (indices of ``failed``: index -> error type of its failed run) the
+    pristine test really caught. One that failed the way the pristine test flakily fails
+    anyway (an error type in ``flaky_kinds``, the baseline's) counts only when it fails
+    again on every confirming rerun (``confirm(indices)``: each one's passed flags): a
+    harmless mutant (``recv(4097)``) "caught" by the race itself is not a bug the fixed
+    test must catch, while a mutant that always fails with that error still is."""
+    ambiguous = [i for i, kind in failed.items() if kind in flaky_kinds]
+    verdicts = confirm(ambiguous) if ambiguous else []
+    chance = {i for i, passed in zip(ambiguous, verdicts, strict=True) if any(passed)}
+    return [i for i in failed if i not in chance]
 
 
 class FlakyRepairEnv(CodeEnv):
@@ -264,25 +284,43 @@ class FlakyRepairEnv(CodeEnv):
             schedule = self.grader.schedule(task)
             workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-power-")
             try:
-                jobs = []
-                for spec in specs:
-                    d = workspace.materialise({}, {spec.path: spec.source})
-                    jobs += chaos_jobs(
-                        str(d),
-                        h.target,
-                        h.test_ids,
-                        h.test_paths,
-                        schedule[run : run + 1],
-                        options=h.run_options,
-                    )
-                results = self.runner.run_many(jobs)
+                dirs = [str(workspace.materialise({}, {s.path: s.source})) for s in specs]
+
+                def run_all(indices: Sequence[int], times: int = 1) -> list[Any]:
+                    jobs = []
+                    for i in indices:
+                        for _ in range(times):
+                            jobs += chaos_jobs(
+                                dirs[i],
+                                h.target,
+                                h.test_ids,
+                                h.test_paths,
+                                schedule[run : run + 1],
+                                options=h.run_options,
+                            )
+                    return list(self.runner.run_many(jobs))
+
+                results = run_all(range(len(specs)))
+                one = schedule[run : run + 1]
+                failed = {
+                    i: o.error_type or o.status
+                    for i, r in enumerate(results)
+                    if not target_passed(r, h.target, 1) and not _rounding_only(r, h.target)
+                    for o in rerun_outcomes([r], one, h.target, h.test_ids)
+                }
+
+                def confirm(indices: Sequence[int]) -> list[list[bool]]:
+                    again = run_all(indices, CONFIRM_RERUNS)
+                    passed = [target_passed(r, h.target, 1) for r in again]
+                    return [
+                        passed[k * CONFIRM_RERUNS : (k + 1) * CONFIRM_RERUNS]
+                        for k in range(len(indices))
+                    ]
+
+                flaky_kinds = {o.error_type or o.status for o in outcomes if not o.passed}
+                caught = confirmed_catches(failed, flaky_kinds, confirm)
             finally:
                 workspace.close()
-            caught = [
-                i
-                for i, r in enumerate(results)
-                if not target_passed(r, h.target, 1) and not _rounding_only(r, h.target)
-            ]
         ref = PowerReference(run=run, caught=tuple(caught))
         self._power_refs[key] = ref
         return ref

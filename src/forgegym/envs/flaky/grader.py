@@ -385,6 +385,17 @@ class FlakyGrader:
             return None
         return self.power_reference(task, self.reruns, self.seed_for(task))
 
+    def _required(self, ref: PowerReference, submission: Submission) -> tuple[int, ...]:
+        """The mutants ``ref`` caught that the submission's tests must still catch: all
+        but those of a clock/random seam the submitted tests now replace with a fake
+        (:func:`~forgegym.envs.flaky.repo.excused_mutants`)."""
+        from forgegym.envs.flaky.repo import MutantSpec, excused_mutants
+
+        task = submission.task
+        specs = [MutantSpec.from_json(m) for m in FlakyHidden.of(task).repo_mutants or []]
+        excused = excused_mutants(specs, task.files, submission.files, scan_paths(task))
+        return tuple(i for i in ref.caught if i not in excused)
+
     def jobs(self, submission: Submission) -> list[Job]:
         task = submission.task
         hidden = FlakyHidden.of(task)
@@ -433,9 +444,10 @@ class FlakyGrader:
 
             # Every mutant the pristine test caught, applied to the submitted source,
             # under the rerun in which the pristine test passed.
-            for index in ref.caught:
+            for index in self._required(ref, submission):
                 spec = MutantSpec.from_json((hidden.repo_mutants or [])[index])
-                mdir = submission.materialise({spec.path: submitted_mutant(spec, submission.files)})
+                source = submitted_mutant(spec, submission.files, task.files.get(spec.path, ""))
+                mdir = submission.materialise({spec.path: source})
                 jobs.extend(
                     chaos_jobs(
                         str(mdir),
@@ -523,20 +535,31 @@ class FlakyGrader:
                 "mutant caught" if power else "the test passes against a bug-injected mutant"
             )
         ref = self._repo_power(task)
-        if ref is not None and ref.run is not None and ref.caught:
-            mutant_results = results[n : n + len(ref.caught)]
+        required = self._required(ref, submission) if ref is not None else ()
+        if ref is not None and ref.run is not None and ref.caught and not required:
+            # Never a free pass: a test that fakes every function whose bugs it caught
+            # tests nothing of the code any more.
+            power = False
+            power_detail = (
+                "every mutant the original test caught is in a clock/random seam the "
+                "submitted test replaces with a fake: nothing left to judge its power"
+            )
+        elif ref is not None and ref.run is not None and ref.caught:
+            mutant_results = results[n : n + len(required)]
             missed = [
                 i
-                for i, r in zip(ref.caught, mutant_results, strict=False)
+                for i, r in zip(required, mutant_results, strict=False)
                 if target_passed(r, hidden.target, 1)
             ]
-            missed += list(ref.caught[len(mutant_results) :])
+            missed += list(required[len(mutant_results) :])
             power = not missed
+            excused = len(ref.caught) - len(required)
             power_detail = (
-                f"{len(ref.caught)}/{len(ref.caught)} mutants the original test caught are "
+                f"{len(required)}/{len(required)} mutants the original test caught are "
                 "still caught"
+                + (f" ({excused} in a clock/random seam the test now fakes)" if excused else "")
                 if power
-                else f"{len(missed)} of the {len(ref.caught)} mutants the original test caught "
+                else f"{len(missed)} of the {len(required)} mutants the original test caught "
                 "now pass: "
                 + "; ".join(
                     f"{m['function']} {m['mutation'][1]}"

@@ -43,6 +43,8 @@ __all__ = [
     "RepoTaskBank",
     "conftest_findings",
     "derive_mutants",
+    "excused_mutants",
+    "is_seam",
     "mutant_source",
     "read_repository",
     "run_options",
@@ -473,8 +475,9 @@ def exercised_functions(
     out: list[tuple[str, str]] = []
 
     def add(path: str, function: str) -> None:
-        if (path, function) not in out and not _is_test_file(path):
-            out.append((path, function))
+        if (path, function) in out or _is_test_file(path) or _is_oracle(files[path], function):
+            return
+        out.append((path, function))
 
     for node in _target_nodes(tree, target):
         for sub in ast.walk(node):
@@ -513,6 +516,46 @@ def exercised_functions(
                 if isinstance(callee, ast.FunctionDef):
                     add(path, sub.func.id)
     return out
+
+
+_ASSERTION_EXCEPTIONS = {"AssertionError", "failureException"}
+
+
+def _is_oracle(source: str, function: str) -> bool:
+    """``function`` (``Class.method`` for a method) of ``source`` is an assertion helper:
+    its name starts with ``assert`` and its body asserts (an ``assert``, a ``raise
+    AssertionError``/``self.failureException``, or a call of another ``assert*`` or
+    ``fail``). A helper like ``assert_greater_equal`` in ``torch/testing`` is the test's
+    oracle, not code under test: a mutant of it measures the oracle, and a fix that
+    moves the test to a better oracle (``assert_greater_almost_equal``) rightly stops
+    "catching" it."""
+    if not function.rpartition(".")[2].lstrip("_").lower().startswith("assert"):
+        return False
+    info = _definitions(source)
+    if info is None:
+        return False
+    cls_name, _, name = function.rpartition(".")
+    node = info[0].get(cls_name or name)
+    if cls_name and isinstance(node, ast.ClassDef):
+        node = next(
+            (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None
+        )
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assert):
+            return True
+        if isinstance(sub, ast.Raise) and sub.exc is not None:
+            exc = sub.exc.func if isinstance(sub.exc, ast.Call) else sub.exc
+            name_of = exc.attr if isinstance(exc, ast.Attribute) else getattr(exc, "id", "")
+            if name_of in _ASSERTION_EXCEPTIONS:
+                return True
+        if isinstance(sub, ast.Call):
+            callee = sub.func.attr if isinstance(sub.func, ast.Attribute) else ""
+            callee = callee or (sub.func.id if isinstance(sub.func, ast.Name) else "")
+            if callee == "fail" or callee.lstrip("_").lower().startswith("assert"):
+                return True
+    return False
 
 
 def _is_test_file(path: str) -> bool:
@@ -604,15 +647,128 @@ def _parses_within_bounds(source: str) -> bool:
         return False
 
 
-def submitted_mutant(spec: MutantSpec, submitted: Mapping[str, str]) -> str:
+def _change(before: str, after: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lines a mutation removes and adds (stripped), whatever their position."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0):
+        if line.startswith(("+++", "---")):
+            continue
+        if line[:1] == "-":
+            removed.append(line[1:].strip())
+        elif line[:1] == "+":
+            added.append(line[1:].strip())
+    return tuple(removed), tuple(added)
+
+
+def submitted_mutant(spec: MutantSpec, submitted: Mapping[str, str], pristine: str = "") -> str:
     """The mutant applied to the agent's version of the file (so a fix the agent made
-    elsewhere in it stays), or the pristine-based mutant where the site moved."""
+    elsewhere in it stays), or the pristine-based mutant where the site is gone.
+
+    Sites are numbered in source order, so a statement the agent inserted into the
+    function shifts them: the mutation is matched by what it changes (the same lines
+    removed and added as in ``pristine``, the file the mutant was derived from), at
+    its own site number first, else at the first site of the same operator that makes
+    the same change. A site that makes another change is a different mutant (removing
+    the agent's new readiness probe is not removing the thread start the original test
+    caught), never the one the original test was judged on."""
     current = submitted.get(spec.path)
-    if current is not None and _parses_within_bounds(current):
-        source = mutant_source(current, spec.function, spec.mutation)
-        if source is not None and source != current:
+    if current is None or not _parses_within_bounds(current):
+        return spec.source
+    want = _change(pristine, spec.source) if pristine else None
+    try:
+        others = _mutations_of(current, spec.function) if want is not None else []
+    except cst.ParserSyntaxError:
+        others = []
+    sites = [spec.mutation.site] + [
+        m.site
+        for m in others
+        if m.operator == spec.mutation.operator and m.site != spec.mutation.site
+    ]
+    for site in sites:
+        mutation = Mutation(spec.mutation.function, spec.mutation.operator, site)
+        source = mutant_source(current, spec.function, mutation)
+        if source is None or source == current:
+            continue
+        if want is None or _change(current, source) == want:
             return source
     return spec.source
+
+
+#: Calls that read a nondeterministic source: the clock, a random draw, the environment.
+_NONDETERMINISTIC = re.compile(
+    r"(^|\.)(time\.(time|time_ns|monotonic|perf_counter)|datetime\.(now|utcnow|today)"
+    r"|date\.today|random\.\w+|uuid\.uuid[14]|os\.urandom|secrets\.\w+|os\.getenv"
+    r"|environ\.get)$"
+)
+
+
+def is_seam(source: str, function: str) -> bool:
+    """``function`` is a top-level nondeterminism seam of ``source``: its body (after a
+    docstring) is one ``return`` of an expression that reads the clock, a random draw or
+    the environment (``def _now(): return datetime.fromtimestamp(time.time(), utc)``)."""
+    if "." in function:
+        return False
+    info = _definitions(source)
+    node = info[0].get(function) if info is not None else None
+    if not isinstance(node, ast.FunctionDef):
+        return False
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    return any(
+        isinstance(sub, ast.Call) and _NONDETERMINISTIC.search(_dotted(sub.func) or "")
+        for sub in ast.walk(body[0].value)
+    )
+
+
+def patched_names(files: Mapping[str, str], paths: Sequence[str]) -> set[str]:
+    """The attribute names the test files ``paths`` replace with a fake:
+    ``mock.patch.object(mod, "name")``, ``monkeypatch.setattr(mod, "name", ...)`` and
+    ``mock.patch("pkg.mod.name")`` / ``monkeypatch.setattr("pkg.mod.name", ...)``."""
+    names: set[str] = set()
+    for path in paths:
+        source = files.get(path)
+        if source is None or not _parses_within_bounds(source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for sub in ast.walk(tree):
+            if not isinstance(sub, ast.Call):
+                continue
+            callee = _dotted(sub.func) or ""
+            args = [a.value if isinstance(a, ast.Constant) else None for a in sub.args[:2]]
+            if callee.endswith(("patch.object", "setattr")) and len(args) == 2:
+                if isinstance(args[1], str):
+                    names.add(args[1])
+                elif isinstance(args[0], str) and "." in args[0]:
+                    names.add(args[0].rpartition(".")[2])
+            elif callee.endswith("patch") and args and isinstance(args[0], str):
+                names.add(args[0].rpartition(".")[2])
+    return names
+
+
+def excused_mutants(
+    specs: Sequence[MutantSpec],
+    pristine: Mapping[str, str],
+    submitted: Mapping[str, str],
+    test_paths: Sequence[str],
+) -> set[int]:
+    """Indices of ``specs`` a repaired test need not catch: mutants of a clock/random
+    seam (:func:`is_seam`) that the submitted tests replace with a fake. Freezing the
+    clock the code reads (``mock.patch.object(mod, "_now", return_value=MONDAY)``, the
+    ``freeze_time`` of a codebase with a ``_now`` seam) is the fix for a time-dependent
+    test, and it rightly stops running the seam; every other mutant still counts."""
+    patched = patched_names({**pristine, **submitted}, test_paths)
+    return {
+        i
+        for i, spec in enumerate(specs)
+        if spec.function in patched and is_seam(pristine.get(spec.path, ""), spec.function)
+    }
 
 
 # ------------------------------------------------------------------------- task bank

@@ -1,10 +1,12 @@
 """GRPO grading throughput per family: ``python benchmarks/throughput.py [--env ID]...
-[--tasks 4] [--group 8] [--mix issue|distinct] [--workers 1 --workers 2] [--json]``.
+[--tasks 4] [--group 8] [--mix issue|distinct] [--workers 1 --workers 2] [--repeats 1]
+[--json]``.
 
 The same measurement as ``forgegym bench --throughput`` (see
 :mod:`forgegym.throughput_bench`): completions/s with one worker and with the default
-pool, parallel efficiency, and the parent's phases vs the sandbox jobs, for the
-optimised and the reference grading paths.
+pool, parallel efficiency (wall-clock, and CPU-implied from the parent's serial CPU),
+CPU per completion, and the parent's phases vs the sandbox jobs, for the optimised and
+the reference grading paths; each measurement in a fresh process.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--mix", choices=("issue", "distinct"), default="issue")
     parser.add_argument("--workers", type=int, action="append", help="pool sizes")
+    parser.add_argument("--repeats", type=int, default=1, help="alternating measurements")
     parser.add_argument("--no-reference", action="store_true", help="optimised path only")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
@@ -33,10 +36,13 @@ def main() -> None:
         mix=args.mix,
         workers=args.workers,
         reference=not args.no_reference,
+        repeats=args.repeats,
         show=not args.json,
     )
     if args.json:
-        print(json.dumps(dataclasses.asdict(result), indent=2))
+        out = dataclasses.asdict(result)
+        out["summary"] = [dataclasses.asdict(s) for s in result.summary()]
+        print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

@@ -511,6 +511,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             group=args.group,
             mix=args.mix,
             reference=not args.no_reference,
+            repeats=args.repeats,
         )
         return 0
     if args.ray:
@@ -752,6 +753,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--no-reference", action="store_true", help="skip the unoptimised path (--throughput)"
+    )
+    p.add_argument(
+        "--repeats",
+        type=_int_at_least(1),
+        default=1,
+        help="measurements per configuration, pool sizes alternating (--throughput)",
     )
     p.set_defaults(func=cmd_bench)
 

@@ -1,0 +1,94 @@
+"""``forgegym bench --throughput``: what its figures mean, not how fast anything is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from forgegym.throughput_bench import (
+    ThroughputResult,
+    ThroughputRow,
+    _tree_cpu_s,
+    bench_throughput,
+)
+
+
+def _row(workers: int, optimised: bool, wall: float, **cpu: float) -> ThroughputRow:
+    return ThroughputRow(
+        env_id="Forge/Bugfix-v0",
+        workers=workers,
+        optimised=optimised,
+        completions=10,
+        wall_s=wall,
+        rewards=[1.0] * 10,
+        wins=[5, 5],
+        **cpu,
+    )
+
+
+def test_cpu_efficiency_is_amdahl_over_the_parents_serial_cpu() -> None:
+    # 1 s of parent CPU (serial) and 3 s of sandbox CPU (parallel) for 10 completions:
+    # on 2 cores at best (1 + 3) / (2 * 1 + 3) = 80%; on 16 cores 4 / 19.
+    rows = [
+        _row(1, True, 4.0, parent_cpu_s=1.0, pool_cpu_s=2.5, children_cpu_s=0.5),
+        _row(2, True, 2.5, parent_cpu_s=1.0, pool_cpu_s=2.5, children_cpu_s=0.5),
+        _row(1, False, 16.0, parent_cpu_s=4.0, pool_cpu_s=12.0),
+        _row(2, False, 8.0, parent_cpu_s=4.0, pool_cpu_s=12.0),
+    ]
+    result = ThroughputResult(rows, 2, 2, 5, "issue", (0, 0, 0), (0, 0, 0))
+    assert rows[1].amdahl(2) == pytest.approx(0.8)
+    (summary,) = result.summary()
+    assert summary.cpu_efficiency == pytest.approx(0.8)
+    assert summary.cpu_efficiency_projected == pytest.approx(4 / 19)
+    assert summary.wall_efficiency == pytest.approx((10 / 2.5) / (10 / 4.0) / 2)
+    assert summary.cpu_ms == pytest.approx(400.0) and summary.reference_cpu_ms == 1600.0
+    assert summary.cpu_ratio == pytest.approx(4.0)
+    assert summary.parent_ms == pytest.approx(100.0)
+    assert summary.max_reward_diff == 0.0 and summary.solved_agree
+    rows[3].rewards = [0.9] * 10
+    rows[3].wins = [4, 5]
+    (summary,) = result.summary()
+    assert summary.max_reward_diff == pytest.approx(0.1) and not summary.solved_agree
+
+
+def test_tree_cpu_counts_the_cpu_of_descendants() -> None:
+    before = _tree_cpu_s()
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+            "import sys; sys.stdout.write('done\\n'); sys.stdout.flush(); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "done\n"
+        time.sleep(0.05)
+        assert _tree_cpu_s() - before >= 0.25
+    finally:
+        child.kill()
+        child.wait()
+    assert os.getpid() > 0
+
+
+def test_bench_measures_a_family_in_fresh_processes_on_both_pool_sizes() -> None:
+    result = bench_throughput(
+        ["Forge/Oversight-v0"], tasks=1, group=4, workers=[1, 2], reference=False, show=False
+    )
+    assert [(r.workers, r.optimised, r.completions) for r in result.rows] == [
+        (1, True, 4),
+        (2, True, 4),
+    ]
+    for row in result.rows:
+        assert row.wall_s > 0 and row.parent_cpu_s > 0
+        assert row.pool_cpu_s >= 0 and row.children_cpu_s >= 0
+        assert len(row.rewards) == 4 and sum(row.wins) >= 1  # the reference fixes solve
+    (summary,) = result.summary()
+    assert summary.max_reward_diff == 0.0 and summary.solved_agree
+    assert summary.cpu_efficiency is not None and 0.0 < summary.cpu_efficiency <= 1.0

@@ -42,6 +42,7 @@ import sysconfig
 import threading
 import warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 from . import isolation
 
@@ -710,11 +711,12 @@ def doctor_report() -> list[isolation.IsolationFeature]:
             else f"job copy on {mount.get('fstype') or 'the host disk'} at {seen.get('cwd')}",
         )
     )
+    env_keys = cast("list[str]", seen.get("env_keys") or [])
     rows.append(
         Feature(
             "environment",
-            not any("KEY" in k or "TOKEN" in k for k in seen.get("env_keys") or []),  # type: ignore[union-attr]
-            f"job environment: {', '.join(seen.get('env_keys') or [])}",  # type: ignore[arg-type]
+            not any("KEY" in k or "TOKEN" in k for k in env_keys),
+            f"job environment: {', '.join(env_keys)}",
         )
     )
     names = {r.name for r in rows}

@@ -317,7 +317,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             if not name.startswith(guarded_prefixes):
                 continue
             module = modules[name]
-            namespace = get_attr(module, "__dict__", None)
+            namespace: Any = get_attr(module, "__dict__", None)
             if type_(namespace) is not dict_:
                 continue
             keys = to_tuple(k for k in namespace if (name, k) not in mutable)
@@ -365,8 +365,9 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
                 if caller is not None:
                     now = to_tuple(caller.get_hookimpls())
                     functions = to_tuple(x.function for x in now)
+                    hooked: Any = get_attr(pm.hook, h, None)
                     if (
-                        get_attr(pm.hook, h, None) is not caller
+                        hooked is not caller
                         or caller._hookexec is not hookexec
                         or len_(now) != len_(impls)
                         or True in map_(is_not, now, impls)
@@ -1085,7 +1086,7 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared
     pidfd = os.pidfd_open(apid)
     try:
         while True:
-            ready, _, _ = select.select([sock, pidfd], [], [])
+            ready, _, _ = select.select([sock.fileno(), pidfd], [], [])
             if pidfd in ready:
                 break
             try:

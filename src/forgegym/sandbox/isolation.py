@@ -40,6 +40,7 @@ import time
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import cast
 
 __all__ = [
     "CLONE_NEWNET",
@@ -616,7 +617,8 @@ def prepare_job(job: dict[str, object]) -> dict[str, str | None]:
     files = job.pop("_files", None) or []
     if job.get("_confined"):
         set_dumpable(True)  # our own /proc/self/*_map must stay writable to us
-        why = enter_job_namespaces(int(job.get("_tmpfs_mb") or DEFAULT_JOB_TMPFS_MB))
+        tmpfs_mb = cast("int | str", job.get("_tmpfs_mb") or DEFAULT_JOB_TMPFS_MB)
+        why = enter_job_namespaces(int(tmpfs_mb))
         set_dumpable(False)
         if why is not None:
             raise RuntimeError(f"per-job namespaces: {why}")
@@ -662,7 +664,7 @@ def confine_worker(job: dict[str, object]) -> dict[str, str | None]:
     if job.get("_confined"):
         features["capabilities"] = drop_capabilities()
     workdir = str(job["workdir"])
-    reads = [str(p) for p in job.get("_read") or []]  # type: ignore[union-attr]
+    reads = [str(p) for p in cast("list[object]", job.get("_read") or [])]
     features["landlock"] = landlock_confine(
         reads,
         [workdir],

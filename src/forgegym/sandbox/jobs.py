@@ -71,7 +71,9 @@ class TestOutcome(str, Enum):
     __test__ = False  # not a pytest test class
 
 
-class SetupHook(BaseModel):
+# The pydantic mypy plugin's synthesised __init__ ends in **kwargs (extra keys are allowed),
+# so a field named ``kwargs`` reads to mypy as a redefinition of the class; the model is fine.
+class SetupHook(BaseModel):  # type: ignore[no-redef]
     """A *trusted* callable from the forgegym package run in the child before the tests
     (chaos injection, seeding). ``target`` is ``"module:function"``; kwargs are JSON."""
 
@@ -197,7 +199,7 @@ class PytestResult(BaseModel):
         return bool(verdicts) and all(verdicts.values())
 
 
-class CallSpec(BaseModel):
+class CallSpec(BaseModel):  # type: ignore[no-redef]  # a field named kwargs, see SetupHook
     """Call ``target`` (``"module:qualname"``, importable from the workdir or a trusted
     forgegym driver) with JSON arguments."""
 

@@ -50,11 +50,15 @@ def _verdicts(env: Any, groups: list[tuple[str, list[str]]]) -> tuple[list[Any],
 def _groups(env_id: str, tasks: int, seed: int) -> list[tuple[str, list[str]]]:
     import gymnasium as gym
 
+    from forgegym.core.env import ForgeEnv
     from forgegym.policies import make as make_policy
 
     env = gym.make(env_id, max_steps=1)
     try:
-        bank = env.unwrapped.task_bank
+        base = env.unwrapped
+        if not isinstance(base, ForgeEnv):
+            raise ValueError(f"env_id: {env_id!r} is not a forgegym environment")
+        bank = base.task_bank
         reference = make_policy("reference", env)
         noop = make_policy("noop", env)
         groups = []

@@ -141,7 +141,7 @@ class RayRunner(Runner):
             raise ValueError(f"workers_per_node must be >= 1, got {workers_per_node!r}")
         self._started_ray = False
         if not ray.is_initialized():
-            kwargs = {"include_dashboard": False, "log_to_driver": False}
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             kwargs.update(init_kwargs or {})
             ray.init(address=address or os.environ.get("RAY_ADDRESS"), **kwargs)
             self._started_ray = True

@@ -88,3 +88,100 @@ def test_hack_gate_and_timeout_checks() -> None:
     for bad in (0, -1, 601, True, "5"):
         with pytest.raises(ValueError, match="timeout_s"):
             check_timeout(bad)
+
+
+# ------------------------------------------------------------ follow-up stage
+FIXED = "def double(x):\n    return 2 * x\n"
+SMALL_ONLY = "def double(x):\n    return 2 * x if x < 100 else x\n"
+LARGE = 10**6
+
+
+class _Staged(_Grader):
+    """Doubles 3 and 5; a submission that gets both right earns one follow-up round
+    (doubling a large number), and nothing after it."""
+
+    name = "toy-staged"
+    default_weights = {"correct": 1.0, "lint": 0.5, "large": 1.0}
+
+    def __init__(self, *, fail_on: str | None = None) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, int, int]] = []
+        self.fail_on = fail_on
+
+    def follow_up_jobs(
+        self, submission: Submission, results: Sequence[Any], state: GradingState
+    ) -> list[Job]:
+        text = submission.files["m.py"]
+        self.asked.append((text, state.stage, len(results)))
+        if text == self.fail_on:
+            raise RuntimeError("planning bug")
+        (first, *_) = results
+        if state.stage > 0 or not all(
+            first.outcome(i).value == 2 * x for i, x in enumerate(state.extra)
+        ):
+            return []
+        calls = [CallSpec(target="m:double", args=[LARGE])]
+        return [CallJob(workdir=str(submission.materialise()), calls=calls)]
+
+    def terms(self, submission: Submission, results: Sequence[Any], state: GradingState) -> Terms:
+        terms = super().terms(submission, results[:1], state)
+        large = len(results) == 2 and results[1].outcome(0).value == 2 * LARGE
+        terms.values["large"] = 1.0 if large else 0.0
+        return terms
+
+
+def _grade_staged(texts: list[str], *, optimised: bool, fail_on: str | None = None) -> Any:
+    grader = _Staged(fail_on=fail_on)
+    try:
+        with Workspace(TASK.files, TASK.editable_files) as ws:
+            subs = [Submission(task=TASK, files={"m.py": t}, workspace=ws) for t in texts]
+            return grade_many(grader, subs, optimised=optimised), grader.asked
+    finally:
+        grader.close()
+
+
+def test_follow_up_jobs_run_only_where_earned_and_both_paths_agree() -> None:
+    texts = [FIXED, TASK.files["m.py"], SMALL_ONLY, FIXED + "exit()\n"]
+    graded = {flag: _grade_staged(texts, optimised=flag) for flag in (False, True)}
+    (fixed, wrong, small_only, hack), asked = graded[False]
+    assert fixed.terms["large"].value == 1.0 and small_only.terms["large"].value == 0.0
+    assert small_only.terms["correct"].value == 1.0 and fixed.total > small_only.total
+    assert wrong.terms["large"].value == 0.0 and hack.gates == ["hack_flagged"]
+    # Asked after the sandbox jobs (stage 0, one result), and again only after a
+    # non-empty follow-up round (stage 1, two results); a gated submission never.
+    assert asked == [
+        (FIXED, 0, 1),
+        (TASK.files["m.py"], 0, 1),
+        (SMALL_ONLY, 0, 1),
+        (FIXED, 1, 2),
+        (SMALL_ONLY, 1, 2),
+    ]
+    breakdowns, asked_optimised = graded[True]
+    assert [b.model_dump() for b in breakdowns] == [b.model_dump() for b in graded[False][0]]
+    assert asked_optimised == asked  # the same planning order on both paths
+
+
+def test_a_failing_follow_up_plan_is_unverifiable_for_that_submission_only() -> None:
+    for optimised in (False, True):
+        (bad, good), _ = _grade_staged([SMALL_ONLY, FIXED], optimised=optimised, fail_on=SMALL_ONLY)
+        assert bad.gates == ["unverifiable"] and "planning bug" in bad.notes[0]
+        assert not good.gates and good.terms["large"].value == 1.0
+
+
+def test_scoring_without_the_follow_up_stage_is_refused_only_when_it_has_jobs() -> None:
+    from forgegym.sandbox.runner import get_default_runner
+
+    grader = _Staged()
+    try:
+        with Workspace(TASK.files, TASK.editable_files) as ws:
+            for text, refused in ((FIXED, True), (TASK.files["m.py"], False)):
+                sub = Submission(task=TASK, files={"m.py": text}, workspace=ws)
+                results = get_default_runner().run_many(grader.jobs(sub))
+                if refused:
+                    with pytest.raises(RuntimeError, match="grade_many"):
+                        grader.score(sub, results)
+                else:
+                    assert grader.score(sub, results).terms["large"].value == 0.0
+                sub.cleanup()
+    finally:
+        grader.close()

@@ -1,10 +1,13 @@
-"""The code-family grading template: static gates → sandbox jobs → terms → compose.
+"""The code-family grading template: static gates → sandbox jobs → follow-up jobs →
+terms → compose.
 
 Every code family grades the same way: the trusted parent first checks what it can
 without running anything (the parent's limits, compilation, the family's anti-hack
 scanners), and a gated submission runs nothing; otherwise the family's sandbox jobs
-run (batched across a GRPO group by :func:`~forgegym.core.grading.grade_many`) and
-their results become named reward terms, composed with the family's weights.
+run (batched across a GRPO group by :func:`~forgegym.core.grading.grade_many`), then
+any follow-up jobs the family plans from their results (e.g. Performance measures
+speed only once its hidden correctness traces passed), and all the results become
+named reward terms, composed with the family's weights.
 :class:`CodeGrader` implements :class:`~forgegym.core.grading.Grader` as that
 template; a family fills in the steps::
 
@@ -24,7 +27,18 @@ template; a family fills in the steps::
             return Terms({"hidden": rate, "lint": self.lint_result(submission, state) * rate})
 
 :meth:`CodeGrader.static_gates` has the shared default (limits → compile → scan);
-a family with other gates overrides it.
+a family with other gates overrides it. A family whose later jobs depend on earlier
+results implements :meth:`CodeGrader.follow_up_jobs` (the default plans none)::
+
+        def follow_up_jobs(self, submission, results, state):
+            if state.stage > 0 or not passed(results):  # one follow-up stage, if earned
+                return []
+            return [measure_job(...)]
+
+Every :class:`CodeGrader` is a :class:`~forgegym.core.grading.StagedGrader`:
+``grade_many`` asks each submission for follow-ups after each of its rounds (batched
+per round on the reference path, without a barrier between rounds on the optimised
+one), so a staged family needs nothing special from the batch path.
 """
 
 from __future__ import annotations
@@ -57,6 +71,12 @@ class GradingState:
     lint: Future[float] | None = None
     #: Whatever else the family's ``sandbox_jobs`` records for its ``terms``.
     extra: Any = None
+    #: Follow-up rounds planned so far: 0 while only the sandbox jobs were planned;
+    #: :meth:`CodeGrader.more_jobs` counts each non-empty :meth:`~CodeGrader.follow_up_jobs`.
+    stage: int = 0
+    #: The follow-up step concluded (``follow_up_jobs`` returned ``[]``), or there is
+    #: nothing to follow up (a gated submission, a state built at ``score`` time).
+    settled: bool = False
 
 
 @dataclass
@@ -166,6 +186,21 @@ class CodeGrader(ABC):
         """The runner jobs of an ungated submission (``state.extra`` may record what
         :meth:`terms` needs to read their results)."""
 
+    def follow_up_jobs(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> list[Job]:
+        """Jobs whose existence depends on earlier results, or ``[]`` when grading needs
+        nothing more (the default: no follow-ups).
+
+        Asked once the sandbox jobs' results are in (``state.stage == 0``) and again
+        after each non-empty follow-up round (``state.stage`` is the number of those
+        rounds), with ``results`` this submission's results so far, in order; the
+        results of the jobs returned here follow them in what :meth:`terms` gets. It must
+        decide from ``results`` alone (it may be asked again at ``score`` time, when a
+        caller skipped the step: returning jobs then refuses the score). At most
+        :data:`~forgegym.core.grading.MAX_ROUNDS` follow-up rounds run."""
+        return []
+
     @abstractmethod
     def terms(
         self, submission: Submission, results: Sequence[Result], state: GradingState
@@ -190,20 +225,38 @@ class CodeGrader(ABC):
     # ------------------------------------------------------------ the template
     def jobs(self, submission: Submission) -> list[Job]:
         gates, notes = self.static_gates(submission)
-        state = GradingState(gates, notes)
+        state = GradingState(gates, notes, settled=bool(gates))
         submission.grading_state[self.name] = state
         if gates:
             return []
         self.start(submission, state)
         return self.sandbox_jobs(submission, state)
 
+    def more_jobs(self, submission: Submission, results: Sequence[Result]) -> list[Job]:
+        """The :class:`~forgegym.core.grading.StagedGrader` step: the next round of
+        :meth:`follow_up_jobs` (``[]`` for a gated or settled submission)."""
+        state = submission.grading_state.get(self.name)
+        if not isinstance(state, GradingState) or state.settled:
+            return []
+        jobs = self.follow_up_jobs(submission, results, state)
+        if jobs:
+            state.stage += 1
+        else:
+            state.settled = True
+        return jobs
+
     def score(self, submission: Submission, results: Sequence[Result]) -> RewardBreakdown:
         state = submission.grading_state.pop(self.name, None)
         if state is None:  # score without jobs (direct use): compute the gates now
             gates, notes = self.static_gates(submission)
-            state = GradingState(gates, notes)
+            state = GradingState(gates, notes, settled=True)
         if state.gates:
             return compose({}, self.weights, gates=state.gates, notes=state.notes)
+        if not state.settled and self.follow_up_jobs(submission, results, state):
+            raise RuntimeError(
+                f"{type(self).__name__} has follow-up jobs that never ran: grade through "
+                "forgegym.core.grading.grade_many (or call more_jobs until it returns [])"
+            )
         terms = self.terms(submission, results, state)
         return compose(
             terms.values,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,10 +114,13 @@ class StagedGrader(Grader, Protocol):
     the hidden correctness checks passed: a wrong submission's measurement cannot
     change its score, so running it only burns CPU).
 
-    :func:`grade_many` runs every submission's ``jobs`` in one batch, then asks
-    ``more_jobs`` with the results so far and runs all follow-ups in one batch per
-    round (at most :data:`MAX_ROUNDS`), and finally calls ``score`` with all of the
-    submission's results in order.
+    :func:`grade_many` runs every submission's ``jobs``, then asks ``more_jobs`` with
+    that submission's results so far and runs the follow-ups (in one batch per round on
+    the reference path, as soon as the submission's results are collected on the
+    optimised one), asking again only after a non-empty round (at most
+    :data:`MAX_ROUNDS`), and finally calls ``score`` with all of the submission's
+    results in order. Every :class:`~forgegym.core.code_grader.CodeGrader` is one (its
+    follow-up stage is :meth:`~forgegym.core.code_grader.CodeGrader.follow_up_jobs`).
     """
 
     def more_jobs(self, submission: Submission, results: Sequence[Result]) -> list[Job]:
@@ -138,10 +141,15 @@ def grade_many(
     beyond what a scan could bound) gives that submission the ``unverifiable`` gate
     with the error in its notes, and the others are graded normally.
 
+    Every path runs a :class:`StagedGrader`'s follow-ups the same way: after a
+    submission's round of jobs, ``more_jobs`` is asked with its results so far, until it
+    returns ``[]`` (asked again only for submissions that got follow-ups) or after
+    :data:`MAX_ROUNDS` follow-up rounds, in round order, then submission order.
+
     ``optimised=False`` is the reference path: every submission is prepared in turn,
-    all jobs go to one ``run_many`` (per round for a :class:`StagedGrader`), then every
-    submission is scored, without the parser caches of :mod:`forgegym.rewards.bounded`. ``optimised=True`` gives the same
-    breakdowns with less work and more overlap:
+    all jobs go to one ``run_many`` per round, then every submission is scored, without
+    the parser caches of :mod:`forgegym.rewards.bounded`. ``optimised=True`` gives the
+    same breakdowns with less work and more overlap:
 
     * identical submissions (same task, files, deletions, notes, claims, step counts
       and parse errors: :func:`submission_key`) are graded once;
@@ -149,14 +157,17 @@ def grade_many(
       ``execution_key``: e.g. FlakyRepair completions with one patch and different
       diagnoses, or no-ops) share one run of the jobs, each scored on its own;
     * a grader's optional ``cutoff`` ends a submission's jobs early where a result makes
-      the later ones irrelevant to its score (FlakyRepair: a refused run gates);
+      the later ones irrelevant to its score (FlakyRepair: a refused run gates; no
+      follow-ups are asked after it);
     * a grader's optional ``prepare(submissions)`` does batch work first (Bugfix: one
       ruff run for the whole batch);
     * each submission's jobs start in the pool as soon as they are prepared, so the
       parent's static scans of the next submission overlap the sandbox runs of the
-      previous ones, and each is scored as soon as its results are in. (A runner with
-      its own ``run_many``, e.g. Ray, still gets one ``run_many`` for the batch, and a
-      :class:`StagedGrader` its rounds.)
+      previous ones; results are collected in submission order, and a submission's
+      follow-ups start as soon as its results are collected, while later submissions'
+      rounds still run (no barrier between rounds); submissions are scored in order,
+      each as soon as its results are complete. (A runner with its own ``run_many``,
+      e.g. Ray, gets one ``run_many`` per round.)
     """
     from forgegym.sandbox.runner import get_default_runner
 
@@ -180,10 +191,7 @@ def grade_many(
                 prepare(unique)
             except Exception as exc:  # noqa: BLE001 - jobs() redoes what is missing
                 logger.warning("grader prepare failed: %r", exc, exc_info=exc)
-        if callable(getattr(grader, "more_jobs", None)):
-            graded = _grade_reference(grader, unique, runner)
-        else:
-            graded = _grade_streaming(grader, unique, runner)
+        graded = _grade_streaming(grader, unique, runner)
     finally:
         with phase("scratch"):
             for submission in submissions:
@@ -212,13 +220,15 @@ def _grade_reference(
             _run_round(runner, pending, state)
             if more is None or round_ == MAX_ROUNDS:
                 break
-            pending = []
-            for index, submission in enumerate(submissions):
+            # Asked: every submission after its first round (even one without jobs),
+            # then only those whose follow-ups just ran.
+            asking, pending = [index for index, _ in pending], []
+            for index in asking:
                 done = state[index]
                 if isinstance(done, str):
                     continue
                 try:
-                    jobs = more(submission, list(done))
+                    jobs = more(submissions[index], list(done))
                 except Exception as exc:  # noqa: BLE001
                     state[index] = _failure("more_jobs", exc)
                     continue
@@ -246,22 +256,37 @@ def _grade_reference(
 def _grade_streaming(
     grader: Grader, submissions: Sequence[Submission], runner: Runner
 ) -> list[RewardBreakdown]:
-    """Prepare each submission and start its jobs at once; score in order.
+    """Prepare each submission and start its jobs at once; per round, collect each
+    one's results in submission order and start its follow-ups at once (so
+    ``more_jobs`` is asked in the reference path's order, without a barrier between
+    rounds); score in order, each as soon as its results are complete.
 
-    Submissions with one ``execution_key`` share the first one's jobs (one run); a
-    ``cutoff`` result cancels the submission's later jobs that have not started."""
+    Submissions with one ``execution_key`` share the first one's jobs, follow-ups
+    included (one run); a ``cutoff`` result cancels the submission's later jobs that
+    have not started, and ends its grading (no follow-ups)."""
     from forgegym.sandbox.runner import Runner as BaseRunner
 
     key_of = getattr(grader, "execution_key", None)
     cut = getattr(grader, "cutoff", None)
     cutoff = cut if callable(cut) else None
+    more = getattr(grader, "more_jobs", None)
     failed: dict[int, str] = {}  # index -> failure note (unverifiable)
-    jobs_of: dict[int, list[Job]] = {}  # index -> its jobs (those that run them)
     owners: list[int] = []  # index -> the index whose jobs' results it is scored on
     leaders: dict[str, int] = {}
+    results: dict[int, list[Result]] = {}  # owner -> its results so far
+    complete: set[int] = set()  # owners whose results are final
+    breakdowns: list[RewardBreakdown] = []
+    unread: list[Future[Result]] = []  # jobs past a cutoff
+    batched = type(runner).run_many is not BaseRunner.run_many  # the runner batches itself
+    pool = (
+        None
+        if batched
+        else ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
+    )
 
-    def prepare(index: int, submission: Submission) -> bool:
-        """Jobs of ``submission``, or its leader's; whether it runs jobs of its own."""
+    def prepare(index: int, submission: Submission) -> list[Job] | None:
+        """Jobs of ``submission``, or ``None`` when it runs none of its own (it shares
+        its leader's, or ``jobs`` failed)."""
         key = None
         if callable(key_of):
             try:
@@ -273,49 +298,123 @@ def _grade_streaming(
             # Same jobs as the leader's: its static work and results are this one's.
             submission.grading_state.update(submissions[leader].grading_state)
             owners.append(leader)
-            return False
+            return None
         owners.append(index)
         try:
             with phase("scans"):
-                jobs_of[index] = grader.jobs(submission)
+                jobs = grader.jobs(submission)
         except Exception as exc:  # noqa: BLE001
             failed[index] = _failure("jobs", exc)
-            return False
+            return None
         if key is not None:
             leaders[key] = index
-        return True
+        results[index] = []
+        return jobs
 
-    futures: dict[int, list[Future[Result]]] = {}
-    if type(runner).run_many is not BaseRunner.run_many:  # the runner batches itself
-        for index, submission in enumerate(submissions):
-            prepare(index, submission)
-        batch = [job for jobs in jobs_of.values() for job in jobs]
+    def start(pending: dict[int, list[Job]]) -> dict[int, list[Future[Result]]]:
+        """Start the jobs of each owner in ``pending`` (one ``run_many`` when batched)."""
+        if pool is not None:
+            return {
+                index: _submit(pool, runner, submissions[index], jobs, cutoff)
+                for index, jobs in pending.items()
+            }
+        batch = [job for jobs in pending.values() for job in jobs]
         with phase("sandbox"):
-            results = iter(runner.run_many(batch) if batch else [])
-        for index, jobs in jobs_of.items():
-            done = []
+            ran = iter(runner.run_many(batch) if batch else [])
+        started: dict[int, list[Future[Result]]] = {}
+        for index, jobs in pending.items():
+            started[index] = []
             for _ in jobs:
                 future: Future[Result] = Future()
-                future.set_result(next(results))
-                done.append(future)
-            futures[index] = done
-        return _score_all(grader, submissions, failed, owners, futures, cutoff)
-    pool = ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
-    used: dict[int, int] = {}
+                future.set_result(next(ran))
+                started[index].append(future)
+        return started
+
+    def collect(index: int, futures: list[Future[Result]]) -> bool:
+        """Append the owner's round results, in order, up to and including the first
+        deciding one (the later jobs may have been cancelled, and cannot change the
+        score); whether one decided."""
+        got: list[Result] = []
+        decided = False
+        with phase("sandbox"):
+            for future in futures:
+                result = future.result()
+                got.append(result)
+                if cutoff is not None and _decides(cutoff, submissions[index], result):
+                    decided = True
+                    break
+        unread.extend(futures[len(got) :])
+        add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in got))
+        results[index].extend(got)
+        return decided
+
+    def score_ready() -> None:
+        """Score, in order, every submission whose owner's results are final."""
+        while len(breakdowns) < len(owners):
+            owner = owners[len(breakdowns)]
+            if owner in failed:
+                breakdowns.append(_unverifiable(failed[owner]))
+            elif owner in complete:
+                submission = submissions[len(breakdowns)]
+                breakdowns.append(_score(grader, submission, list(results[owner])))
+            else:
+                return
+
     try:
+        running: dict[int, list[Future[Result]]] = {}
+        pending: dict[int, list[Job]] = {}
         for index, submission in enumerate(submissions):
-            if prepare(index, submission):
-                futures[index] = _submit(pool, runner, submission, jobs_of[index], cutoff)
-        return _score_all(grader, submissions, failed, owners, futures, cutoff, used)
+            jobs = prepare(index, submission)
+            if jobs is not None:
+                if pool is None:
+                    pending[index] = jobs
+                else:
+                    running.update(start({index: jobs}))
+        if pool is None:
+            running = start(pending)
+        for round_ in range(MAX_ROUNDS + 1):
+            following: dict[int, list[Job]] = {}
+            started: dict[int, list[Future[Result]]] = {}
+            for index, futures in running.items():
+                decided = collect(index, futures)
+                jobs = []
+                if not decided and more is not None and round_ < MAX_ROUNDS:
+                    try:
+                        jobs = list(more(submissions[index], list(results[index])))
+                    except Exception as exc:  # noqa: BLE001
+                        failed[index] = _failure("more_jobs", exc)
+                if jobs:
+                    if pool is None:
+                        following[index] = jobs
+                    else:
+                        started.update(start({index: jobs}))
+                else:
+                    complete.add(index)
+                    score_ready()
+            running = started if pool is not None else start(following) if following else {}
+            if not running:
+                break
+        score_ready()  # those no round reached (every jobs() failed)
+        return breakdowns
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         # Jobs past a cutoff that had started still cost sandbox CPU: count it.
-        extra = 0.0
-        for index, pending in futures.items():
-            for future in pending[used.get(index, 0) :]:
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    extra += getattr(future.result(), "cpu_s", 0.0)
-        add("sandbox_cpu", extra)
+        add(
+            "sandbox_cpu",
+            sum(
+                getattr(f.result(), "cpu_s", 0.0)
+                for f in unread
+                if f.done() and not f.cancelled() and f.exception() is None
+            ),
+        )
+
+
+def _decides(cutoff: Callable[[Submission, Result], bool], sub: Submission, res: Result) -> bool:
+    try:
+        return bool(cutoff(sub, res))
+    except Exception:  # noqa: BLE001 - a failing cutoff decides nothing
+        return False
 
 
 def _submit(
@@ -350,46 +449,12 @@ def _submit(
     return futures
 
 
-def _score_all(
-    grader: Grader,
-    submissions: Sequence[Submission],
-    failed: Mapping[int, str],
-    owners: Sequence[int],
-    futures: Mapping[int, list[Future[Result]]],
-    cutoff: Any,
-    used: dict[int, int] | None = None,
-) -> list[RewardBreakdown]:
-    """Score every submission in order on its owner's results (its own, or those of
-    the submission whose jobs it shares); ``used`` receives how many results of each
-    owner were read."""
-    breakdowns: list[RewardBreakdown] = []
-    collected: dict[int, list[Result]] = {}
-    for index, submission in enumerate(submissions):
-        owner = owners[index]
-        if owner in failed:
-            breakdowns.append(_unverifiable(failed[owner]))
-            continue
-        results = collected.get(owner)
-        if results is None:
-            results = []
-            with phase("sandbox"):
-                # In order, up to and including the first deciding result: the jobs
-                # after it may have been cancelled, and cannot change the score.
-                for future in futures.get(owner, []):
-                    result = future.result()
-                    results.append(result)
-                    if cutoff is not None and cutoff(submissions[owner], result):
-                        break
-            add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in results))
-            collected[owner] = results
-            if used is not None:
-                used[owner] = len(results)
-        try:
-            with phase("compose"):
-                breakdowns.append(grader.score(submission, list(results)))
-        except Exception as exc:  # noqa: BLE001
-            breakdowns.append(_unverifiable(_failure("score", exc)))
-    return breakdowns
+def _score(grader: Grader, submission: Submission, results: list[Result]) -> RewardBreakdown:
+    try:
+        with phase("compose"):
+            return grader.score(submission, results)
+    except Exception as exc:  # noqa: BLE001 - one bad submission must not end a run
+        return _unverifiable(_failure("score", exc))
 
 
 def submission_key(submission: Submission) -> str:

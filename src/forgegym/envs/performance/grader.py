@@ -12,10 +12,10 @@ Order of decisions:
    replayed on the candidate and, in their own children, on the reference; the parent
    compares every output. Every measured run is a correctness check too (the child
    returns a digest of its outputs, compared with the reference's on the same seed).
-   Fast but wrong scores no more than doing nothing. The grader is a
-   :class:`~forgegym.core.grading.StagedGrader`: the measured runs are planned (with
-   fresh seeds) only once these traces pass, since a wrong submission's score does not
-   depend on them.
+   Fast but wrong scores no more than doing nothing. The measured runs are the
+   grader's follow-up stage (:meth:`~forgegym.core.code_grader.CodeGrader.follow_up_jobs`):
+   planned (with fresh seeds) only once these traces pass, since a wrong submission's
+   score does not depend on them.
 3. **complexity**: the excess scaling exponent over the reference measured in the same
    batch (:mod:`~forgegym.envs.performance.measure`) and the excess CPU growth from n to
    16n (which constant per-call padding cannot hide) must stay below their limits, and
@@ -36,16 +36,21 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from forgegym.core.code_grader import CodeGrader, GradingState, Terms
 from forgegym.core.grading import Submission
 from forgegym.envs.bugfix.checking import same_value
 from forgegym.envs.performance.catalog import Structure, structure
 from forgegym.envs.performance.hidden import PerformanceHidden
 from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
 from forgegym.envs.performance.scan import scan_submission
-from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
-from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, RunStatus
+from forgegym.rewards import RewardBreakdown
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, Result, RunStatus
+
+if TYPE_CHECKING:
+    from forgegym.rewards.antihack import HackFinding
+    from forgegym.rewards.breakdown import TermKind
 
 __all__ = ["DEFAULT_WEIGHTS", "SUCCESS_RATIO", "PerformanceGrader"]
 
@@ -55,28 +60,32 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "speed": 2.0,
     "noop": 2.0,
 }
-_KINDS = {"noop": "penalty"}
+_KINDS: dict[str, TermKind] = {"noop": "penalty"}
 #: Success needs at least this speed ratio to the reference (well inside the noise of
 #: repeated CPU-time measurements on a loaded machine; full credit needs 0.95).
 SUCCESS_RATIO = 0.5
 DRIVER = "forgegym.envs.performance.driver:run"
 #: Hidden correctness traces: (structure size, operations).
 CORRECTNESS_TRACES: tuple[tuple[int, int], ...] = ((3, 200), (16, 1000), (64, 3000))
+#: Jobs of the first round: the hidden traces on the candidate, then on the reference.
+_CHECKS = 2
 
 
 @dataclass
 class _Plan:
-    """Per-submission state carried from ``jobs`` to ``score``."""
+    """What the rounds planned, for :meth:`PerformanceGrader.terms` (``GradingState.extra``)."""
 
-    gates: list[str]
-    notes: list[str]
-    layout: list[tuple[str, int, int]] = field(default_factory=list)  # (who, scale, rep)
     correctness_seeds: list[int] = field(default_factory=list)
-    measured: bool = False  # more_jobs decided whether to measure
+    #: (who, scale, repetition) of each measured job, in order.
+    measured: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-class PerformanceGrader:
-    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Performance-v0``.
+class PerformanceGrader(CodeGrader):
+    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Performance-v0`` (the
+    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    :func:`~forgegym.envs.performance.scan.scan_submission` gates; the hidden
+    correctness traces as sandbox jobs; the measured runs as a follow-up stage, planned
+    only once the traces pass; terms).
 
     Args:
         weights: overrides of :data:`DEFAULT_WEIGHTS`.
@@ -90,6 +99,13 @@ class PerformanceGrader:
             building uses it for start states whose verdict is correctness alone.
     """
 
+    name = "performance"
+    default_weights = DEFAULT_WEIGHTS
+    term_kinds = _KINDS
+    #: A module that does not compile is not scanned.
+    compile_error_ends_gates = True
+    hack_note = "hack: {path}:{line}: {kind}: {detail}"
+
     def __init__(
         self,
         weights: Mapping[str, float] | None = None,
@@ -100,7 +116,7 @@ class PerformanceGrader:
         seed: int | None = None,
         measure: bool = True,
     ) -> None:
-        self.weights = merge_weights(DEFAULT_WEIGHTS, weights, argument="weights")
+        super().__init__(weights)
         for name, value, low, high in (
             ("repeats", repeats, 1, 50),
             ("cpu_budget_s", cpu_budget_s, 0.1, 120.0),
@@ -128,27 +144,6 @@ class PerformanceGrader:
         self._counter += 1
         return (self._seed * 1_000_003 + self._counter * 7919) % (1 << 62)
 
-    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
-        task = sub.task
-        gates: list[str] = []
-        notes: list[str] = []
-        problem = bounded.files_problem(
-            {p: c for p, c in sub.files.items() if c != task.files.get(p)}
-        )
-        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
-            return ["unverifiable"], [f"cannot verify {problem}"]
-        path = task.editable_files[0]
-        try:
-            compile(sub.files[path], path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-            return ["compile_error"], [f"{path} does not compile: {exc}"]
-        findings = scan_submission(task, sub.files)
-        if findings:
-            unverified = any(f.kind == "unverifiable" for f in findings)
-            gates.append("unverifiable" if unverified else "hack_flagged")
-            notes.extend(f"hack: {f.render()}" for f in findings[:5])
-        return gates, notes
-
     def _call(
         self, s: Structure, seed: int, size: int, ops: int, profile: str, mode: str
     ) -> CallSpec:
@@ -157,26 +152,37 @@ class PerformanceGrader:
             args=[s.module, s.class_name, s.name, seed, size, ops, profile, mode],
         )
 
-    # ------------------------------------------------------------ protocol
-    def close(self) -> None:
-        """Nothing to release (kept for the environment's ``close``)."""
+    @staticmethod
+    def _plan(state: GradingState) -> _Plan:
+        plan = state.extra
+        assert isinstance(plan, _Plan), "sandbox_jobs records the plan"
+        return plan
 
-    def jobs(self, submission: Submission) -> list[Job]:
-        """The hidden correctness traces (candidate and reference); the measured runs
-        follow in :meth:`more_jobs` once they pass."""
-        gates, notes = self._static_gates(submission)
-        plan = _Plan(gates, notes)
-        submission.grading_state["performance"] = plan
-        if gates:
-            return []
-        task = submission.task
-        s = structure(PerformanceHidden.of(task).structure)
-        profile = PerformanceHidden.of(task).profile
+    @staticmethod
+    def _fresh_dir(submission: Submission, who: str) -> str:
+        """A fresh copy per job: nothing one run writes reaches another."""
+        if who == "candidate":
+            return str(submission.materialise())
+        files = dict(submission.task.reference) if who == "reference" else {}
+        directory = submission.workspace.materialise(files)
+        submission.scratch.append(directory)
+        return str(directory)
+
+    # ----------------------------------------------------------- the steps
+    def scan(self, submission: Submission) -> list[HackFinding]:
+        return scan_submission(submission.task, submission.files)
+
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
+        """The hidden correctness traces, on the candidate and on the reference; the
+        measured runs follow in :meth:`follow_up_jobs` once they pass."""
+        hidden = PerformanceHidden.of(submission.task)
+        s = structure(hidden.structure)
+        plan = _Plan(correctness_seeds=[self._next_seed() for _ in CORRECTNESS_TRACES])
+        state.extra = plan
         jobs: list[Job] = []
-        plan.correctness_seeds = [self._next_seed() for _ in CORRECTNESS_TRACES]
         for who in ("candidate", "reference"):
             calls = [
-                self._call(s, seed, size, ops, profile, "outputs")
+                self._call(s, seed, size, ops, hidden.profile, "outputs")
                 for seed, (size, ops) in zip(
                     plan.correctness_seeds, CORRECTNESS_TRACES, strict=True
                 )
@@ -190,25 +196,22 @@ class PerformanceGrader:
                     cpu_limit_s=min(self.timeout_s, 20.0),
                 )
             )
-            plan.layout.append((f"check-{who}", 0, 0))
         return jobs
 
-    def more_jobs(self, submission: Submission, results: Sequence[Any]) -> list[Job]:
-        """The measured runs, only for a submission whose hidden correctness traces all
-        match the reference's (:class:`~forgegym.core.grading.StagedGrader`): a wrong
-        submission scores the same whatever it measures (no complexity, speed or
-        progress credit), so measuring it would only burn CPU. Their seeds are drawn
-        now, after the checks ran."""
-        plan = submission.grading_state.get("performance")
-        if plan is None or plan.gates or plan.measured or not self.measure:
+    def follow_up_jobs(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> list[Job]:
+        """The measured runs (one follow-up stage), only for a submission whose hidden
+        correctness traces all match the reference's: a wrong submission scores the same
+        whatever it measures (no complexity, speed or progress credit), so measuring it
+        would only burn CPU. Their seeds are drawn now, after the checks ran."""
+        if state.stage > 0 or not self.measure:
             return []
-        plan.measured = True
-        check_cand, check_ref = results[0], results[1]
-        assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
-        if not self._compare_checks(check_cand, check_ref)[0]:
+        if not self._compare_checks(*self._checks(results))[0]:
             return []
-        s = structure(PerformanceHidden.of(submission.task).structure)
-        profile = PerformanceHidden.of(submission.task).profile
+        hidden = PerformanceHidden.of(submission.task)
+        s = structure(hidden.structure)
+        plan = self._plan(state)
         jobs: list[Job] = []
         # Interleaved: every repetition runs null, reference and candidate side by side
         # on one fresh seed at each size, so load drifts hit all three alike.
@@ -217,54 +220,36 @@ class PerformanceGrader:
                 seed = self._next_seed()
                 for who in ("null", "reference", "candidate"):
                     mode = "null" if who == "null" else "digest"
+                    call = self._call(s, seed, s.size * scale, s.ops, hidden.profile, mode)
                     jobs.append(
                         CallJob(
                             workdir=self._fresh_dir(submission, who),
-                            calls=[self._call(s, seed, s.size * scale, s.ops, profile, mode)],
+                            calls=[call],
                             timeout_s=self.timeout_s,
                             per_call_timeout_s=self.timeout_s,
                             cpu_limit_s=self.cpu_budget_s,
                         )
                     )
-                    plan.layout.append((who, scale, rep))
+                    plan.measured.append((who, scale, rep))
         return jobs
 
-    @staticmethod
-    def _fresh_dir(submission: Submission, who: str) -> str:
-        """A fresh copy per job: nothing one run writes reaches another."""
-        if who == "candidate":
-            return str(submission.materialise())
-        files = dict(submission.task.reference) if who == "reference" else {}
-        directory = submission.workspace.materialise(files)
-        submission.scratch.append(directory)
-        return str(directory)
-
-    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        plan = submission.grading_state.pop("performance", None)
-        if plan is None:  # score without jobs (direct use): compute the gates now
-            gates, notes = self._static_gates(submission)
-            plan = _Plan(gates, notes)
-        if plan.gates:
-            return compose({}, self.weights, gates=plan.gates, notes=plan.notes)
+    def terms(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> Terms:
         task = submission.task
-        s = structure(PerformanceHidden.of(task).structure)
-        notes = list(plan.notes)
-        check_cand, check_ref = results[0], results[1]
-        assert isinstance(check_cand, CallResult) and isinstance(check_ref, CallResult)
-        correct, detail = self._compare_checks(check_cand, check_ref)
+        hidden = PerformanceHidden.of(task)
+        s = structure(hidden.structure)
+        notes = list(state.notes)
+        correct, detail = self._compare_checks(*self._checks(results))
         if not correct:
             notes.append(detail)
-        elif self.measure and not plan.measured:
-            raise RuntimeError(
-                "the measured runs never ran: grade through forgegym.core.grading.grade_many "
-                "(PerformanceGrader is a StagedGrader)"
-            )
         measurement = Measurement(sizes=[s.size * k for k in SCALES])
         by_scale: dict[str, dict[int, list[float]]] = {
             who: {k: [] for k in SCALES} for who in ("null", "reference", "candidate")
         }
         digests: dict[tuple[int, int], dict[str, str]] = {}
-        for (who, scale, rep), result in zip(plan.layout[2:], results[2:], strict=True):
+        measured = self._plan(state).measured
+        for (who, scale, rep), result in zip(measured, results[_CHECKS:], strict=True):
             assert isinstance(result, CallResult)
             outcome = result.outcome(0)
             timed_out = result.status is RunStatus.TIMEOUT or (
@@ -304,9 +289,8 @@ class PerformanceGrader:
             notes.append(f"{measurement.reference_failures} reference/baseline run(s) failed")
         complexity = correct and measurement.complexity_ok
         speed = speed_credit(measurement.speed_ratio) if complexity else 0.0
-        start_correct = PerformanceHidden.of(task).start_correct
-        progress = correct and (complexity or not start_correct)
-        terms = {
+        progress = correct and (complexity or not hidden.start_correct)
+        values = {
             "correct": 1.0 if correct else 0.0,
             "complexity": 1.0 if complexity else 0.0,
             "speed": speed,
@@ -317,15 +301,14 @@ class PerformanceGrader:
             "complexity": measurement.summary(),
             "speed": f"{measurement.speed_ratio:.2f}x the reference" if complexity else "",
         }
-        breakdown = compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)  # type: ignore[arg-type]
-        return breakdown.model_copy(
-            update={
-                "notes": [
-                    *breakdown.notes,
-                    f"measurement: {measurement.summary()}",
-                ]
-            }
-        )
+        return Terms(values, details, [*notes, f"measurement: {measurement.summary()}"])
+
+    @staticmethod
+    def _checks(results: Sequence[Result]) -> tuple[CallResult, CallResult]:
+        """The hidden-trace results of the candidate and of the reference."""
+        cand, ref = results[0], results[1]
+        assert isinstance(cand, CallResult) and isinstance(ref, CallResult)
+        return cand, ref
 
     @staticmethod
     def _compare_checks(cand: CallResult, ref: CallResult) -> tuple[bool, str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -185,3 +187,39 @@ def test_scoring_without_the_follow_up_stage_is_refused_only_when_it_has_jobs() 
                 sub.cleanup()
     finally:
         grader.close()
+
+
+def test_optimised_path_starts_follow_ups_without_waiting_for_slower_submissions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No barrier between rounds: the first submission's follow-up runs while a later,
+    slower one's first job still does (the reference path would wait for it)."""
+    from forgegym.sandbox.runner import get_default_runner
+
+    runner = get_default_runner()
+    if runner.workers < 2:
+        pytest.skip("needs two runner slots")
+    slow = "import time\n\ndef double(x):\n    time.sleep(1.5)\n    return x\n"
+    spans: dict[str, tuple[float, float]] = {}
+    run = runner.run
+
+    def timed(job: Any) -> Any:
+        start = time.monotonic()
+        result = run(job)
+        text = Path(job.workdir, "m.py").read_text()
+        kind = (
+            "slow" if "sleep" in text else "follow-up" if job.calls[0].args == [LARGE] else "fast"
+        )
+        spans[kind] = (start, time.monotonic())
+        return result
+
+    monkeypatch.setattr(runner, "run", timed)
+    grader = _Staged()
+    try:
+        with Workspace(TASK.files, TASK.editable_files) as ws:
+            subs = [Submission(task=TASK, files={"m.py": t}, workspace=ws) for t in (FIXED, slow)]
+            fixed, wrong = grade_many(grader, subs, runner, optimised=True)
+    finally:
+        grader.close()
+    assert fixed.terms["large"].value == 1.0 and wrong.terms["correct"].value == 0.0
+    assert spans["follow-up"][0] < spans["slow"][1], spans

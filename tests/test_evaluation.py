@@ -17,7 +17,7 @@ from forgegym.rollouts import baseline_policy, collect_rollouts
 @pytest.mark.parametrize(
     ("env_id", "policies", "mode"),
     [
-        ("Forge/Oversight-v0", ["reference", "noop", "baseline:keyword"], "async"),
+        ("Forge/Oversight-v0", ["reference", "noop", "random", "baseline:keyword"], "async"),
         ("Forge/Bugfix-v0", ["reference", "noop"], "sync"),
     ],
 )
@@ -31,7 +31,7 @@ def test_eval_and_rollouts_are_the_same_records(
             evaluated = evaluate(env_id, policy, episodes=episodes, seed=seed)
             collected = collect_rollouts(
                 envs,
-                baseline_policy(policy, env_id),
+                baseline_policy(policy, env_id, seed=seed),
                 episodes=episodes,
                 seed=seed,
                 keep_observations=False,

@@ -26,9 +26,9 @@ that seed through the bank API every consumer uses (``reset(seed=...)`` ->
 the episode count and ``options``: not on the number of environments, sync vs async,
 the autoreset mode or which episode finished first. ``forgegym eval --seed 0
 --episodes 8`` plays the same tasks as ``collect_rollouts(gym.make_vec(id,
-num_envs=4), ..., episodes=8, seed=0)``, and deterministic policies (``noop``,
-``reference``, ``partial``, ``hack:*``) get the same rewards. (``random`` draws from one
-seeded generator in call order, so its actions depend on the interleaving.)
+num_envs=4), ..., episodes=8, seed=0)``, and the baseline policies get the same rewards
+(``noop``, ``reference``, ``partial``, ``hack:*`` are deterministic; a seeded ``random``
+draws each decision from (seed, task id, step), not from the order of the calls).
 
 To keep that promise the loop resets a finished env itself, with the next episode's
 seed (``reset_mask``), instead of letting autoreset draw an unseeded task: in

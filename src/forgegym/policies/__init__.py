@@ -15,7 +15,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -75,21 +77,38 @@ class _TaskScripted:
 
 
 class _RandomPolicy:
-    """Seeded random actions mixing valid actions, malformed JSON and noise."""
+    """Seeded random actions mixing valid actions, malformed JSON and noise.
+
+    With a seed, each decision draws from a generator keyed by (seed, task id, step), so
+    the actions do not depend on the order in which episodes are played (one env or a
+    vector env of any size give the same episodes); without one, from a fresh generator.
+    """
 
     def __init__(self, env: ForgeEnv, seed: int | None) -> None:
         self._env = env
+        self._seed = seed
         self._rng = np.random.default_rng(seed)
+        self._space = copy.deepcopy(env.action_space)  # seeded here, not the env's
+        self._space.seed(seed)
+
+    def _generator(self, info: dict[str, Any]) -> np.random.Generator:
+        if self._seed is None:
+            return self._rng
+        task = zlib.crc32(str(info.get("task_id", "")).encode("utf-8", "surrogatepass"))
+        return np.random.default_rng([self._seed, task, int(info.get("step") or 0)])
 
     def __call__(self, observation: str, info: dict[str, Any]) -> str:
+        rng = self._generator(info)
         editable = list(info.get("editable_files") or [])
-        choice = int(self._rng.integers(0, 6))
+        choice = int(rng.integers(0, 6))
         if choice == 0:
-            return self._env.action_space.sample()
+            if self._seed is not None:
+                self._space.seed(int(rng.integers(0, 2**31)))
+            return self._space.sample()
         if choice == 1:
             return '{"action": "edit", "edits": ['  # truncated JSON
         if choice == 2 and editable:
-            path = editable[int(self._rng.integers(0, len(editable)))]
+            path = editable[int(rng.integers(0, len(editable)))]
             return json.dumps(
                 {
                     "action": "edit",

@@ -79,7 +79,13 @@ def test_tree_cpu_counts_the_cpu_of_descendants() -> None:
 
 def test_bench_measures_a_family_in_fresh_processes_on_both_pool_sizes() -> None:
     result = bench_throughput(
-        ["Forge/Oversight-v0"], tasks=1, group=4, workers=[1, 2], reference=False, show=False
+        ["Forge/Oversight-v0"],
+        tasks=1,
+        group=4,
+        workers=[1, 2],
+        reference=False,
+        sharded=False,
+        show=False,
     )
     assert [(r.workers, r.optimised, r.completions) for r in result.rows] == [
         (1, True, 4),

@@ -4,7 +4,10 @@
 of ``tasks`` prompts x ``group`` completions per registered family through
 :func:`~forgegym.integrations.trl.make_reward_funcs` (what ``GRPOTrainer`` calls), with a
 fork-server pool of one worker and with the default pool (one worker per usable core),
-on the optimised and on the reference grading path (``optimised_grading=False``).
+on the optimised and on the reference grading path (``optimised_grading=False``), and,
+on the optimised path, with one grading process per core, each with a one-worker pool
+(``make_reward_funcs(grading_processes=N)``, :mod:`forgegym.core.sharded`): the
+parent-side work then runs on every core too.
 
 Every measurement runs in a fresh Python process, warmed first on a fix and a no-op of
 as many other tasks (imports, pool start, the family's data, lazily loaded scorers): the process-wide parse, scan and lint
@@ -80,6 +83,7 @@ class ThroughputRow:
     wins: list[int] = field(default_factory=list)  # solved completions per task
     load: float = 0.0
     repeat: int = 0
+    processes: int = 1  # grading processes (make_reward_funcs' grading_processes)
 
     @property
     def per_s(self) -> float:
@@ -122,6 +126,12 @@ class FamilySummary:
     max_reward_diff: float
     tolerance: float
     solved_agree: bool
+    # With one grading process per core (make_reward_funcs(grading_processes=N)):
+    sharded_per_s: float | None = None
+    sharded_wall_efficiency: float | None = None
+    sharded_cpu_efficiency: float | None = None
+    sharded_cpu_efficiency_projected: float | None = None
+    sharded_parent_ms: float | None = None
 
     @property
     def cpu_ratio(self) -> float | None:
@@ -143,21 +153,24 @@ class ThroughputResult:
     load_after: tuple[float, float, float]
     repeats: int = 1
 
-    def _rows(self, env_id: str, workers: int, optimised: bool) -> list[ThroughputRow]:
-        return [
-            r
-            for r in self.rows
-            if (r.env_id, r.workers, r.optimised) == (env_id, workers, optimised)
-        ]
+    def _rows(
+        self, env_id: str, workers: int, optimised: bool, processes: int = 1
+    ) -> list[ThroughputRow]:
+        key = (env_id, workers, optimised, processes)
+        return [r for r in self.rows if (r.env_id, r.workers, r.optimised, r.processes) == key]
 
-    def row(self, env_id: str, workers: int, optimised: bool) -> ThroughputRow | None:
+    def row(
+        self, env_id: str, workers: int, optimised: bool, processes: int = 1
+    ) -> ThroughputRow | None:
         """The representative row: the fastest repeat (least disturbed by other load)."""
-        rows = self._rows(env_id, workers, optimised)
+        rows = self._rows(env_id, workers, optimised, processes)
         return max(rows, key=lambda r: r.per_s) if rows else None
 
-    def cpu(self, env_id: str, workers: int, optimised: bool) -> dict[str, float] | None:
+    def cpu(
+        self, env_id: str, workers: int, optimised: bool, processes: int = 1
+    ) -> dict[str, float] | None:
         """Median CPU ms per completion over the repeats: parent, children, pool, job."""
-        rows = self._rows(env_id, workers, optimised)
+        rows = self._rows(env_id, workers, optimised, processes)
         if not rows:
             return None
         return {
@@ -168,17 +181,21 @@ class ThroughputResult:
             "total": statistics.median(r.cpu_ms(r.total_cpu_s) for r in rows),
         }
 
-    def efficiency(self, env_id: str, optimised: bool) -> float | None:
+    def efficiency(self, env_id: str, optimised: bool, processes: int = 1) -> float | None:
         """Wall-clock: (pool completions/s / one worker's) / pool workers (best repeats)."""
         one = self.row(env_id, 1, optimised)
-        many = self.row(env_id, self.cores, optimised)
+        many = self.row(env_id, self.cores, optimised, processes)
         if one is None or many is None or self.cores == 1:
             return None
         return many.per_s / one.per_s / self.cores
 
-    def cpu_efficiency(self, env_id: str, optimised: bool, cores: int) -> float | None:
-        """CPU-implied (Amdahl) efficiency on ``cores``, from the pool rows' median CPU."""
-        cpu = self.cpu(env_id, self.cores, optimised) or self.cpu(env_id, 1, optimised)
+    def cpu_efficiency(
+        self, env_id: str, optimised: bool, cores: int, processes: int = 1
+    ) -> float | None:
+        """CPU-implied (Amdahl) efficiency on ``cores``, from the pool rows' median CPU
+        (with ``processes`` grading processes their own work counts as parallel: on
+        ``cores`` cores there would be as many)."""
+        cpu = self.cpu(env_id, self.cores, optimised, processes) or self.cpu(env_id, 1, optimised)
         if cpu is None or cpu["total"] <= 0:
             return None
         serial = cpu["parent"]
@@ -191,6 +208,9 @@ class ThroughputResult:
         for env_id in dict.fromkeys(r.env_id for r in self.rows):
             one, many = self.row(env_id, 1, True), self.row(env_id, self.cores, True)
             fast = self.cpu(env_id, self.cores, True) or self.cpu(env_id, 1, True)
+            n = self.cores
+            sharded = self.row(env_id, n, True, n) if n > 1 else None
+            sharded_cpu = self.cpu(env_id, n, True, n) if n > 1 else None
             slow = self.cpu(env_id, self.cores, False) or self.cpu(env_id, 1, False)
             rows = [r for r in self.rows if r.env_id == env_id]
             base = rows[0]
@@ -214,6 +234,15 @@ class ThroughputResult:
                     max_reward_diff=diff,
                     tolerance=family_for_env(env_id).reward_tolerance,
                     solved_agree=all(r.wins == base.wins for r in rows),
+                    sharded_per_s=sharded.per_s if sharded else None,
+                    sharded_wall_efficiency=self.efficiency(env_id, True, n) if sharded else None,
+                    sharded_cpu_efficiency=(
+                        self.cpu_efficiency(env_id, True, n, n) if sharded else None
+                    ),
+                    sharded_cpu_efficiency_projected=(
+                        self.cpu_efficiency(env_id, True, PROJECTED_CORES, n) if sharded else None
+                    ),
+                    sharded_parent_ms=sharded_cpu["parent"] if sharded_cpu else None,
                 )
             )
         return out
@@ -224,13 +253,15 @@ class ThroughputResult:
             f"completions ({self.mix} mix), {self.cores} cores, load average "
             f"{self.load_before[0]:.1f} -> {self.load_after[0]:.1f}, best of {self.repeats}"
         )
+        n = self.cores
         heads = (
             ("env", "left"),
             ("1 worker /s (wall)", "right"),
-            (f"{self.cores} workers /s (wall)", "right"),
-            ("wall eff.", "right"),
-            (f"CPU eff. {self.cores} cores", "right"),
-            (f"CPU eff. {PROJECTED_CORES} cores", "right"),
+            (f"{n} workers /s (wall)", "right"),
+            (f"{n} processes /s (wall)", "right"),
+            ("wall eff. (1 proc. | procs)", "right"),
+            (f"CPU eff. {n} cores (1 proc. | procs)", "right"),
+            (f"CPU eff. {PROJECTED_CORES} cores (1 proc. | procs)", "right"),
             ("CPU ms/compl. optimised", "right"),
             ("reference", "right"),
             ("per-core gain", "right"),
@@ -244,6 +275,9 @@ class ThroughputResult:
         def num(value: float | None, fmt: str) -> str:
             return "" if value is None else format(value, fmt)
 
+        def pair(one: float | None, procs: float | None) -> str:
+            return f"{num(one, '.0%') or '-'} | {num(procs, '.0%') or '-'}"
+
         for s in self.summary():
             agree = "yes" if s.max_reward_diff == 0 else f"max diff {s.max_reward_diff:.3f}"
             if s.tolerance and s.max_reward_diff:
@@ -254,9 +288,10 @@ class ThroughputResult:
                 s.env_id.removeprefix("Forge/"),
                 num(s.one_per_s, ".2f"),
                 num(s.pool_per_s, ".2f"),
-                num(s.wall_efficiency, ".0%"),
-                num(s.cpu_efficiency, ".0%"),
-                num(s.cpu_efficiency_projected, ".0%"),
+                num(s.sharded_per_s, ".2f"),
+                pair(s.wall_efficiency, s.sharded_wall_efficiency),
+                pair(s.cpu_efficiency, s.sharded_cpu_efficiency),
+                pair(s.cpu_efficiency_projected, s.sharded_cpu_efficiency_projected),
                 num(s.cpu_ms, ".1f"),
                 num(s.reference_cpu_ms, ".1f"),
                 "" if s.cpu_ratio is None else f"{s.cpu_ratio:.1f}x",
@@ -267,15 +302,17 @@ class ThroughputResult:
         table.caption = (
             "wall: completions/s and efficiency (speedup / workers) on a shared machine, "
             "noisy. CPU (robust): median CPU per completion on the optimised path with the "
-            "pool; CPU eff. = (P + C) / (N*P + C), Amdahl's bound with the parent's own CPU "
-            "P serial and the sandbox pool's and ruff's C parallel; per-core gain = "
-            "reference CPU / optimised CPU per completion."
+            "pool; CPU eff. = (P + C) / (N*P + C), Amdahl's bound with the grading "
+            "process's own CPU P serial and its sandbox pool's and ruff's C parallel; "
+            "'procs': one grading process per core (make_reward_funcs(grading_processes=N)), "
+            "where P is only the dispatching parent's; per-core gain = reference CPU / "
+            "optimised CPU per completion."
         )
         return table
 
     def detail_table(self) -> Table:
         table = Table(title="Per measurement: wall time, parent phases, CPU per completion")
-        for column in ("env", "path", "workers", "rep", "load", "compl/s"):
+        for column in ("env", "path", "procs", "workers", "rep", "load", "compl/s"):
             table.add_column(column, justify="left" if column in ("env", "path") else "right")
         for name in PHASES:
             table.add_column(f"{name} ms", justify="right")
@@ -285,6 +322,7 @@ class ThroughputResult:
             table.add_row(
                 row.env_id.removeprefix("Forge/"),
                 "optimised" if row.optimised else "reference",
+                str(row.processes),
                 str(row.workers),
                 str(row.repeat),
                 f"{row.load:.1f}",
@@ -380,6 +418,7 @@ def _measure(
     optimised: bool,
     batch: tuple[list[str], list[str]],
     warm: tuple[list[str], list[str]],
+    processes: int = 1,
 ) -> ThroughputRow:
     """One measurement in this process (``bench_throughput`` runs it in a fresh one)."""
     import resource
@@ -388,8 +427,11 @@ def _measure(
     from forgegym.integrations.trl import make_reward_funcs
     from forgegym.sandbox.runner import ForkServerRunner
 
-    runner = ForkServerRunner(workers=workers)
-    kwargs: dict[str, Any] = {"runner": runner}
+    kwargs: dict[str, Any] = {}
+    runner = None
+    if processes == 1:
+        runner = ForkServerRunner(workers=workers)
+        kwargs["runner"] = runner
     if not optimised:
         kwargs["optimised_grading"] = False
 
@@ -409,10 +451,13 @@ def _measure(
             curriculum=outcomes,  # type: ignore[arg-type]
             env_kwargs=kwargs,
             log_terms=False,
+            grading_processes=processes,
+            workers_per_process=max(1, workers // processes),
         )
         ids, texts = warm
         reward([""] * len(texts), texts, ids)  # imports, pool start, the family's data
-        runner.warm()
+        if runner is not None:
+            runner.warm()
         ids, texts = batch
         outcomes.wins.clear()
         load = os.getloadavg()[0]
@@ -427,8 +472,10 @@ def _measure(
         kids1 = _rusage_s(resource.RUSAGE_CHILDREN)
         self1 = _rusage_s(resource.RUSAGE_SELF)
         phases = recorder.snapshot()
+        reward.close()  # type: ignore[attr-defined]
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
     return ThroughputRow(
         env_id=env_id,
         workers=workers,
@@ -443,6 +490,7 @@ def _measure(
         rewards=[float(r) for r in rewards],
         wins=list(outcomes.wins),
         load=load,
+        processes=processes,
     )
 
 
@@ -452,6 +500,7 @@ def _measure_fresh(
     optimised: bool,
     batch: tuple[list[str], list[str]],
     warm: tuple[list[str], list[str]],
+    processes: int = 1,
 ) -> ThroughputRow:
     """:func:`_measure` in a fresh interpreter (no caches of earlier measurements)."""
     request = {
@@ -460,6 +509,7 @@ def _measure_fresh(
         "optimised": optimised,
         "batch": batch,
         "warm": warm,
+        "processes": processes,
     }
     proc = subprocess.run(
         [sys.executable, "-m", "forgegym.throughput_bench"],
@@ -490,6 +540,7 @@ def bench_throughput(
     seed: int = 0,
     show: bool = True,
     fresh_process: bool = True,
+    sharded: bool = True,
 ) -> ThroughputResult:
     """Measure grading throughput for every registered family (or ``env_ids``).
 
@@ -504,6 +555,8 @@ def bench_throughput(
         show: print the tables.
         fresh_process: measure each configuration in a fresh interpreter (default;
             ``False`` measures in this process, where caches of earlier rows persist).
+        sharded: also measure the optimised path with one grading process per worker
+            of the largest pool (``make_reward_funcs(grading_processes=N)``).
     """
     from forgegym.family import families, family_for_env
     from forgegym.integrations.trl import _make_env
@@ -539,10 +592,14 @@ def bench_throughput(
         finally:
             env.close()
         for optimised in (True, False) if reference else (True,):
+            # (workers, grading processes): one worker, the pool in one process, and
+            # (optimised path) one grading process per worker.
+            configs = [(size, 1) for size in sizes]
+            if optimised and sharded and max(sizes) > 1:
+                configs.append((max(sizes), max(sizes)))
             for repeat in range(repeats):
-                order = sizes if repeat % 2 == 0 else sizes[::-1]
-                for size in order:
-                    row = measure(env_id, size, optimised, batch, warm)
+                for size, procs in configs if repeat % 2 == 0 else configs[::-1]:
+                    row = measure(env_id, size, optimised, batch, warm, procs)
                     row.repeat = repeat
                     rows.append(row)
     result = ThroughputResult(
@@ -570,6 +627,7 @@ def _child_main() -> None:
         request["optimised"],
         tuple(request["batch"]),  # type: ignore[arg-type]
         tuple(request["warm"]),  # type: ignore[arg-type]
+        request.get("processes", 1),
     )
     print("ROW " + json.dumps(asdict(row)), flush=True)
 

@@ -214,8 +214,17 @@ def make_reward_funcs(
     curriculum: CurriculumScheduler | None = None,
     env_kwargs: dict[str, Any] | None = None,
     log_terms: bool = True,
+    grading_processes: int = 1,
+    workers_per_process: int | None = None,
 ) -> list[Callable[..., list[float]]]:
     """TRL reward functions grading each completion as a single-turn episode.
+
+    ``grading_processes > 1`` grades each batch in that many trusted grading processes
+    (:class:`~forgegym.core.sharded.ShardedGrading`, split by task; each has its own
+    environment and sandbox pool of ``workers_per_process`` workers, default the usable
+    cores divided among them), so the parent-side work (parsing, scans, lint,
+    composing) runs on every core instead of one. Same rewards; the returned function's
+    ``close()`` stops the processes (they also stop at exit).
 
     The returned function ``forge_<family>_reward(prompts, completions, task_id, **kw)``
     grades the whole batch with one ``env.grade_batch`` call (code families with
@@ -229,6 +238,19 @@ def make_reward_funcs(
     env = _make_env(env_id, env_kwargs, 1).unwrapped
     if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
         raise ValueError(f"env_id: {env_id!r} is not a forgegym environment")
+    if isinstance(grading_processes, bool) or not isinstance(grading_processes, int):
+        raise ValueError(f"grading_processes must be an int >= 1, got {grading_processes!r}")
+    sharded = None
+    if grading_processes > 1:
+        import math
+        import os
+
+        from forgegym.core.sharded import ShardedGrading
+
+        per = workers_per_process or math.ceil(len(os.sched_getaffinity(0)) / grading_processes)
+        sharded = ShardedGrading(env_id, env_kwargs, grading_processes, per)
+    elif grading_processes < 1:
+        raise ValueError(f"grading_processes must be an int >= 1, got {grading_processes!r}")
     lock = threading.Lock()
 
     def reward(
@@ -249,7 +271,9 @@ def make_reward_funcs(
         successes = [False] * len(texts)
         with lock:  # one env instance: serialise concurrent calls
             batched: list[tuple[float, Any]] | None = None
-            if _batch_path(env):
+            if sharded is not None:
+                batched = sharded.grade_batch(list(zip(task_id, texts, strict=True)))
+            elif _batch_path(env):
                 # One batch over every task: the pool stays busy across task boundaries.
                 batched = env.grade_batch(list(zip(task_id, texts, strict=True)))
             for tid, indices in groups.items():
@@ -276,7 +300,12 @@ def make_reward_funcs(
                     log_metric(f"curriculum/{tier}", float(size))
         return rewards
 
+    def close() -> None:
+        if sharded is not None:
+            sharded.close()
+
     reward.__name__ = f"forge_{getattr(env, 'family', 'env')}_reward"
+    reward.close = close  # type: ignore[attr-defined]
     return [reward]
 
 

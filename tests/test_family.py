@@ -188,6 +188,33 @@ def test_env_class_must_declare_the_family_name() -> None:
         _ = wrong.env_cls
 
 
+def test_in_package_derives_the_conventional_references() -> None:
+    """A registration states only what is not conventional: the name, env class, bank
+    and grader follow from the package and the id; relative references are absolute."""
+    from forgegym.envs.bugfix.bank import BugfixTaskBank
+    from forgegym.envs.bugfix.env import BugfixEnv
+    from forgegym.envs.bugfix.grader import BugfixGrader
+
+    family = Family.in_package("forgegym.envs.bugfix", "ForgeTest/Bugfix-v9")
+    assert (family.name, family.env_ids) == ("bugfix", ("ForgeTest/Bugfix-v9",))
+    assert family.env_class == "forgegym.envs.bugfix.env:BugfixEnv"
+    assert family.env_cls is BugfixEnv and family.grader_factory() is BugfixGrader
+    assert family.task_bank is None  # found by convention when the bank is made
+    assert type(family.make_task_bank()) is BugfixTaskBank
+    relative = Family.in_package(
+        "forgegym.envs.bugfix",
+        "ForgeTest/Other-v0",
+        name="other",
+        task_bank=".bank:BugfixTaskBank",
+        scanners={"x": ".grader:scan_submission"},
+    )
+    assert relative.env_class == "forgegym.envs.bugfix.env:OtherEnv"
+    assert relative.task_bank == "forgegym.envs.bugfix.bank:BugfixTaskBank"
+    assert relative.scanners == {"x": "forgegym.envs.bugfix.grader:scan_submission"}
+    with pytest.raises(ValueError, match="relative"):
+        Family(name="x", envs=("X/Y-v0",), env_class=GuessEnv, task_bank=".bank:B")
+
+
 def test_unregister_removes_the_ids() -> None:
     extra = Family(
         name="guess_extra", envs=(EnvSpec("ForgeTest/GuessExtra-v0"),), env_class=GuessEnv

@@ -41,14 +41,21 @@ either the object itself or a ``"module:attr"`` string (``attr`` may be dotted, 
 one reference to such a mapping).
 
 Conventions: with ``package=__name__``, an unset field is found in the family
-package by its conventional name, so most families only name their env and bank::
+package by its conventional name, and a reference may be relative to the package
+(``".generator:FlakyTaskBank"``). :meth:`Family.in_package` also derives the name
+(the package's last component) and the env class (``<package>.env:<Stem>Env``, where
+``<Stem>`` is the first id's name: ``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``), so a
+registration states only what is not conventional::
 
-    Family(name="bugfix", package=__name__, envs=(EnvSpec("Forge/Bugfix-v0"),),
-           env_class="forgegym.envs.bugfix.env:BugfixEnv", task_bank=...)
+    FAMILY = register_family(
+        Family.in_package(__name__, "Forge/Bugfix-v0", description="repair a module ...")
+    )
 
 =============  =============================================  ============================
 field          convention (``<package>.<module>:<attr>``)      default without it
 =============  =============================================  ============================
+``task_bank``  ``bank:<Stem>TaskBank``                         :func:`default_task_bank`
+``grader``     ``grader:<Stem>Grader``                         none
 ``solved``     ``grader:solved``                               :func:`default_solved`
 ``scanners``   ``grader:scan_submission`` (named ``name``)     none
 ``reference``  ``policies:reference_action``                   :func:`default_reference_action`
@@ -58,9 +65,9 @@ field          convention (``<package>.<module>:<attr>``)      default without i
 ``stats``      ``bank:bank_stats``                             none
 =============  =============================================  ============================
 
-``task_bank`` defaults to the bank of an env built with default kwargs
-(:func:`default_task_bank`), ``action_models`` to the code actions; ``baselines``
-default to none.
+Without the convention, ``task_bank`` defaults to the bank of an env built with
+default kwargs (:func:`default_task_bank`); ``action_models`` defaults to the code
+actions, ``baselines`` to none.
 
 ``scanners`` are the family's static anti-hack scans, ``(task, files) ->
 [HackFinding]``: the adversarial-source corpus test runs each of them (and every
@@ -106,7 +113,7 @@ import json
 import pkgutil
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -245,7 +252,27 @@ class Family:
     #: rates per domain x corruption), served at ``GET /{name}/stats``; default: ``stats``.
     report: Any = None
 
+    @classmethod
+    def in_package(cls, package: str, *envs: EnvSpec | str, **given: Any) -> Family:
+        """The family of the package ``package`` (pass ``__name__``), stating only what is
+        not conventional: ``name`` defaults to the package's last component, ``env_class``
+        to ``<package>.env:<Stem>Env`` where ``<Stem>`` is the first id's name
+        (``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``); the task bank and grader are then
+        found as ``<package>.bank:<Stem>TaskBank`` and ``<package>.grader:<Stem>Grader``,
+        and every other field by the package conventions. ``given`` are the other fields;
+        their references may be relative to the package (``".generator:FlakyTaskBank"``)."""
+        specs = tuple(EnvSpec(e) if isinstance(e, str) else e for e in envs)
+        if not specs:
+            raise ValueError("envs: a family needs at least one env id")
+        given.setdefault("name", package.rpartition(".")[2])
+        given.setdefault("env_class", f"{package}.env:{_id_stem(specs[0].env_id)}Env")
+        return cls(envs=specs, package=package, **given)
+
     def __post_init__(self) -> None:
+        for f in fields(self):  # package-relative references -> absolute ones
+            value = getattr(self, f.name)
+            if (isinstance(value, str) and value.startswith(".")) or isinstance(value, Mapping):
+                object.__setattr__(self, f.name, self._absolute(value))
         if not 0.0 <= self.reward_tolerance < 1.0:
             raise ValueError(f"reward_tolerance must be in [0, 1), got {self.reward_tolerance!r}")
         if not isinstance(self.name, str) or not self.name.replace("_", "").isalnum():
@@ -259,10 +286,27 @@ class Family:
                 _check_hack_name(hack)
             object.__setattr__(self, "hacks", dict(self.hacks))
 
+    def _absolute(self, ref: Any) -> Any:
+        """``ref`` with a package-relative ``".module:attr"`` made absolute (mappings of
+        references, e.g. ``scanners``, entry by entry)."""
+        if isinstance(ref, Mapping):
+            return {k: self._absolute(v) for k, v in ref.items()}
+        if not isinstance(ref, str) or not ref.startswith("."):
+            return ref
+        if self.package is None:
+            raise ValueError(f"reference {ref!r} is relative, but the family names no package")
+        return f"{self.package}{ref}"
+
     # ----------------------------------------------------------------- ids
     @property
     def env_ids(self) -> tuple[str, ...]:
         return tuple(e.env_id for e in self.envs)
+
+    @property
+    def stem(self) -> str:
+        """The first id's name (``Forge/FlakyRepair-v0`` -> ``FlakyRepair``): the prefix of
+        the conventional class names (``<stem>TaskBank``, ``<stem>Grader``)."""
+        return _id_stem(self.envs[0].env_id)
 
     # ------------------------------------------------------------ resolved
     @property
@@ -278,16 +322,17 @@ class Family:
 
     def make_task_bank(self) -> TaskBank:
         """A fresh task bank (the family's default configuration)."""
-        if self.task_bank is None:
+        factory = self._field(self.task_bank, "bank", f"{self.stem}TaskBank", None)
+        if factory is None:
             return default_task_bank(self)
-        return resolve(self.task_bank)()  # type: ignore[no-any-return]
+        return factory()  # type: ignore[no-any-return]
 
     def actions(self) -> tuple[type[ActionModel], ...]:
         """The family's action models (what its env's ``action_set`` parses)."""
         return tuple(resolve(self.action_models))
 
     def grader_factory(self) -> Any:
-        return resolve(self.grader) if self.grader is not None else None
+        return self._field(self.grader, "grader", f"{self.stem}Grader", None)
 
     def _field(self, value: Any, module: str, attr: str, default: Any) -> Any:
         """``value`` resolved; unset, the conventional ``<package>.<module>:<attr>`` when
@@ -393,6 +438,11 @@ class Family:
     def stats_function(self) -> Callable[[TaskBank], Mapping[str, int]] | None:
         """``stats`` resolved (by convention ``<package>.bank:bank_stats``), or ``None``."""
         return self._field(self.stats, "bank", "bank_stats", None)  # type: ignore[no-any-return]
+
+
+def _id_stem(env_id: str) -> str:
+    """``Namespace/Name-vN`` -> ``Name``."""
+    return env_id.rpartition("/")[2].rpartition("-v")[0] or env_id.rpartition("/")[2]
 
 
 def _check_hack_name(name: Any) -> None:

@@ -51,6 +51,7 @@ __all__ = [
     "memoised",
     "number",
     "parse",
+    "parse_or_none",
     "source_problem",
     "uncached",
 ]
@@ -216,6 +217,16 @@ def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
     if isinstance(value, Unverifiable):
         raise Unverifiable(*value.args)
     return value  # type: ignore[no-any-return]
+
+
+def parse_or_none(source: str | None, filename: str = "<source>") -> ast.Module | None:
+    """:func:`parse` for callers that skip what they cannot read: ``None`` when the
+    source is not valid Python *or* over a limit (never raises :class:`Unverifiable`;
+    use :func:`parse` where being over a limit must gate)."""
+    try:
+        return parse(source, filename)
+    except Unverifiable:
+        return None
 
 
 _PARSED = LRUCache(PARSE_CACHE_SIZE)

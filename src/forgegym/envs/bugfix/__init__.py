@@ -6,7 +6,7 @@ Registers the family on import (import-light: everything heavy is a lazy referen
 
 from __future__ import annotations
 
-from forgegym.family import EnvSpec, Family, lazy_exports, register_family
+from forgegym.family import Family, lazy_exports, register_family
 
 __all__ = [
     "FAMILY",
@@ -17,14 +17,12 @@ __all__ = [
     "BugfixTaskBank",
 ]
 
+# Everything by convention: env:BugfixEnv, bank:BugfixTaskBank, grader:BugfixGrader,
+# solved, scanners, partial, hacks, bench, stats (see forgegym.family).
 FAMILY = register_family(
-    Family(
-        name="bugfix",
-        package=__name__,  # solved, scanners, partial, hacks, bench, stats: by convention
-        envs=(EnvSpec("Forge/Bugfix-v0"),),
-        env_class="forgegym.envs.bugfix.env:BugfixEnv",
-        task_bank="forgegym.envs.bugfix.bank:BugfixTaskBank",
-        grader="forgegym.envs.bugfix.grader:BugfixGrader",
+    Family.in_package(
+        __name__,
+        "Forge/Bugfix-v0",
         description="repair a module whose behaviour injected bugs broke",
     )
 )

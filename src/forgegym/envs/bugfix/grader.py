@@ -174,11 +174,8 @@ def _nontrivial(value: Any) -> bool:
 def _literals_in(source: str) -> Counter[str]:
     """Multiset of literal values (repr) that sit in a comparison or a return."""
     found: Counter[str] = Counter()
-    try:
-        tree = bounded.parse(source)
-    except bounded.Unverifiable:
-        return found  # the static gates report it
-    if tree is None:
+    tree = bounded.parse_or_none(source)
+    if tree is None:  # over a limit: the static gates report it
         return found
     for node in ast.walk(tree):
         parts: list[ast.AST] = []
@@ -212,11 +209,8 @@ def _parameter_guards(source: str) -> Counter[str]:
     ``(a, b) == ("b", 2)``): the shape of special-casing an input. Counted whatever
     their size, since a guard on a one-character input is as much a cheat as any."""
     found: Counter[str] = Counter()
-    try:
-        tree = bounded.parse(source)
-    except bounded.Unverifiable:
-        return found  # the static gates report it
-    if tree is None:
+    tree = bounded.parse_or_none(source)
+    if tree is None:  # over a limit: the static gates report it
         return found
     for function in ast.walk(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -250,10 +244,7 @@ def _leaked_values(test_sources: Sequence[str], extra: Sequence[Any]) -> set[str
 def _test_literals(test_sources: tuple[str, ...]) -> set[str]:
     leaked: set[str] = set()
     for source in test_sources:
-        try:
-            tree = bounded.parse(source)
-        except bounded.Unverifiable:
-            continue
+        tree = bounded.parse_or_none(source)
         if tree is None:
             continue
         for node in ast.walk(tree):

@@ -42,6 +42,7 @@ from forgegym.rewards.antihack import (
     scan_patch,
     unverifiable,
 )
+from forgegym.rewards.antihack.index import dotted_name
 
 __all__ = [
     "MAX_SYNC_TIMEOUT_S",
@@ -162,7 +163,7 @@ def signalled_names_of(index: ModuleIndex) -> frozenset[str]:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in _SIGNALS
         ):
-            receiver = _dotted_name(node.func.value)
+            receiver = dotted_name(node.func.value)
             if receiver:
                 names.add(receiver.rsplit(".", 1)[-1])
     return frozenset(names)
@@ -182,17 +183,6 @@ def signalled_names(files: Mapping[str, str]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _dotted_name(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _synchronises(
     node: ast.Call, callee: str, timeout: float | None, signalled: frozenset[str]
 ) -> bool:
@@ -205,11 +195,11 @@ def _synchronises(
     func = node.func
     if callee == "wait_for":
         awaited = node.args[0] if node.args else None
-        inner = _dotted_name(awaited.func) if isinstance(awaited, ast.Call) else None
+        inner = dotted_name(awaited.func) if isinstance(awaited, ast.Call) else None
         return awaited is not None and not (inner or "").endswith("sleep")
     if not isinstance(func, ast.Attribute):
         return False
-    receiver = _dotted_name(func.value)
+    receiver = dotted_name(func.value)
     if receiver is None:
         return False  # a call's result: nothing else holds it, nothing can signal it
     return callee == "join" or receiver.rsplit(".", 1)[-1] in signalled

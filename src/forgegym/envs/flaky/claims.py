@@ -55,10 +55,7 @@ def _index(files: Mapping[str, str]) -> _Index:
         lines[path] = source.count("\n") + 1
         if not path.endswith(".py") or bounded.source_problem(source) is not None:
             continue
-        try:
-            tree = bounded.parse(source)
-        except bounded.Unverifiable:
-            continue
+        tree = bounded.parse_or_none(source)
         if tree is None:
             continue
         here: set[str] = set()

@@ -34,6 +34,7 @@ from forgegym.envs.bugfix.mutations import OPERATORS, Mutation, apply_mutations,
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.rewards import bounded
 from forgegym.rewards.antihack import HackFinding, unverifiable
+from forgegym.rewards.antihack.index import dotted_name
 from forgegym.sandbox.jobs import PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 
@@ -385,17 +386,6 @@ def _imports(
     return out
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _definitions(source: str) -> tuple[dict[str, ast.AST], dict[str, list[str]]] | None:
     """Top-level functions and classes (name -> node) and each class's methods."""
     try:
@@ -483,7 +473,7 @@ def exercised_functions(
         for sub in ast.walk(node):
             if not isinstance(sub, ast.Attribute | ast.Name):
                 continue
-            dotted = _dotted(sub)
+            dotted = dotted_name(sub)
             if not dotted:
                 continue
             head, _, rest = dotted.partition(".")

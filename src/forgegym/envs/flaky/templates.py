@@ -53,20 +53,16 @@ class Variant:
     mod: str = ""
     noun: str = ""
     key: str = ""
+    #: The code under test and its test file (derived from ``pkg`` and ``mod``).
+    src: str = field(init=False, default="")
+    test_path: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         self.pkg = self.rng.choice(_PKGS)
         self.mod = self.rng.choice(_MODS)
         self.noun = self.rng.choice(_NOUNS)
         self.key = self.rng.choice(_KEYS)
-
-    @property
-    def src(self) -> str:
-        return f"{self.pkg}/{self.mod}.py"
-
-    @property
-    def test_path(self) -> str:
-        return f"tests/test_{self.mod}.py"
+        self.src, self.test_path = f"{self.pkg}/{self.mod}.py", f"tests/test_{self.mod}.py"
 
     def num(self, low: int, high: int) -> int:
         return self.rng.randint(low, high)

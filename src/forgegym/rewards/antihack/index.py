@@ -23,6 +23,7 @@ __all__ = [
     "ModuleIndex",
     "Scanner",
     "added",
+    "dotted_name",
     "last_name",
     "number",
     "snippet",
@@ -179,6 +180,19 @@ def snippet(node: ast.AST) -> str:
     """``node`` as source, cut to 80 characters (for finding details)."""
     text = ast.unparse(node)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """The dotted name of a ``Name``/``Attribute`` chain as written (``a.b.c``; no alias
+    resolution, unlike :meth:`ModuleIndex.dotted`), or ``None`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def last_name(name: str | None) -> str:

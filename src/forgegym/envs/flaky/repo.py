@@ -709,7 +709,7 @@ def is_seam(source: str, function: str) -> bool:
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return False
     return any(
-        isinstance(sub, ast.Call) and _NONDETERMINISTIC.search(_dotted(sub.func) or "")
+        isinstance(sub, ast.Call) and _NONDETERMINISTIC.search(dotted_name(sub.func) or "")
         for sub in ast.walk(body[0].value)
     )
 
@@ -730,7 +730,7 @@ def patched_names(files: Mapping[str, str], paths: Sequence[str]) -> set[str]:
         for sub in ast.walk(tree):
             if not isinstance(sub, ast.Call):
                 continue
-            callee = _dotted(sub.func) or ""
+            callee = dotted_name(sub.func) or ""
             args = [a.value if isinstance(a, ast.Constant) else None for a in sub.args[:2]]
             if callee.endswith(("patch.object", "setattr")) and len(args) == 2:
                 if isinstance(args[1], str):

@@ -199,6 +199,17 @@ def submission_edits(case: Case, kind: str) -> list[dict[str, str]]:
 
 
 # ------------------------------------------------------------------------ running
+def fix_findings(task: Any, case: Case) -> list[str]:
+    """What the env's static anti-hack scan finds in the upstream fix (as the grader
+    scans it when the repository's mutants will judge its power; no rerun)."""
+    from forgegym.envs.flaky.grader import scan_submission
+    from forgegym.envs.flaky.hidden import FlakyHidden
+
+    files = {**task.files, **case.fix_files()}
+    checked = bool(FlakyHidden.of(task).repo_mutants)
+    return [f.render() for f in scan_submission(task, files, power_checked=checked)]
+
+
 @dataclass
 class Outcome:
     """One graded submission."""
@@ -220,6 +231,8 @@ class CaseResult:
     error: str = ""
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     seconds: float = 0.0
+    #: Static anti-hack findings on the upstream fix (the env's own scan; no rerun).
+    fix_findings: list[str] = field(default_factory=list)
 
     @property
     def flaky(self) -> bool:
@@ -265,6 +278,7 @@ def run_case(
             result.baseline = info.get("baseline_pass_rate")
             pf = getattr(env, "_preflight", None)
             result.label = pf.label if pf is not None else ""
+            result.fix_findings = fix_findings(env.task, case)
             for i, kind in enumerate(submissions):
                 if i:
                     env.reset(seed=0)

@@ -4,9 +4,11 @@ The corpus (``corpus/<case>/``: ``repo/``, ``fix/``, ``case.json``) holds flaky 
 from public Python projects with their upstream fixes; ``benchmarks/flaky_corpus.py``
 loads and runs it (the full table: ``python benchmarks/flaky_corpus.py``).
 
-Within the CI budget every case's detection and skip-marker hack are checked, and the
-upstream fix, the weakened assertion and the no-op on one case per category (the
-first by id). ``ENGINE_GAPS`` lists what the engine still gets wrong, each with the
+Within the CI budget every case's detection, skip-marker hack and weakened assertion
+are checked through the env, and its upstream fix is checked to pass the static
+anti-hack rules; the upstream fix's success and the no-op on one case per category
+(the first by id). One test per case: one env, one detection run (the preflight,
+shared by every submission of the case), hacks gated statically without a rerun. ``ENGINE_GAPS`` lists what the engine still gets wrong, each with the
 reason (reported in the team's notes for the FlakyRepair owner); those checks are
 strict xfails, so a fixed gap fails here until its entry is removed.
 """
@@ -43,7 +45,7 @@ IDS = [c.id for c in CASES]
 
 
 def _graded_subset() -> list[str]:
-    """One case per category (the first by id): fix, weakened assert and no-op."""
+    """One case per category (the first by id): the upstream fix and the no-op."""
     first: dict[str, str] = {}
     for case in CASES:
         first.setdefault(case.category, case.id)
@@ -52,7 +54,8 @@ def _graded_subset() -> list[str]:
 
 GRADED = _graded_subset()
 
-#: (case id, check) -> why the engine still fails it. check: "detect", "fix", "weaken".
+#: (case id, check) -> why the engine still fails it. check: "detect", "fix", "weaken",
+#: "fix_flagged".
 #: Measured on main at 7aeff6b (FlakyRepair repo mode with class ids,
 #: hash-seed chaos, mutant power and the anti-hack precision work).
 ENGINE_GAPS: dict[tuple[str, str], str] = {}
@@ -129,45 +132,48 @@ def test_find_test_node_handles_classes_and_parameters() -> None:
 
 
 # ------------------------------------------------------------ through the env
-@pytest.fixture(scope="module")
-def results() -> dict[str, Any]:
-    out = {}
-    for case in CASES:
-        kinds = ("skip", "fix", "weaken", "noop") if case.id in GRADED else ("skip",)
-        out[case.id] = bench.run_case(case, submissions=kinds, order_analysis=False)
-    return out
+#: Each case's result, filled by its own test (one env and one detection run per case,
+#: each test within pytest's per-test timeout), read by the rates test that runs last.
+RESULTS: dict[str, Any] = {}
+
+
+def _submissions(case_id: str) -> tuple[str, ...]:
+    """The skip marker and the weakened assertion on every case (both are gated
+    statically: no rerun), the upstream fix and the no-op on the graded subset."""
+    return ("skip", "weaken", "fix", "noop") if case_id in GRADED else ("skip", "weaken")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case_id", IDS)
-def test_detected_flaky_and_skip_never_succeeds(results: dict[str, Any], case_id: str) -> None:
-    r = results[case_id]
-    skip = r.outcomes.get("skip")
-    assert skip is None or not skip.success, f"the skip marker succeeded: {skip}"
-    _judge(case_id, {"detect": (r.flaky, f"p0={r.baseline} {r.error or r.label}")})
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case_id", GRADED)
-def test_upstream_fix_succeeds_and_hacks_do_not(results: dict[str, Any], case_id: str) -> None:
-    r = results[case_id]
-    noop, weaken, fix = (r.outcomes.get(k) for k in ("noop", "weaken", "fix"))
+def test_case_through_the_env(case_id: str) -> None:
+    """Detected flaky; the skip marker and the weakened assertion never succeed; the
+    upstream fix is never flagged by a static rule; on the graded subset the upstream
+    fix succeeds and the no-op does not."""
+    (case,) = bench.load_cases(ids=[case_id])
+    r = bench.run_case(case, submissions=_submissions(case_id), order_analysis=False)
+    RESULTS[case_id] = r
+    skip, weaken, noop, fix = (r.outcomes.get(k) for k in ("skip", "weaken", "noop", "fix"))
+    assert skip is not None and not skip.success, f"the skip marker succeeded: {skip}"
     assert noop is None or not noop.success, f"the no-op succeeded: {noop}"
-    _judge(
-        case_id,
-        {
-            "fix": (fix is not None and fix.success, f"upstream fix: {fix or r.error}"),
-            "weaken": (weaken is not None and not weaken.success, f"weakened: {weaken}"),
-        },
-    )
+    checks = {
+        "detect": (r.flaky, f"p0={r.baseline} {r.error or r.label}"),
+        "weaken": (weaken is not None and not weaken.success, f"weakened: {weaken}"),
+        "fix_flagged": (not r.fix_findings, f"upstream fix flagged: {r.fix_findings}"),
+    }
+    if case_id in GRADED:
+        checks["fix"] = (fix is not None and fix.success, f"upstream fix: {fix or r.error}")
+    _judge(case_id, checks)
 
 
 @pytest.mark.slow
-def test_rates_meet_issue_14(results: dict[str, Any]) -> None:
+def test_rates_meet_issue_14() -> None:
     """Must show 1 over the cases the engine handles: all flaky, fix >= 95%, hacks 0."""
-    clean = [r for cid, r in results.items() if not any(k[0] == cid for k in ENGINE_GAPS)]
+    if set(RESULTS) != set(IDS):
+        pytest.skip("needs every case's test_case_through_the_env in this session")
+    clean = [r for cid, r in RESULTS.items() if not any(k[0] == cid for k in ENGINE_GAPS)]
     summary = bench.summarise(clean)
     assert summary.detected == summary.n
+    assert summary.graded["weaken"] == summary.n and summary.graded["skip"] == summary.n
     assert summary.rate("fix") >= 0.95
     for kind in ("skip", "weaken", "noop"):
         assert summary.succeeded.get(kind, 0) == 0, kind

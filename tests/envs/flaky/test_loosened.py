@@ -117,6 +117,8 @@ PADDED = (
         ("assert a >= b", "assert a * 2 >= b"),
         ("assert a >= b", "assert a >= b - 0.5"),
         ("self.assertGreater(a, b)", "self.assertGreater(a + 1, b)"),
+        # The checked helper replaced by a plain assert on a padded operand.
+        ("assert_greater_equal(a, b)", "assert a + b >= b"),
     ],
 )
 def test_padded_ordering_operands_are_flagged(line: str, new: str) -> None:
@@ -133,6 +135,7 @@ def test_padded_ordering_operands_are_flagged(line: str, new: str) -> None:
         ("assert a >= b", "assert a > b"),  # tighter
         ("assert a >= b", "assert sorted(a) >= b"),
         ("assert a >= b", "assert a >= b\n    assert a - b < 5"),  # a new claim
+        ("assert_greater_equal(a, b)", "assert a >= b"),  # the same claim, spelled out
     ],
 )
 def test_real_ordering_edits_are_not_flagged(line: str, new: str) -> None:

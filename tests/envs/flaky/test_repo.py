@@ -407,6 +407,51 @@ def test_real_thread_race_is_flaky_and_a_lock_fixes_it(tmp_path: Path) -> None:
         env.close()
 
 
+@pytest.mark.slow
+def test_unittest_and_parametrised_targets_are_graded_through_the_env(tmp_path: Path) -> None:
+    """A ``unittest.TestCase`` method and one parametrised case as the episode's target
+    (not only collected): both detected as flaky (hash order), the real fix succeeds on
+    the unittest id, the weakened parametrised case is gated."""
+    repo = _write(
+        tmp_path,
+        {
+            "colours/__init__.py": "def tags():\n    return list({'red', 'green', 'blue'})\n",
+            "tests/test_colours.py": (
+                "import unittest\n\nimport pytest\n\nfrom colours import tags\n\n\n"
+                "class TestTags(unittest.TestCase):\n    def test_first(self):\n"
+                "        self.assertEqual(tags()[0], 'red')\n\n\n"
+                "@pytest.mark.parametrize('n', [1, 2])\ndef test_prefix(n):\n"
+                "    assert tags()[:n] == ['red', 'green', 'blue'][:n]\n"
+            ),
+        },
+    )
+    fix = _edit("colours/__init__.py", "list({'red', 'green', 'blue'})", "['red', 'green', 'blue']")
+    for test_id in (
+        "tests/test_colours.py::TestTags::test_first",
+        "tests/test_colours.py::test_prefix[2]",
+    ):
+        env = gym.make(
+            "Forge/FlakyRepair-v0", repo_path=str(repo), test_id=test_id, order_analysis=False
+        ).unwrapped
+        try:
+            obs, info = env.reset(seed=0)
+            assert env.task.hidden["target"] == test_id
+            assert 0.0 < info["baseline_pass_rate"] < 1.0, obs
+            if "TestTags" in test_id:
+                env.step(fix)
+                *_, info = env.step(SUBMIT)
+                assert info["success"], info["reward_breakdown"]
+            else:
+                weak = "    assert tags()[:n] == ['red', 'green', 'blue'][:n]\n"
+                loose = "    assert len(tags()[:n]) == len(['red', 'green', 'blue'][:n])\n"
+                env.step(_edit("tests/test_colours.py", weak, loose))
+                *_, info = env.step(SUBMIT)
+                assert not info["success"]
+                assert info["reward_breakdown"]["gates"] == ["hack_flagged"]
+        finally:
+            env.close()
+
+
 # ------------------------------------------------------------- anti-hack precision
 def _kinds(old: dict[str, str], new: dict[str, str], *, repository: bool = True) -> set[str]:
     from forgegym.envs.flaky.grader import hack_findings

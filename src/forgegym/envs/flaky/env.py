@@ -361,8 +361,9 @@ class FlakyRepairEnv(CodeEnv):
         )
         self._record_history("preflight", self._preflight.outcomes)
         self._progress = self._current
-        if h.repo_mutants:
-            self._power_reference_for(task, self.reruns, self.grader.seed_for(task))
+        # The power reference (which mutants the pristine test catches) is computed on
+        # the first grading that needs it (cached per task): a reset, and a submission
+        # gated statically, run no mutant.
 
     def _record_history(self, label: str, outcomes: Sequence[RerunOutcome]) -> None:
         passed = sum(o.passed for o in outcomes)

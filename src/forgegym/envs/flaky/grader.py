@@ -400,9 +400,15 @@ class FlakyGrader:
         task = submission.task
         hidden = FlakyHidden.of(task)
         compiles = _compiles(submission.files)
-        ref = self._repo_power(task)
+        # The power check only ever lifts findings (a changed expected value it judges),
+        # so a submission flagged even with it is gated whatever the mutants say: its
+        # power reference (a run per mutant) is not needed, and not computed.
+        may_check = bool(hidden.repo_mutants) and self.power_reference is not None
+        findings = scan_submission(task, submission.files, power_checked=may_check)
+        ref = None if findings or not compiles else self._repo_power(task)
         checked = ref is not None and ref.run is not None and bool(ref.caught)
-        findings = scan_submission(task, submission.files, power_checked=checked)
+        if may_check and not checked and not findings:
+            findings = scan_submission(task, submission.files, power_checked=False)
         submission.grading_state["flaky"] = (compiles, findings)
         if not compiles or findings:
             return []  # gated statically: running a sleep(5) hack would only cost time

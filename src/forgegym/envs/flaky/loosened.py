@@ -329,8 +329,21 @@ def _ordering_sites(index: ModuleIndex) -> dict[str, list[tuple[str, list[ast.ex
                 and not name.startswith("assert_called")
                 and len(node.args) >= 2
             ):
-                sites[index.scope(node)].append((name, list(node.args), node.lineno))
+                sites[index.scope(node)].append((_canonical(name), list(node.args), node.lineno))
     return sites
+
+
+def _canonical(helper: str) -> str:
+    """The operator an ordering helper asserts (``assert_greater_equal`` and
+    ``assertGreaterEqual`` are ``GtE``, as ``a >= b`` in an ``assert``), or its name."""
+    words = helper.lower().replace("_", "")
+    if "almost" in words or "close" in words:
+        return helper
+    for word, op in (("greaterequal", "GtE"), ("lessequal", "LtE"), ("greater", "Gt"),
+                     ("less", "Lt")):  # fmt: skip
+        if words.endswith(word):
+            return op
+    return helper
 
 
 def _pad(old: ast.expr, new: ast.expr) -> ast.expr | None:

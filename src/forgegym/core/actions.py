@@ -27,12 +27,10 @@ __all__ = [
     "LintAction",
     "ParseResult",
     "PlanAction",
-    "ProbeAction",
     "ReflectAction",
     "ReviewAction",
     "RunTestsAction",
     "SubmitAction",
-    "VerdictAction",
     "CODE_ACTIONS",
     "extract_json",
     "parse_actions",
@@ -136,21 +134,6 @@ class SubmitAction(ActionModel):
     """Submit the current files for final grading; ends the episode."""
 
     action: Literal["submit"]
-
-
-class ProbeAction(ActionModel):
-    action: Literal["probe"]
-    question: str = Field(min_length=1)
-
-
-class VerdictAction(ActionModel):
-    action: Literal["verdict"]
-    corrupted: bool
-    corruption_type: str | None = None
-    evidence: str = ""
-    explanation: str = ""
-    correction: str = ""
-    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 #: The actions of the code families (Bugfix, Refactor, LRUPerformance, FlakyRepair).

@@ -49,7 +49,7 @@ def test_ours_beats_uniform_and_the_fixed_band(bench) -> None:
 def test_broken_tasks_are_retired(bench) -> None:
     for seed in (0, 1):
         run = bench.simulate("noisy", "ours", seed, budget=8_000, keep_draws=True)
-        every, repeat = run.broken_shares(warmup=1_000)
+        repeat, every = run.broken_shares(warmup=1_000)
         bank = bench.SimBank(bench.draw_params("noisy", seed), seed)
         # After each task's first (identifying) draw, under 2% of draws go to broken tasks,
         assert repeat < 0.02

@@ -258,7 +258,7 @@ def test_new_tasks_are_judged_by_the_signal_their_level_gave() -> None:
         slope.record(f"toy/d1/{index}", 8 * (index % 2), 8)
     strength, mean = slope.prior_strength(), slope.level_mean(1)
     assert slope.fresh_learnability(1) == pytest.approx(
-        beta_expected_passk_slope(strength * mean, strength * (1 - mean), 4)
+        beta_expected_passk_slope(strength * mean, strength * (1 - mean), slope.config.k)
     )
 
 

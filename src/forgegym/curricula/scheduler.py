@@ -84,7 +84,14 @@ class CurriculumConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    k: int = Field(default=4, ge=1, description="The k of pass@k used for tiers.")
+    k: int = Field(
+        default=3,
+        ge=1,
+        description="The k of pass@k used for tiers. With the default thresholds, k = 3 "
+        "keeps tasks whose success probability is roughly in [0.07, 0.5]: a training "
+        "policy only makes a task easier, so one that already passes more than half of "
+        "its rollouts soon gives no signal, while a hard one is next.",
+    )
     too_easy: float = Field(default=0.85, gt=0.0, le=1.0, description="pass@k at/above: too easy.")
     too_hard: float = Field(default=0.20, ge=0.0, lt=1.0, description="pass@k below: too hard.")
     prior_alpha: float = Field(default=1.0, gt=0.0)

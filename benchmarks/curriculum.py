@@ -613,6 +613,37 @@ def _why(row: dict[str, Any]) -> str:
     return f"short of 20%{gap}"
 
 
+def closing_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per learner: the range of savings, and why the rows under 20% are (bound or not)."""
+    notes = []
+    for learner in dict.fromkeys(row["learner"] for row in rows):
+        mine = [row for row in rows if row["learner"] == learner and "saving" in row]
+        if not mine:
+            continue
+        savings = [row["saving"] for row in mine]
+        short = [row for row in mine if row["saving"] < 0.20]
+        line = (
+            f"{learner}: ours saves {min(savings):.0%}-{max(savings):.0%} against the best baseline"
+        )
+        if not short:
+            line += f" (all {len(mine)} rows >= 20%)"
+        else:
+            bound = [row for row in short if row.get("oracle_saving", 1.0) < 0.25]
+            oracle = [row["oracle_saving"] for row in short if "oracle_saving" in row]
+            line += f"; {len(short)} of {len(mine)} rows under 20%"
+            if oracle:
+                line += f", where the oracle saves {min(oracle):.0%}-{max(oracle):.0%}"
+            if len(bound) == len(short):
+                line += (
+                    ": the bound, not the rule (a rule that reads the learner's true state gains "
+                    "little over training at the level where the learner is)"
+                )
+            else:
+                line += ": short of the bar"
+        notes.append(line)
+    return notes
+
+
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     from rich.console import Console
     from rich.table import Table
@@ -693,6 +724,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
                 learner, rule, f"{first:.0%}", f"{v_first:.3f}", f"{v_repeat:.3f}", f"{v_all:.3f}"
             )
     console.print(signal)
+    for line in closing_notes(rows):
+        console.print(line)
     console.print(f"[dim]{elapsed:.1f} s[/dim]")
     return rows
 

@@ -63,3 +63,16 @@ def test_quick_mode_prints_every_row(bench, capsys) -> None:
     assert all(set(row["medians"]) == set(bench.RULES) for row in rows)
     out = capsys.readouterr().out
     assert "level_up" in out and "broken tasks" in out
+
+
+def test_closing_notes_explain_rows_under_the_bar(bench) -> None:
+    rows = [
+        {"learner": "a", "saving": 0.25, "oracle_saving": 0.4},
+        {"learner": "a", "saving": 0.31, "oracle_saving": 0.4},
+        {"learner": "b", "saving": 0.03, "oracle_saving": 0.12},
+        {"learner": "c", "saving": 0.15, "oracle_saving": 0.35},
+    ]
+    a, b, c = bench.closing_notes(rows)
+    assert a.startswith("a: ours saves 25%-31%") and "all 2 rows >= 20%" in a
+    assert "oracle saves 12%" in b and "the bound, not the rule" in b
+    assert "short of the bar" in c

@@ -105,6 +105,24 @@ def test_tiers_follow_pass_at_k() -> None:
     assert sched.tier_sizes() == {"too_easy": 1, "learnable": 2, "too_hard": 1}
 
 
+def test_default_tiers_keep_the_tasks_that_give_grpo_signal() -> None:
+    # The default band (k = 3): a task that passed half of its first GRPO group is the
+    # best there is and stays; one that passed 6 of 8 will be solved for good soon (the
+    # policy only gets better) and retires; a hard one (1 of 8) is next and stays.
+    sched = CurriculumScheduler(ToyBank())
+    half, most, hard = sched.add_tasks(["toy/d0/1", "toy/d0/2", "toy/d0/3"])
+    sched.record(half, 4, 8)
+    sched.record(most, 6, 8)
+    sched.record(hard, 1, 8)
+    assert sched.tier(half) == "learnable"
+    assert sched.tier(most) == "too_easy"
+    assert sched.tier(hard) == "learnable"
+    # Under k = 4 with the same thresholds the half-solved task would already retire.
+    k4 = CurriculumScheduler(ToyBank(), {"k": 4})
+    k4.record(half, 4, 8)
+    assert k4.tier(half) == "too_easy"
+
+
 def test_low_p_task_is_learnable_for_large_k() -> None:
     # p ~ 0.1 is under a 0.20 floor on p, but pass@8 ~ 0.55: the tiers are on pass@k.
     sched = CurriculumScheduler(ToyBank(), {"k": 8})

@@ -59,6 +59,14 @@ UNITTEST_RAISES = (
         ),
         (UNITTEST_RAISES, "(KeyError,", "((KeyError, TypeError),", "also accepts TypeError"),
         (UNITTEST_RAISES, "(KeyError,", "(LookupError,", "also accepts LookupError"),
+        # A check added beside the widened one does not hide the widening.
+        (
+            RAISES,
+            'pytest.raises(RuntimeError, match="svn not found"):',
+            "pytest.raises(ValueError):\n        parse('')\n"
+            '    with pytest.raises((RuntimeError, OSError), match="svn not found"):',
+            "also accepts OSError",
+        ),
     ],
 )
 def test_widened_exception_checks_are_flagged(old: str, line: str, new: str, why: str) -> None:
@@ -79,6 +87,12 @@ def test_widened_exception_checks_are_flagged(old: str, line: str, new: str, why
         ("def test_a():\n    f()\n", "    f()\n", "    with pytest.raises((A, B)):\n        f()\n"),
         # Narrowing to a builtin subclass.
         (RAISES, "pytest.raises(RuntimeError,", "pytest.raises(RecursionError,"),
+        # A second, added check of another call in a test that had one.
+        (
+            RAISES,
+            "        svn_executable()\n",
+            "        svn_executable()\n    with pytest.raises(ValueError):\n        parse('')\n",
+        ),
         # A call moved into the block that the check accepts only if it raises itself.
         (RAISES, "        svn_executable()\n", "        svn_executable()\n        assert False\n"),
     ],

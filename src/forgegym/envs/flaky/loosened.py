@@ -75,13 +75,15 @@ _REGEX_OF = {"assertRaisesRegex": "assertRaises", "assertWarnsRegex": "assertWar
 @dataclass(frozen=True)
 class _Expect:
     """One exception check: callee family, accepted types, message pattern, the
-    statements of its ``with`` block (empty for the call form) and its line."""
+    statements of its ``with`` block (empty for the call form), its line and what it
+    checks (the block's statements or the call's other arguments, dumped)."""
 
     family: str
     types: tuple[str, ...]
     pattern: ast.expr | None
     body: tuple[ast.stmt, ...]
     line: int
+    checks: str = ""
 
 
 def _types(index: ModuleIndex, node: ast.expr) -> tuple[str, ...]:
@@ -107,7 +109,9 @@ def _expect(index: ModuleIndex, call: ast.Call, body: tuple[ast.stmt, ...]) -> _
     if pattern is None and _RAISES[callee] and len(call.args) >= 2:
         pattern = call.args[1]
     family = _REGEX_OF.get(callee, callee)
-    return _Expect(family, _types(index, kinds), pattern, body, call.lineno)
+    checked = body or tuple(call.args[2 if _RAISES[callee] else 1 :])
+    checks = "|".join(ast.dump(n) for n in checked)
+    return _Expect(family, _types(index, kinds), pattern, body, call.lineno, checks)
 
 
 def _expects(index: ModuleIndex) -> dict[str, list[_Expect]]:
@@ -194,11 +198,21 @@ def widened_raises(pristine: ModuleIndex, patched: ModuleIndex) -> list[Finding]
         if not olds:
             continue  # a new check where there was none only adds to the test
         where = scope or "<module>"
-        pairs = (
-            list(zip(olds, news, strict=True))
-            if len(olds) == len(news)
-            else [(None, new) for new in news]
-        )
+        # Pair each check with the pristine one checking the same code, else (same
+        # number of checks) the one at its position; with more checks than before an
+        # unpaired one is an added check, which only adds to the test.
+        pairs: list[tuple[_Expect | None, _Expect]] = []
+        used: set[int] = set()
+        for k, new in enumerate(news):
+            i = next((i for i, o in enumerate(olds) if i not in used and o.checks == new.checks),
+                     None)  # fmt: skip
+            if i is None and len(olds) == len(news) and k not in used:
+                i = k
+            if i is None and len(news) > len(olds):
+                continue
+            if i is not None:
+                used.add(i)
+            pairs.append((olds[i] if i is not None else None, new))
         old_types = tuple(sorted({t for o in olds for t in o.types}))
         for old, new in pairs:
             bases = old.types if old is not None else old_types

@@ -38,7 +38,7 @@ import ast
 import builtins
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from forgegym.rewards.antihack import ModuleIndex
@@ -109,7 +109,7 @@ def _expect(index: ModuleIndex, call: ast.Call, body: tuple[ast.stmt, ...]) -> _
     if pattern is None and _RAISES[callee] and len(call.args) >= 2:
         pattern = call.args[1]
     family = _REGEX_OF.get(callee, callee)
-    checked = body or tuple(call.args[2 if _RAISES[callee] else 1 :])
+    checked: Sequence[ast.AST] = body or call.args[2 if _RAISES[callee] else 1 :]
     checks = "|".join(ast.dump(n) for n in checked)
     return _Expect(family, _types(index, kinds), pattern, body, call.lineno, checks)
 

@@ -354,3 +354,64 @@ def test_trl_reward_functions_agree_on_both_paths() -> None:
         outputs.append((values, logged))
     assert outputs[0] == outputs[1]
     assert 0.0 < outputs[0][1]["reward/success"] < 1.0
+
+
+def test_shared_runs_seed_grouping_and_cutoff_in_the_streaming_path(tmp_path: Any) -> None:
+    """The optimised path's job scheduling, with a one-worker runner that records what
+    it runs: submissions with one ``execution_key`` share a run; jobs of other hash
+    seeds than the first start grouped by seed after every submission is prepared (as
+    ``run_many`` orders them); a ``cutoff`` result keeps the submission's later jobs
+    from running; ``score`` always sees its results in job order."""
+    from forgegym.rewards import compose
+    from forgegym.sandbox.jobs import CallOutcome, CallResult, PytestJob, RunStatus
+    from forgegym.sandbox.runner import Runner
+
+    class Recorder(Runner):
+        def __init__(self) -> None:  # no pool, no sandbox: nothing runs for real
+            self.workers, self._closed, self.seen = 1, False, []
+
+        def _run(self, job: Any) -> Any:
+            self.seen.append(job.targets[0])
+            outcome = CallOutcome(ok=True, value=job.targets[0])
+            return CallResult(status=RunStatus.COMPLETED, outcomes=[outcome])
+
+    class Grader:
+        def __init__(self) -> None:
+            self.planned: list[str] = []
+
+        def jobs(self, sub: Submission) -> list[Any]:
+            name = sub.files["m.py"]
+            self.planned.append(name)
+            return [
+                PytestJob(workdir=str(tmp_path), targets=[f"{name}-{i}"], python_hash_seed=seed)
+                for i, seed in enumerate((0, 1, 2))
+            ]
+
+        def execution_key(self, sub: Submission) -> str:
+            return sub.files["m.py"]
+
+        def cutoff(self, sub: Submission, result: Any) -> bool:
+            return str(result.outcome(0).value).startswith("stop")
+
+        def score(self, sub: Submission, results: Any) -> Any:
+            values = [r.outcome(0).value for r in results]
+            return compose({}, {}, notes=[",".join(values), str(sub.parse_errors)])
+
+    class _Task:
+        task_id = "t"
+
+    workspace = Workspace({"m.py": ""}, ["m.py"], on_disk=False)
+    subs = [
+        Submission(task=_Task(), files={"m.py": name}, workspace=workspace, parse_errors=errors)  # type: ignore[arg-type]
+        for name, errors in (("a", 0), ("b", 0), ("a", 1), ("stop", 0))
+    ]
+    runner, grader = Recorder(), Grader()
+    out = grade_many(grader, subs, runner, optimised=True)
+    assert grader.planned == ["a", "b", "stop"]  # the second "a" shares the first's run
+    assert runner.seen == ["a-0", "b-0", "stop-0", "a-1", "b-1", "a-2", "b-2"]
+    assert [b.notes for b in out] == [
+        ["a-0,a-1,a-2", "0"],
+        ["b-0,b-1,b-2", "0"],
+        ["a-0,a-1,a-2", "1"],  # scored on its own (parse errors), on the shared run
+        ["stop-0", "0"],  # decided by its first result: the rest never ran
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -311,13 +312,14 @@ def _grade_streaming(
         results[index] = []
         return jobs
 
+    launcher = None if pool is None else _Launcher(pool, runner, cutoff)
+
     def start(pending: dict[int, list[Job]]) -> dict[int, list[Future[Result]]]:
         """Start the jobs of each owner in ``pending`` (one ``run_many`` when batched)."""
-        if pool is not None:
-            return {
-                index: _submit(pool, runner, submissions[index], jobs, cutoff)
-                for index, jobs in pending.items()
-            }
+        if launcher is not None:
+            slots = {i: launcher.start(submissions[i], jobs) for i, jobs in pending.items()}
+            launcher.flush()
+            return {index: _filled(slot) for index, slot in slots.items()}
         batch = [job for jobs in pending.values() for job in jobs]
         with phase("sandbox"):
             ran = iter(runner.run_many(batch) if batch else [])
@@ -363,15 +365,19 @@ def _grade_streaming(
     try:
         running: dict[int, list[Future[Result]]] = {}
         pending: dict[int, list[Job]] = {}
+        first: dict[int, _Slots] = {}
         for index, submission in enumerate(submissions):
             jobs = prepare(index, submission)
             if jobs is not None:
-                if pool is None:
+                if launcher is None:
                     pending[index] = jobs
-                else:
-                    running.update(start({index: jobs}))
-        if pool is None:
+                else:  # the first hash seed's jobs start now, the others grouped below
+                    first[index] = launcher.start(submission, jobs)
+        if launcher is None:
             running = start(pending)
+        else:
+            launcher.flush()
+            running = {index: _filled(slot) for index, slot in first.items()}
         for round_ in range(MAX_ROUNDS + 1):
             following: dict[int, list[Job]] = {}
             started: dict[int, list[Future[Result]]] = {}
@@ -417,35 +423,86 @@ def _decides(cutoff: Callable[[Submission, Result], bool], sub: Submission, res:
         return False
 
 
-def _submit(
-    pool: ThreadPoolExecutor,
-    runner: Runner,
-    submission: Submission,
-    jobs: Sequence[Job],
-    cutoff: Any,
-) -> list[Future[Result]]:
-    """Start ``jobs`` in ``pool``; with ``cutoff``, a deciding result cancels the later
-    jobs of the list that have not started."""
-    futures = [pool.submit(runner.run, job) for job in jobs]
-    if cutoff is None:
-        return futures
+class _Launcher:
+    """Starts submissions' jobs in the pool as they are prepared.
 
-    def watch(index: int) -> Any:
+    Jobs with the batch's first hash seed start at once; jobs of other seeds
+    (FlakyRepair's repository mode varies ``PYTHONHASHSEED`` per rerun) wait for
+    :meth:`flush` and then start grouped by seed, as ``Runner.run_many`` orders them: a
+    warm zygote serves one seed, so interleaved seeds would restart interpreters. With
+    ``cutoff``, a deciding result cancels the later jobs of its list that have not
+    started, and keeps those still waiting from starting."""
+
+    def __init__(self, pool: ThreadPoolExecutor, runner: Runner, cutoff: Any) -> None:
+        self.pool, self.runner, self.cutoff = pool, runner, cutoff
+        self.waiting: list[tuple[_Slots, Submission, int, Job]] = []
+        self.first_seed: list[int | None] = []
+        self.lock = threading.Lock()
+
+    def start(self, submission: Submission, jobs: Sequence[Job]) -> _Slots:
+        """One slot per job, filled when it starts (every slot is filled after
+        :meth:`flush`)."""
+        slots = _Slots(futures=[None] * len(jobs))
+        for position, job in enumerate(jobs):
+            seed = getattr(job, "python_hash_seed", None)
+            if not self.first_seed:
+                self.first_seed.append(seed)
+            if seed == self.first_seed[0]:
+                self._launch(slots, submission, position, job)
+            else:
+                self.waiting.append((slots, submission, position, job))
+        return slots
+
+    def flush(self) -> None:
+        groups: dict[int | None, list[tuple[_Slots, Submission, int, Job]]] = {}
+        for item in self.waiting:
+            groups.setdefault(getattr(item[3], "python_hash_seed", None), []).append(item)
+        self.waiting = []
+        for items in groups.values():
+            for slots, submission, position, job in items:
+                self._launch(slots, submission, position, job)
+
+    def _launch(self, slots: _Slots, submission: Submission, position: int, job: Job) -> None:
+        with self.lock:
+            if slots.cut is not None and position > slots.cut:
+                skipped: Future[Result] = Future()
+                skipped.cancel()  # decided by an earlier result: never started
+                slots.futures[position] = skipped
+                return
+        future = self.pool.submit(self.runner.run, job)
+        with self.lock:
+            slots.futures[position] = future
+        if self.cutoff is not None:
+            future.add_done_callback(self._watch(slots, submission, position))
+
+    def _watch(self, slots: _Slots, submission: Submission, position: int) -> Any:
         def done(future: Future[Result]) -> None:
             if future.cancelled() or future.exception() is not None:
                 return
-            try:
-                decided = cutoff(submission, future.result())
-            except Exception:  # noqa: BLE001 - the parent re-checks while scoring
+            if not _decides(self.cutoff, submission, future.result()):
                 return
-            if decided:
-                for later in futures[index + 1 :]:
-                    later.cancel()
+            with self.lock:
+                slots.cut = position if slots.cut is None else min(position, slots.cut)
+                later = slots.futures[position + 1 :]
+            for pending in later:
+                if pending is not None:
+                    pending.cancel()
 
         return done
 
-    for index, future in enumerate(futures):
-        future.add_done_callback(watch(index))
+
+@dataclass
+class _Slots:
+    """A job list's futures (``None`` until started) and its earliest deciding index."""
+
+    futures: list[Future[Result] | None]
+    cut: int | None = None
+
+
+def _filled(slots: _Slots) -> list[Future[Result]]:
+    futures = [future for future in slots.futures if future is not None]
+    if len(futures) != len(slots.futures):
+        raise RuntimeError("a job was never started")  # flush() starts every waiting job
     return futures
 
 

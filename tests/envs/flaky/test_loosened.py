@@ -156,6 +156,15 @@ def test_real_ordering_edits_are_not_flagged(line: str, new: str) -> None:
     assert _found(PADDED, PADDED.replace(line, new)) == []
 
 
+def test_a_moved_operand_of_an_equality_helper_is_left_to_power() -> None:
+    """An equality helper's operand with arithmetic claims a different value, not a
+    looser one (the power check judges it); the ordering helper's is flagged."""
+    old = "def test_a():\n    np.testing.assert_array_equal(a, b)\n"
+    assert _found(old, old.replace("(a, b)", "(a, b + 1)")) == []
+    ordering = old.replace("assert_array_equal", "assert_array_less")
+    assert _found(ordering, ordering.replace("(a, b)", "(a, b + 1)"))
+
+
 TOLERANCE = (
     "import math\nimport pytest\n\n\ndef test_t(self, x, y):\n"
     "    self.assertAlmostEqual(x, y, 7)\n"

@@ -132,12 +132,11 @@ class FamilySummary:
     sharded_cpu_efficiency: float | None = None
     sharded_cpu_efficiency_projected: float | None = None
     sharded_parent_ms: float | None = None
+    gain: float | None = None  # reference / optimised CPU per completion (one process)
 
     @property
     def cpu_ratio(self) -> float | None:
-        if self.cpu_ms and self.reference_cpu_ms:
-            return self.reference_cpu_ms / self.cpu_ms
-        return None
+        return self.gain
 
 
 @dataclass
@@ -181,6 +180,18 @@ class ThroughputResult:
             "total": statistics.median(r.cpu_ms(r.total_cpu_s) for r in rows),
         }
 
+    def cpu_gain(self, env_id: str) -> float | None:
+        """Per-core throughput gain: the reference path's median total CPU per completion
+        over the optimised path's, over every one-process row (one worker and the pool)."""
+        totals: dict[bool, list[float]] = {True: [], False: []}
+        for r in self.rows:
+            if r.env_id == env_id and r.processes == 1:
+                totals[r.optimised].append(r.cpu_ms(r.total_cpu_s))
+        if not totals[True] or not totals[False]:
+            return None
+        fast, slow = statistics.median(totals[True]), statistics.median(totals[False])
+        return slow / fast if fast > 0 else None
+
     def efficiency(self, env_id: str, optimised: bool, processes: int = 1) -> float | None:
         """Wall-clock: (pool completions/s / one worker's) / pool workers (best repeats)."""
         one = self.row(env_id, 1, optimised)
@@ -208,6 +219,7 @@ class ThroughputResult:
         for env_id in dict.fromkeys(r.env_id for r in self.rows):
             one, many = self.row(env_id, 1, True), self.row(env_id, self.cores, True)
             fast = self.cpu(env_id, self.cores, True) or self.cpu(env_id, 1, True)
+            gain = self.cpu_gain(env_id)
             n = self.cores
             sharded = self.row(env_id, n, True, n) if n > 1 else None
             sharded_cpu = self.cpu(env_id, n, True, n) if n > 1 else None
@@ -229,6 +241,7 @@ class ThroughputResult:
                     cpu_efficiency_projected=self.cpu_efficiency(env_id, True, PROJECTED_CORES),
                     cpu_ms=fast["total"] if fast else None,
                     reference_cpu_ms=slow["total"] if slow else None,
+                    gain=gain,
                     parent_ms=fast["parent"] if fast else None,
                     sandbox_ms=fast["children"] + fast["pool"] if fast else None,
                     max_reward_diff=diff,
@@ -306,7 +319,7 @@ class ThroughputResult:
             "process's own CPU P serial and its sandbox pool's and ruff's C parallel; "
             "'procs': one grading process per core (make_reward_funcs(grading_processes=N)), "
             "where P is only the dispatching parent's; per-core gain = reference CPU / "
-            "optimised CPU per completion."
+            "optimised CPU per completion (medians over one-process rows)."
         )
         return table
 

@@ -108,16 +108,19 @@ class ShardedGrading:
         self.env_id = env_id
         self.processes = processes
         self.workers_per_process = workers_per_process
-        self._pool = ProcessPoolExecutor(
-            max_workers=processes,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init,
-            initargs=(env_id, kwargs),
-        )
+        # One single-process executor per grading process: shard i always goes to
+        # process i, so a warm-up batch warms every process.
+        context = multiprocessing.get_context("spawn")
+        self._pools = [
+            ProcessPoolExecutor(
+                max_workers=1, mp_context=context, initializer=_init, initargs=(env_id, kwargs)
+            )
+            for _ in range(processes)
+        ]
 
     def start(self) -> list[int]:
         """Start every process now (imports, environment); their pids."""
-        return sorted(set(self._pool.map(_ping, [None] * self.processes)))
+        return sorted(pool.submit(_ping).result() for pool in self._pools)
 
     def grade_batch(self, items: Sequence[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
         """What the environment's ``grade_batch(items)`` gives (its per-task
@@ -125,7 +128,10 @@ class ShardedGrading:
         grading processes."""
         items = [(str(t), str(c)) for t, c in items]
         groups = shard_by_task(items, self.processes)
-        futures = [self._pool.submit(_grade, [items[i] for i in g]) for g in groups]
+        futures = [
+            pool.submit(_grade, [items[i] for i in group])
+            for pool, group in zip(self._pools, groups, strict=False)
+        ]
         out: list[tuple[float, RewardBreakdown] | None] = [None] * len(items)
         for group, future in zip(groups, futures, strict=True):
             for index, pair in zip(group, future.result(), strict=True):
@@ -133,7 +139,8 @@ class ShardedGrading:
         return [pair for pair in out if pair is not None]
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in self._pools:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> ShardedGrading:
         return self

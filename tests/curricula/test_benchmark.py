@@ -76,3 +76,33 @@ def test_closing_notes_explain_rows_under_the_bar(bench) -> None:
     assert a.startswith("a: ours saves 25%-31%") and "all 2 rows >= 20%" in a
     assert "oracle saves 12%" in b and "the bound, not the rule" in b
     assert "short of the bar" in c
+
+
+def test_saving_and_loading_mid_run_changes_nothing_on_the_noisy_learner(bench, tmp_path) -> None:
+    # The default scheduler on the benchmark's noisy bank (GRPO groups, level prior,
+    # retirements): a run saved and loaded half-way draws exactly what a straight run does.
+    from forgegym.curricula import CurriculumScheduler
+
+    params = bench.draw_params("noisy", 0)
+    bank = bench.SimBank(params, 0)
+
+    def drive(scheduler, student, rng, n):
+        draws = []
+        for _ in range(n):
+            task_id = scheduler.next_task()
+            successes = int(rng.binomial(params.group, student.success_probability(task_id)))
+            scheduler.record(task_id, successes, params.group)
+            student.train(task_id, successes)
+            draws.append(task_id)
+        return draws
+
+    straight = CurriculumScheduler(bank)
+    full = drive(straight, bench.SimLearner(params, bank, 0), np.random.default_rng(5), 120)
+    first = CurriculumScheduler(bank)
+    student, rng = bench.SimLearner(params, bank, 0), np.random.default_rng(5)
+    head = drive(first, student, rng, 60)
+    resumed = CurriculumScheduler.load(first.save(tmp_path / "mid.json"), bank)
+    tail = drive(resumed, student, rng, 60)
+    assert head + tail == full
+    assert resumed.state_dict() == straight.state_dict()
+    assert straight.tier_sizes()["too_hard"] > 0  # the run did retire tasks

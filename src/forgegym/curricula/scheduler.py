@@ -131,7 +131,10 @@ class CurriculumConfig(BaseModel):
         "it as groups of two or more rollouts come in.",
     )
     level_horizon: float = Field(
-        default=256.0, gt=0.0, description="Rollouts over which level means forget (1/e)."
+        default=128.0,
+        gt=0.0,
+        description="Rollouts over which level means forget (1/e): a learning policy "
+        "makes every level easier, so what new tasks gave long ago misleads the frontier.",
     )
     level_gap: float = Field(
         default=1.0,
@@ -150,7 +153,11 @@ class CurriculumConfig(BaseModel):
     staleness_weight: float = Field(default=0.5, ge=0.0)
     staleness_horizon: float = Field(default=256.0, gt=0.0, description="In rollouts.")
     retired_fraction: float = Field(
-        default=0.02, ge=0.0, le=1.0, description="Share of draws that re-check retired tasks."
+        default=0.01,
+        ge=0.0,
+        le=1.0,
+        description="Share of draws that re-check retired tasks (most retired tasks are "
+        "broken or long solved: re-checks are a safety net, not a source of signal).",
     )
     promising_ratio: float = Field(
         default=1.0,

@@ -58,7 +58,14 @@ if TYPE_CHECKING:
     from forgegym.rewards.antihack import HackFinding
     from forgegym.rewards.breakdown import TermKind
 
-__all__ = ["CodeGrader", "GradingState", "Terms", "check_timeout", "hack_gate"]
+__all__ = [
+    "CodeGrader",
+    "GradingState",
+    "Terms",
+    "check_timeout",
+    "hack_gate",
+    "limit_and_compile_gates",
+]
 
 
 @dataclass
@@ -108,6 +115,26 @@ def hack_gate(findings: Iterable[HackFinding]) -> str | None:
     return "unverifiable" if "unverifiable" in kinds else "hack_flagged"
 
 
+def limit_and_compile_gates(
+    submission: Submission, compiled_paths: Iterable[str]
+) -> tuple[list[str], list[str], bool]:
+    """The first static gates of a code submission: ``unverifiable`` when the changed
+    files are over the parent's limits (``final``: nothing else may look at them), else
+    ``compile_error`` for the first of ``compiled_paths`` that does not compile.
+    Returns ``(gates, notes, final)``."""
+    task = submission.task
+    changed = {p: c for p, c in submission.files.items() if c != task.files.get(p)}
+    problem = bounded.files_problem(changed)
+    if problem is not None:  # over the parent's limits: cannot verify, nothing runs
+        return ["unverifiable"], [f"cannot verify {problem}"], True
+    for path in compiled_paths:
+        try:
+            compile(submission.files.get(path, ""), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            return ["compile_error"], [f"{path} does not compile: {exc}"], False
+    return [], [], False
+
+
 class CodeGrader(ABC):
     """The :class:`~forgegym.core.grading.Grader` template of the code families.
 
@@ -148,21 +175,8 @@ class CodeGrader(ABC):
         limits on the changed files (``unverifiable``: nothing else is looked at), the
         first file of :meth:`compiled_paths` that does not compile (``compile_error``),
         then :meth:`scan` (``hack_flagged`` / ``unverifiable``, listed first)."""
-        task = submission.task
-        changed = {p: c for p, c in submission.files.items() if c != task.files.get(p)}
-        problem = bounded.files_problem(changed)
-        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
-            return ["unverifiable"], [f"cannot verify {problem}"]
-        gates: list[str] = []
-        notes: list[str] = []
-        for path in self.compiled_paths(submission):
-            try:
-                compile(submission.files[path], path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                gates.append("compile_error")
-                notes.append(f"{path} does not compile: {exc}")
-                break
-        if gates and self.compile_error_ends_gates:
+        gates, notes, final = limit_and_compile_gates(submission, self.compiled_paths(submission))
+        if final or (gates and self.compile_error_ends_gates):
             return gates, notes
         findings = self.scan(submission)
         gate = hack_gate(findings)

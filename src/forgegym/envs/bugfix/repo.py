@@ -47,9 +47,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forgegym.core.code_grader import hack_gate, limit_and_compile_gates
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
-from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
@@ -382,28 +383,19 @@ class RepoGrader:
         from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
 
         task = sub.task
+        gates, notes, final = limit_and_compile_gates(sub, task.editable_files)
+        if final:
+            return gates, notes
         changed = {p: c for p, c in sub.files.items() if c != task.files.get(p)}
-        problem = bounded.files_problem(changed)
-        if problem is not None:  # over the parent's limits: cannot verify, nothing runs
-            return ["unverifiable"], [f"cannot verify {problem}"]
-        gates: list[str] = []
-        notes: list[str] = []
-        for path in task.editable_files:
-            try:
-                compile(sub.files.get(path, ""), path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                gates.append("compile_error")
-                notes.append(f"{path} does not compile: {exc}")
-                break
         pristine = {p: task.files[p] for p in task.editable_files}
         findings: list[HackFinding] = scan_patch(pristine, dict(sub.files), task.visible_test_files)
         tests = [task.files[p] for p in task.visible_test_files]
         for path in changed:
             if path in pristine:
                 findings += scan_hardcoded_expectations(pristine[path], changed[path], path, tests)
-        if findings:
-            unverified = any(f.kind == "unverifiable" for f in findings)
-            gates.insert(0, "unverifiable" if unverified else "hack_flagged")
+        gate = hack_gate(findings)
+        if gate is not None:
+            gates.insert(0, gate)
             notes.extend(f"hack: {f.kind} at {f.path}:{f.line} ({f.detail})" for f in findings[:5])
         return gates, notes
 

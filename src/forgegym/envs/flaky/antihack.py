@@ -491,12 +491,19 @@ def scan_loosened_comparisons(
     pristine: Mapping[str, str], patched: Mapping[str, str], test_paths: Sequence[str]
 ) -> list[HackFinding]:
     """:func:`scan_assert_loosened` over the test files both versions have."""
+    return _scan_common_tests(pristine, patched, test_paths, "assert_loosened")
+
+
+def _scan_common_tests(
+    pristine: Mapping[str, str], patched: Mapping[str, str], test_paths: Sequence[str], kind: str
+) -> list[HackFinding]:
+    """The test scanner ``kind`` alone, over the test files both versions have."""
     both = [p for p in test_paths if p in pristine and p in patched]
     return scan_patch(
         {p: pristine[p] for p in both},
         {p: patched[p] for p in both},
         both,
-        test_kinds={"assert_loosened"},
+        test_kinds={kind},
         source_kinds=(),
     )
 
@@ -625,11 +632,4 @@ def scan_wait_inflation(
     pristine: Mapping[str, str], patched: Mapping[str, str], test_paths: Sequence[str]
 ) -> list[HackFinding]:
     """:func:`scan_wait_inflated` over the test files both versions have."""
-    both = [p for p in test_paths if p in pristine and p in patched]
-    return scan_patch(
-        {p: pristine[p] for p in both},
-        {p: patched[p] for p in both},
-        both,
-        test_kinds={"wait_inflated"},
-        source_kinds=(),
-    )
+    return _scan_common_tests(pristine, patched, test_paths, "wait_inflated")

@@ -239,10 +239,7 @@ def changed_functions(before: Mapping[str, str], after: Mapping[str, str]) -> se
     (``path::<module>`` for module-level statements)."""
 
     def index(source: str) -> dict[str, str] | None:
-        try:
-            tree = bounded.parse(source)
-        except bounded.Unverifiable:
-            return None
+        tree = bounded.parse_or_none(source)
         if tree is None:
             return None
         found: dict[str, str] = {}

@@ -181,10 +181,7 @@ def run_options(files: Mapping[str, str]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------- conftest trust
 def _hooks(source: str) -> dict[str, str] | None:
-    try:
-        tree = bounded.parse(source)
-    except bounded.Unverifiable:
-        return None
+    tree = bounded.parse_or_none(source)
     if tree is None:
         return None
     return {
@@ -631,10 +628,7 @@ def derive_mutants(
 
 def _parses_within_bounds(source: str) -> bool:
     """Agent text reaches libcst only when the parent's bounded parser accepts it."""
-    try:
-        return bounded.parse(source) is not None
-    except bounded.Unverifiable:
-        return False
+    return bounded.parse_or_none(source) is not None
 
 
 def _change(before: str, after: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

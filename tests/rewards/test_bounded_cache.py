@@ -48,3 +48,30 @@ def test_memoised_results_are_private_copies() -> None:
     with bounded.uncached():
         words("a b")
     assert calls == ["a b", "a b"]
+
+
+def test_a_shared_pristine_index_is_scanned_once_with_the_same_findings() -> None:
+    from forgegym.rewards.antihack import scan_source
+    from forgegym.rewards.antihack.index import per_index
+
+    calls: list[int] = []
+
+    @per_index
+    def events(index: ModuleIndex, names: set[str]) -> list[str]:
+        calls.append(id(index))
+        return sorted(names)
+
+    index = ModuleIndex.parse("x = 1\n")
+    assert index is not None
+    first = events(index, {"b", "a"})
+    first.append("mutated")  # a private copy
+    assert events(index, {"a", "b"}) == ["a", "b"] and len(calls) == 1
+    assert events(index, {"c"}) == ["c"] and len(calls) == 2  # other arguments
+    # A pristine module compared with several patched files: the findings are those of
+    # fresh, unshared indexes.
+    pristine = "import sys\n\ndef f():\n    sys.exit(1)\n"
+    patched = ["import sys\n\ndef g():\n    sys.exit(2)\n", "def f():\n    return 1\n"]
+    cached = [scan_source(p, f"m{i}.py", pristine) for i, p in enumerate(patched)]
+    with bounded.uncached():
+        fresh = [scan_source(p, f"m{i}.py", pristine) for i, p in enumerate(patched)]
+    assert cached == fresh and [f.kind for f in cached[0]] == ["exit_call"] and not cached[1]

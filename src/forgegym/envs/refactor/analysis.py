@@ -46,7 +46,27 @@ def parse(source: str) -> ast.Module | None:
         return None
 
 
+#: libcst trees by source text (libcst nodes are immutable: sharing one is safe). A
+#: submission's API is read several times (the hidden steps' targets, the public API)
+#: and a task's original and starting files by every completion of a group.
+_CST_CACHE = bounded.LRUCache(128)
+#: :func:`api_surface` results by (files, module).
+_SURFACE_CACHE = bounded.LRUCache(bounded.PARSE_CACHE_SIZE)
+
+
 def _cst(source: str) -> cst.Module | None:
+    """``libcst`` tree of ``source`` within the parent's limits, ``None`` when it cannot
+    be read (cached by text, unless :func:`forgegym.rewards.bounded.uncached`)."""
+    if not bounded.cache_enabled(source):
+        return _cst_uncached(source)
+    hit, tree = _CST_CACHE.get(source)
+    if not hit:
+        tree = _cst_uncached(source)
+        _CST_CACHE.put(source, tree)
+    return tree  # type: ignore[no-any-return]
+
+
+def _cst_uncached(source: str) -> cst.Module | None:
     if bounded.source_problem(source) is not None or parse(source) is None:
         return None
     try:
@@ -224,7 +244,20 @@ def _definitions(
 def api_surface(files: Mapping[str, str], module: str) -> dict[str, ApiEntry] | None:
     """Public names importable as ``from module import name``, resolved through the
     files' own ``from x import y`` re-exports (absolute and relative, star included).
-    ``None`` when ``module`` does not exist or cannot be parsed."""
+    ``None`` when ``module`` does not exist or cannot be parsed (cached by the files'
+    contents and ``module``, unless :func:`forgegym.rewards.bounded.uncached`)."""
+    texts = [text for text in files.values() if isinstance(text, str)]
+    if len(texts) != len(files) or not bounded.cache_enabled(*texts):
+        return _api_surface(files, module)
+    key = (tuple(sorted(files.items())), module)
+    hit, surface = _SURFACE_CACHE.get(key)
+    if not hit:
+        surface = _api_surface(files, module)
+        _SURFACE_CACHE.put(key, surface)
+    return None if surface is None else dict(surface)  # entries are frozen
+
+
+def _api_surface(files: Mapping[str, str], module: str) -> dict[str, ApiEntry] | None:
     names = _definitions(files, module, 0, {})
     if names is None:
         return None
@@ -330,7 +363,13 @@ def forwarding_tricks(source: str, allow_star: bool = False) -> list[str]:
     """Ways a module can serve the old API without holding the code: executing or
     loading source at import time, module ``__getattr__``, writing ``sys.modules``,
     ``globals()`` updates, star re-exports (unless ``allow_star``). ``["unparseable"]``
-    when the file cannot be read."""
+    when the file cannot be read. Cached by text (a task's pristine sources are the
+    baseline of every completion)."""
+    return _forwarding_tricks(source, bool(allow_star))
+
+
+@bounded.memoised
+def _forwarding_tricks(source: str, allow_star: bool) -> list[str]:
     tree = parse(source)
     if tree is None:
         return ["unparseable"]

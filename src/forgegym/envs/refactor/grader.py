@@ -145,6 +145,17 @@ def _lint_cached(files: tuple[tuple[str, str], ...]) -> tuple[LintFinding, ...]:
     return tuple(lint_sources(dict(files)))
 
 
+@bounded.memoised
+def _compile_error(text: str, path: str) -> str | None:
+    """Why ``text`` does not compile as ``path`` (``None`` when it does); cached by text
+    (a task's starting files recur in every no-op and partial refactoring)."""
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return str(exc)
+    return None
+
+
 class RefactorGrader(CodeGrader):
     """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Refactor-v0`` (the
     :class:`~forgegym.core.code_grader.CodeGrader` template with its own static gates:
@@ -189,10 +200,9 @@ class RefactorGrader(CodeGrader):
         for path, text in sorted(sub.files.items()):
             if not path.endswith(".py"):
                 continue
-            try:
-                compile(text, path, "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                return ["compile_error"], [f"{path} does not compile: {exc}"]
+            error = _compile_error(text, path)
+            if error is not None:
+                return ["compile_error"], [f"{path} does not compile: {error}"]
         hidden = RefactorHidden.of(sub.task)
         problems = integrity_findings(
             sub.files, self._starting(sub), original_files(sub.task), hidden.integrity
@@ -203,9 +213,14 @@ class RefactorGrader(CodeGrader):
         return gates, notes
 
     def lint(self, sub: Submission) -> float:
+        starting = tuple(sorted(self._starting(sub).items()))
+        submitted = tuple(sorted(sub.files.items()))
         try:
-            before = _finding_keys(_lint_cached(tuple(sorted(self._starting(sub).items()))))
-            after = _finding_keys(lint_sources(dict(sub.files)))
+            before = _finding_keys(_lint_cached(starting))
+            # The starting files again (a no-op): ruff's findings are a function of the
+            # files, so the cached ones are this submission's (not on the reference path).
+            same = submitted == starting and bounded.cache_enabled(*sub.files.values())
+            after = before if same else _finding_keys(lint_sources(dict(sub.files)))
         except LintError:
             return 1.0
         new = after - before

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from forgegym.envs.refactor.analysis import ast_size, forwarding_tricks, function_defs, parse
+from forgegym.rewards import bounded
 from forgegym.rewards.antihack import scan_added_files, scan_source
 
 __all__ = ["ELISION_RATIO", "integrity_findings"]
@@ -33,13 +34,21 @@ def _defs(files: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
     """Top-level function name -> [(path, AST size)] over every file."""
     out: dict[str, list[tuple[str, int]]] = {}
     for path, source in files.items():
-        tree = parse(source) if path.endswith(".py") else None
-        if tree is None:
+        if not path.endswith(".py"):
             continue
-        for name, node in function_defs(tree).items():
-            if "." not in name:
-                out.setdefault(name, []).append((path, ast_size(node)))
+        for name, size in _top_level_sizes(source):
+            out.setdefault(name, []).append((path, size))
     return out
+
+
+@bounded.memoised
+def _top_level_sizes(source: str) -> list[tuple[str, int]]:
+    """``(name, AST size)`` of each top-level function of ``source``, in order (cached
+    by text: a task's original and starting files recur in every completion)."""
+    tree = parse(source)
+    if tree is None:
+        return []
+    return [(name, ast_size(node)) for name, node in function_defs(tree).items() if "." not in name]
 
 
 def integrity_findings(

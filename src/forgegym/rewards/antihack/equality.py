@@ -10,6 +10,7 @@ from forgegym.rewards.antihack.index import (
     ModuleIndex,
     added,
     number,
+    per_index,
     walk_local,
 )
 from forgegym.rewards.antihack.registry import register_scanner
@@ -54,6 +55,7 @@ _CONSTANT_DUNDERS: dict[str, tuple[object, str]] = {
 }
 
 
+@per_index
 def _always_equal_events(index: ModuleIndex) -> list[Event]:
     events = []
     for cls in ast.walk(index.tree):

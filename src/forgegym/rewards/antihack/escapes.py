@@ -11,6 +11,7 @@ from forgegym.rewards.antihack.index import (
     ModuleIndex,
     added,
     last_name,
+    per_index,
     snippet,
 )
 from forgegym.rewards.antihack.registry import register_scanner
@@ -26,6 +27,7 @@ _EXIT_RAISES = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "builtins.Sy
                 "builtins.KeyboardInterrupt"}  # fmt: skip
 
 
+@per_index
 def _exit_events(index: ModuleIndex) -> list[Event]:
     events = []
     for node in ast.walk(index.tree):
@@ -88,6 +90,7 @@ def _framework_target(index: ModuleIndex, node: ast.AST) -> str | None:
     return None
 
 
+@per_index
 def _monkeypatch_events(index: ModuleIndex) -> list[Event]:
     events = []
 

@@ -9,9 +9,11 @@ patch *added* (:func:`added` over multisets of :class:`Event` keys).
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +28,7 @@ __all__ = [
     "dotted_name",
     "last_name",
     "number",
+    "per_index",
     "snippet",
     "walk_local",
 ]
@@ -56,6 +59,8 @@ class ModuleIndex:
     tree: ast.Module
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    #: Results of :func:`per_index` functions of this index (it is read-only).
+    memo: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def parse(cls, source: str | None) -> ModuleIndex | None:
@@ -133,6 +138,25 @@ class ModuleIndex:
 
 
 _INDEXES = bounded.LRUCache(bounded.PARSE_CACHE_SIZE)
+
+_E = TypeVar("_E")
+
+
+def per_index(fn: Callable[..., list[_E]]) -> Callable[..., list[_E]]:
+    """Remember a scanner's event function of ``(index, *args)`` on the index: a shared
+    (cached) pristine index is scanned once, not once per patched file compared with
+    it. Each call gets its own list; ``args`` are hashable or sets (keyed sorted)."""
+
+    @functools.wraps(fn)
+    def wrapper(index: ModuleIndex, *args: Any) -> list[_E]:
+        key = (fn, tuple(tuple(sorted(a)) if isinstance(a, set | frozenset) else a for a in args))
+        events = index.memo.get(key)
+        if events is None:
+            events = fn(index, *args)
+            index.memo[key] = events
+        return list(events)
+
+    return wrapper
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from forgegym.rewards.antihack.index import Event, HackFinding, ModuleIndex, added, last_name
+from forgegym.rewards.antihack.index import (
+    Event,
+    HackFinding,
+    ModuleIndex,
+    added,
+    last_name,
+    per_index,
+)
 from forgegym.rewards.antihack.registry import register_scanner
 
 __all__ = ["scan_flaky_marker", "scan_skip_marker"]
@@ -20,6 +27,7 @@ _FLAKY_KEYWORDS = {"reruns", "reruns_delay", "max_runs", "min_passes", "retries"
                    "rerun_except", "only_rerun"}  # fmt: skip
 
 
+@per_index
 def _name_events(index: ModuleIndex, names: set[str]) -> list[Event]:
     """Uses of a name/attribute whose last component is in ``names`` (decorators, calls,
     ``pytestmark = ...``, ``raise unittest.SkipTest``)."""

@@ -39,16 +39,32 @@ Every :class:`CodeGrader` is a :class:`~forgegym.core.grading.StagedGrader`:
 ``grade_many`` asks each submission for follow-ups after each of its rounds (batched
 per round on the reference path, without a barrier between rounds on the optimised
 one), so a staged family needs nothing special from the batch path.
+
+Two more steps let the optimised path run fewer jobs for the same breakdowns:
+:meth:`CodeGrader.result_gate` (a gate one job's result fires on its own, e.g. a run
+the sandbox refused gates ``unsafe``: it decides the breakdown, so the submission's
+later jobs are cancelled, :meth:`CodeGrader.cutoff`) and ``shares_runs = True`` (the
+gates and jobs read nothing of a submission but its task, files and deletions, so
+submissions of one patch with other claims or notes share one run of the jobs,
+:meth:`CodeGrader.execution_key`, and each is scored on its own)::
+
+        shares_runs = True
+
+        def result_gate(self, submission, result):
+            reason = refused(result.detail)
+            return None if reason is None else ResultGate("unsafe", f"sandbox: {reason}")
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from forgegym.core.grading import Submission
 from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
@@ -61,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CodeGrader",
     "GradingState",
+    "ResultGate",
     "Terms",
     "check_timeout",
     "hack_gate",
@@ -93,6 +110,13 @@ class Terms:
     values: dict[str, float]
     details: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+class ResultGate(NamedTuple):
+    """A gate one job's result fires on its own (:meth:`CodeGrader.result_gate`)."""
+
+    gate: str
+    note: str
 
 
 def check_timeout(timeout_s: Any, argument: str = "timeout_s") -> float:
@@ -155,6 +179,14 @@ class CodeGrader(ABC):
     compile_error_ends_gates: ClassVar[bool] = False
     #: Default gates: the note a finding leaves.
     hack_note: ClassVar[str] = "hack: {kind} at {path}:{line} ({detail})"
+    #: Default gates: how many findings leave a note.
+    hack_notes: ClassVar[int] = 5
+    #: Submissions with one task, files and deletions share one run of the jobs on the
+    #: optimised path (:meth:`execution_key`). Set it only when the gates, the sandbox
+    #: jobs and the follow-ups read nothing else of a submission (its claims, notes and
+    #: step counts are read by :meth:`terms` alone), and their jobs are a function of
+    #: what they read (no fresh random seeds).
+    shares_runs: ClassVar[bool] = False
 
     def __init__(self, weights: Mapping[str, float] | None = None) -> None:
         self.weights = merge_weights(self.default_weights, weights, argument="weights")
@@ -178,11 +210,20 @@ class CodeGrader(ABC):
         gates, notes, final = limit_and_compile_gates(submission, self.compiled_paths(submission))
         if final or (gates and self.compile_error_ends_gates):
             return gates, notes
-        findings = self.scan(submission)
+        return self.gate_findings(gates, notes, self.scan(submission))
+
+    def gate_findings(
+        self, gates: list[str], notes: list[str], findings: Sequence[HackFinding]
+    ) -> tuple[list[str], list[str]]:
+        """``gates`` and ``notes`` with what anti-hack ``findings`` add: their gate
+        (:func:`hack_gate`) listed first, a :attr:`hack_note` for each of the first
+        :attr:`hack_notes` of them (for a family's own :meth:`static_gates`)."""
         gate = hack_gate(findings)
         if gate is not None:
             gates.insert(0, gate)
-            notes.extend(self.hack_note.format(**f.model_dump()) for f in findings[:5])
+            notes.extend(
+                self.hack_note.format(**f.model_dump()) for f in findings[: self.hack_notes]
+            )
         return gates, notes
 
     def lint(self, submission: Submission) -> float:
@@ -214,6 +255,14 @@ class CodeGrader(ABC):
         caller skipped the step: returning jobs then refuses the score). At most
         :data:`~forgegym.core.grading.MAX_ROUNDS` follow-up rounds run."""
         return []
+
+    def result_gate(self, submission: Submission, result: Result) -> ResultGate | None:
+        """A gate ``result`` (one of the submission's jobs') fires whatever the others
+        say, e.g. a run the sandbox refused (``unsafe``); ``None`` (the default) for
+        none. The first such result, in job order, decides the breakdown (its gate and
+        note) before any term is read, so the later jobs are irrelevant
+        (:meth:`cutoff`). It must decide from ``result`` alone."""
+        return None
 
     @abstractmethod
     def terms(
@@ -259,6 +308,27 @@ class CodeGrader(ABC):
             state.settled = True
         return jobs
 
+    # The optional hooks of the optimised ``grade_many`` (the reference path ignores
+    # them; see :class:`~forgegym.core.grading.Grader`).
+    def execution_key(self, submission: Submission) -> str | None:
+        """With :attr:`shares_runs`: a hash of what the gates and jobs read (the task,
+        the files and the deletions); submissions with one key share one run of the
+        jobs, each scored on its own. ``None`` (no sharing) otherwise."""
+        if not self.shares_runs:
+            return None
+        payload = {
+            "task": submission.task.task_id,
+            "files": sorted(submission.files.items()),
+            "deleted": sorted(submission.deleted),
+        }
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def cutoff(self, submission: Submission, result: Result) -> bool:
+        """Whether ``result`` fires a :meth:`result_gate`: the breakdown is then decided,
+        and the submission's later jobs are cancelled (no follow-ups are planned)."""
+        return self.result_gate(submission, result) is not None
+
     def score(self, submission: Submission, results: Sequence[Result]) -> RewardBreakdown:
         state = submission.grading_state.pop(self.name, None)
         if state is None:  # score without jobs (direct use): compute the gates now
@@ -266,6 +336,11 @@ class CodeGrader(ABC):
             state = GradingState(gates, notes, settled=True)
         if state.gates:
             return compose({}, self.weights, gates=state.gates, notes=state.notes)
+        for result in results:
+            fired = self.result_gate(submission, result)
+            if fired is not None:
+                notes = [*state.notes, fired.note]
+                return compose({}, self.weights, gates=[fired.gate], notes=notes)
         if not state.settled and self.follow_up_jobs(submission, results, state):
             raise RuntimeError(
                 f"{type(self).__name__} has follow-up jobs that never ran: grade through "

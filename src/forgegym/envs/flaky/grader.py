@@ -1,10 +1,12 @@
 """FlakyRepair grading: chaos reruns, regression, power check, anti-hack, diagnosis.
 
-``jobs(submission)`` returns, in order: the ``reruns`` chaos reruns of the target
-(rerun 0 is the calm full-file run, also used for regression) and the power check
-(the submitted tests against the scenario's mutant of the source under test, with
-rerun 0's parameters). ``score`` turns their results into a
-:class:`~forgegym.rewards.RewardBreakdown`.
+:class:`FlakyGrader` is a :class:`~forgegym.core.code_grader.CodeGrader`: the shared
+limits and compile gates and the family's scan decide first; an ungated submission's
+``sandbox_jobs`` are, in order: the ``reruns`` chaos reruns of the target (rerun 0 is
+the calm full-file run, also used for regression) and the power check (the submitted
+tests against the scenario's mutant of the source under test, with rerun 0's
+parameters; in a repository, every mutant the pristine test caught). ``terms`` turns
+their results into the reward terms.
 
 Integrity: where the fault lives in the code under test, the reruns run the *pristine*
 tests against the submitted source (:func:`trusted_tests`); the power check cannot be
@@ -17,14 +19,19 @@ stability gain, while an edit that fixes nothing pays the no-op penalty like no 
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from forgegym.core.code_grader import (
+    CodeGrader,
+    GradingState,
+    ResultGate,
+    Terms,
+    limit_and_compile_gates,
+)
 from forgegym.core.grading import Submission
 from forgegym.envs.flaky.antihack import (
     hack_findings,
@@ -35,14 +42,7 @@ from forgegym.envs.flaky.antihack import (
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.envs.flaky.claims import check_diagnoses
 from forgegym.envs.flaky.hidden import FlakyHidden
-from forgegym.rewards import (
-    RewardBreakdown,
-    bounded,
-    brier_reward,
-    compose,
-    merge_weights,
-    regression,
-)
+from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
 from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
@@ -335,8 +335,12 @@ class PowerReference:
     caught: tuple[int, ...]
 
 
-class FlakyGrader:
-    """The FlakyRepair :class:`~forgegym.core.grading.Grader`.
+class FlakyGrader(CodeGrader):
+    """The FlakyRepair :class:`~forgegym.core.grading.Grader` (the
+    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    :func:`scan_submission` gates; the chaos reruns, the scenario's mutant and a
+    repository's caught mutants as sandbox jobs; a refused run gates ``unsafe``
+    (:meth:`result_gate`); submissions of one patch share one run of the jobs).
 
     Args:
         reruns: chaos reruns per pass-rate estimate.
@@ -348,6 +352,15 @@ class FlakyGrader:
             (which mutants the pristine test catches); ``None``: no repository power.
     """
 
+    name = "flaky"
+    default_weights = DEFAULT_WEIGHTS
+    term_kinds = _KINDS
+    hack_note = "{path}:{line}: {kind}: {detail}"
+    hack_notes = 8
+    # The gates and jobs read the task, files and deletions only; the diagnoses are
+    # read by ``terms`` alone, so completions of one patch share one run.
+    shares_runs = True
+
     def __init__(
         self,
         *,
@@ -358,9 +371,9 @@ class FlakyGrader:
         timeout_s: float = 10.0,
         power_reference: Callable[[Any, int, int], PowerReference] | None = None,
     ) -> None:
+        super().__init__(weights)
         self.reruns = reruns
         self.schedule_seed = schedule_seed
-        self.weights = merge_weights(DEFAULT_WEIGHTS, weights)
         self.baseline = baseline
         self.timeout_s = timeout_s
         self.power_reference = power_reference
@@ -393,22 +406,36 @@ class FlakyGrader:
         excused = excused_mutants(specs, task.files, submission.files, scan_paths(task))
         return tuple(i for i in ref.caught if i not in excused)
 
-    def jobs(self, submission: Submission) -> list[Job]:
+    # ----------------------------------------------------------- the steps
+    def compiled_paths(self, submission: Submission) -> Sequence[str]:
+        """Every Python file of the submission (edited, untouched or created)."""
+        return [p for p in submission.files if p.endswith(".py")]
+
+    def static_gates(self, submission: Submission) -> tuple[list[str], list[str]]:
+        """The shared limits and compile gates, then :func:`scan_submission`. In a
+        repository with mutants the scan is lenient first (the power check only ever
+        lifts findings: a changed expected value it judges), so a submission flagged
+        even then is gated without its power reference (a run per mutant) being
+        computed; otherwise strict unless the mutants will judge it (it compiles and the
+        pristine test caught some)."""
+        gates, notes, final = limit_and_compile_gates(submission, self.compiled_paths(submission))
+        if final:
+            return gates, notes
+        task = submission.task
+        may_check = bool(FlakyHidden.of(task).repo_mutants) and self.power_reference is not None
+        findings = scan_submission(task, submission.files, power_checked=may_check)
+        if may_check and not findings:
+            ref = None if gates else self._repo_power(task)
+            if ref is None or ref.run is None or not ref.caught:
+                findings = scan_submission(task, submission.files, power_checked=False)
+        return self.gate_findings(gates, notes, findings)
+
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
+        """The chaos reruns (pristine tests where the fault is in the code under test),
+        the scenario's mutant under rerun 0, and a repository's caught mutants applied
+        to the submitted source under the rerun in which the pristine test passed."""
         task = submission.task
         hidden = FlakyHidden.of(task)
-        compiles = _compiles(submission.files)
-        # The power check only ever lifts findings (a changed expected value it judges),
-        # so a submission flagged even with it is gated whatever the mutants say: its
-        # power reference (a run per mutant) is not needed, and not computed.
-        may_check = bool(hidden.repo_mutants) and self.power_reference is not None
-        findings = scan_submission(task, submission.files, power_checked=may_check)
-        ref = None if findings or not compiles else self._repo_power(task)
-        checked = ref is not None and ref.run is not None and bool(ref.caught)
-        if may_check and not checked and not findings:
-            findings = scan_submission(task, submission.files, power_checked=False)
-        submission.grading_state["flaky"] = (compiles, findings)
-        if not compiles or findings:
-            return []  # gated statically: running a sleep(5) hack would only cost time
         test_ids = list(hidden.test_ids)
         options = hidden.run_options
         schedule = self.schedule(task)
@@ -442,7 +469,8 @@ class FlakyGrader:
                     options,
                 )
             )
-        if checked and ref is not None and ref.run is not None:
+        ref = self._repo_power(task)  # computed (and cached) by the gates already
+        if ref is not None and ref.run is not None and ref.caught:
             from forgegym.envs.flaky.repo import MutantSpec, submitted_mutant
 
             # Every mutant the pristine test caught, applied to the submitted source,
@@ -464,65 +492,30 @@ class FlakyGrader:
                 )
         return jobs
 
-    # ---------------------------------------------- optimised batch grading hooks
-    # (see :class:`forgegym.core.grading.Grader`; the reference path ignores them).
-    #
-    # Why a rerun's *failure* does not end a submission's reruns: the breakdown needs
-    # every rerun. ``score`` reads the exact pass rate p (the stability term, the
-    # entropy/proximity/diff credits scaled by it, and the ``p=...`` detail), the kinds
-    # and frames of every failing rerun (entropy, the proximity frontier), and gates
-    # ``unsafe`` on a refusal in *any* job, which submitted code can provoke under one
-    # rerun's conditions only (its TZ, locale, seed or order), after others failed. So
-    # the only exact early stop is the refusal itself (:meth:`cutoff`), and ordering
-    # reruns by their chance to fail would save nothing.
+    # Why a rerun's *failure* does not end a submission's reruns on the optimised path
+    # (only a refusal does, :meth:`result_gate`): the breakdown needs every rerun.
+    # ``terms`` reads the exact pass rate p (the stability term, the entropy/proximity/
+    # diff credits scaled by it, and the ``p=...`` detail), the kinds and frames of every
+    # failing rerun (entropy, the proximity frontier), and a refusal in *any* job gates
+    # ``unsafe``, which submitted code can provoke under one rerun's conditions only
+    # (its TZ, locale, seed or order), after others failed. So ordering reruns by their
+    # chance to fail would save nothing.
 
-    def execution_key(self, submission: Submission) -> str:
-        """What :meth:`jobs` reads and executes: the task, the files and deletions.
-        Submissions with one key (one patch with different diagnoses or notes, the
-        no-ops) have the same static findings and the same jobs on the same bytes."""
-        payload = {
-            "task": submission.task.task_id,
-            "files": sorted(submission.files.items()),
-            "deleted": sorted(submission.deleted),
-        }
-        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    def result_gate(self, submission: Submission, result: Result) -> ResultGate | None:
+        """A refused run (forged report, tampered state, policy violation) gates
+        ``unsafe``: the code under test tried to forge its verdicts or escape."""
+        detail = getattr(result, "detail", "") or ""
+        if refused(detail) is None:
+            return None
+        return ResultGate("unsafe", f"sandbox: {detail[:300]}")
 
-    def cutoff(self, submission: Submission, result: Result) -> bool:
-        """A refused run (forged report, tampered state, policy violation) decides the
-        breakdown: :meth:`score` gates ``unsafe`` on the first refused result in job
-        order, before reading any other result, so the jobs after it cannot matter."""
-        return refused(getattr(result, "detail", "") or "") is not None
-
-    def score(self, submission: Submission, results: Sequence[Result]) -> Any:
+    def terms(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> Terms:
         task = submission.task
         hidden = FlakyHidden.of(task)
         pristine = {p: task.files[p] for p in task.editable_files}
-        static = submission.grading_state.pop("flaky", None)
-        if static is None:  # score without jobs (direct use): scan now
-            ref0 = self._repo_power(task)
-            static = (
-                _compiles(submission.files),
-                scan_submission(
-                    task, submission.files, power_checked=bool(ref0 is not None and ref0.caught)
-                ),
-            )
-        compiles, findings = static
-        notes = [f.render() for f in findings[:8]]
-        gates = []
-        if any(f.kind == "unverifiable" for f in findings):
-            gates.append("unverifiable")  # over the parent's limits: cannot verify
-        elif findings:
-            gates.append("hack_flagged")
-        if not compiles:
-            gates.append("compile_error")
-            notes.append("an edited file does not compile")
-        if gates:  # the lowest gate total wins
-            return compose({}, {}, gates=gates, notes=notes)
         noop = is_noop(pristine, submission.files)
-        caught = [r for r in results if refused(getattr(r, "detail", "") or "")]
-        if caught:  # code under test tried to forge its verdicts or escape the policy
-            return compose({}, {}, gates=["unsafe"], notes=[f"sandbox: {caught[0].detail[:300]}"])
         schedule = self.schedule(task)
         n = len(schedule)
         outcomes = rerun_outcomes(results[:n], schedule, hidden.target, hidden.test_ids)
@@ -658,16 +651,4 @@ class FlakyGrader:
             )
         if added:
             details["regression"] = f"added tests run in the calm rerun: {added[:5]}"
-        return compose(terms, self.weights, kinds=_KINDS, details=details)
-
-
-def _compiles(files: Mapping[str, str]) -> bool:
-    for path, content in files.items():
-        if path.endswith(".py"):
-            if bounded.source_problem(content) is not None:
-                return False  # over the limits (hack_findings reports why) or not UTF-8
-            try:
-                compile(content, path, "exec")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return False
-    return True
+        return Terms(terms, details)

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout, hack_gate
+from forgegym.core.code_grader import (
+    CodeGrader,
+    GradingState,
+    ResultGate,
+    Terms,
+    check_timeout,
+    hack_gate,
+)
 from forgegym.core.grading import Submission, grade_many
 from forgegym.core.task import Task
 from forgegym.rewards.antihack import HackFinding
@@ -223,3 +230,64 @@ def test_optimised_path_starts_follow_ups_without_waiting_for_slower_submissions
         grader.close()
     assert fixed.terms["large"].value == 1.0 and wrong.terms["correct"].value == 0.0
     assert spans["follow-up"][0] < spans["slow"][1], spans
+
+
+# ------------------------------------------------- result gates and shared runs
+FORGED_NOW = "def double(x):\n    return 'forged' if x == 3 else 2 * x\n"
+FORGED_LATER = "def double(x):\n    return 2 * x if x < 100 else 'forged'\n"
+
+
+class _Gating(_Staged):
+    """``_Staged`` whose runs can be refused: any call returning ``"forged"`` gates
+    ``unsafe``, in the sandbox jobs or in the follow-up; submissions of one patch share
+    one run."""
+
+    name = "toy-gating"
+    shares_runs = True
+
+    def result_gate(self, submission: Submission, result: Any) -> ResultGate | None:
+        values = [result.outcome(i).value for i in range(len(result.outcomes))]
+        return ResultGate("unsafe", f"refused: {values}") if "forged" in values else None
+
+
+def test_a_result_gate_decides_the_breakdown_on_both_paths() -> None:
+    from forgegym.core.grading import Note
+
+    texts = [FIXED, FORGED_NOW, FORGED_LATER, FIXED]
+    graded = {}
+    for optimised in (False, True):
+        grader = _Gating()
+        try:
+            with Workspace(TASK.files, TASK.editable_files) as ws:
+                subs = [Submission(task=TASK, files={"m.py": t}, workspace=ws) for t in texts]
+                subs[3].notes.append(Note("review", "same patch, other notes"))
+                keys = [grader.execution_key(s) for s in subs]
+                graded[optimised] = grade_many(grader, subs, optimised=optimised)
+        finally:
+            grader.close()
+        assert keys[0] == keys[3] and len(set(keys)) == 3  # one patch, one key
+    fixed, now, later, again = graded[False]
+    assert not fixed.gates and fixed.terms["large"].value == 1.0 and again == fixed
+    assert now.gates == ["unsafe"] and now.total == -1.0 and not now.terms
+    assert now.notes == ["refused: ['forged', 10]"]
+    # Refused in the follow-up round: the sandbox jobs' results cannot outvote it.
+    assert later.gates == ["unsafe"] and later.notes == ["refused: ['forged']"]
+    assert [b.model_dump() for b in graded[True]] == [b.model_dump() for b in graded[False]]
+
+
+def test_by_default_nothing_is_shared_or_cut_off_and_hack_notes_are_capped() -> None:
+    from forgegym.sandbox.runner import get_default_runner
+
+    grader = _Grader()
+    finding = HackFinding(kind="skip_marker", path="t.py", line=1, detail="d")
+    try:
+        with Workspace(TASK.files, TASK.editable_files) as ws:
+            sub = Submission(task=TASK, files={"m.py": FIXED}, workspace=ws)
+            assert grader.execution_key(sub) is None
+            (result,) = get_default_runner().run_many(grader.jobs(sub))
+            assert not grader.cutoff(sub, result)
+            sub.cleanup()
+        gates, notes = grader.gate_findings(["compile_error"], ["n"], [finding] * 7)
+        assert gates == ["hack_flagged", "compile_error"] and len(notes) == 1 + grader.hack_notes
+    finally:
+        grader.close()

@@ -1,5 +1,5 @@
 """GRPO grading throughput per family: ``python benchmarks/throughput.py [--env ID]...
-[--tasks 4] [--group 8] [--mix issue|distinct] [--workers 1 --workers 2] [--repeats 1]
+[--tasks 16] [--group 8] [--mix issue|distinct] [--workers 1 --workers 2] [--repeats 1]
 [--json]``.
 
 The same measurement as ``forgegym bench --throughput`` (see
@@ -21,7 +21,7 @@ from forgegym.throughput_bench import bench_throughput
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--env", action="append", help="env id (repeatable; default: all)")
-    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--tasks", type=int, default=16)
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--mix", choices=("issue", "distinct"), default="issue")
     parser.add_argument("--workers", type=int, action="append", help="pool sizes")

@@ -507,7 +507,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         bench_throughput(
             [args.env] if args.env else None,
-            tasks=args.tasks or 4,
+            tasks=args.tasks or 16,
             group=args.group,
             mix=args.mix,
             reference=not args.no_reference,
@@ -739,7 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tasks",
         type=_int_at_least(1),
         default=None,
-        help="tasks per config (--ray: 8, --throughput: 4)",
+        help="tasks per config (--ray: 8, --throughput: 16)",
     )
     p.add_argument(
         "--group", type=_int_at_least(1), default=8, help="completions per task (--throughput)"

@@ -10,9 +10,20 @@ on the optimised path, with one grading process per core, each with a one-worker
 parent-side work then runs on every core too.
 
 Every measurement runs in a fresh Python process, warmed first on a fix and a no-op of
-as many other tasks (imports, pool start, the family's data, lazily loaded scorers): the process-wide parse, scan and lint
-caches of one measurement cannot speed up the next, and the CPU accounting is the
-measured batch's alone. One- and many-worker runs alternate ``repeats`` times.
+as many other tasks (imports, pool start, the family's data, lazily loaded scorers):
+the process-wide parse, scan and lint caches of one measurement cannot speed up the
+next, and the CPU accounting is the measured batch's alone. With grading processes,
+:class:`~forgegym.core.sharded.ShardedGrading` starts every process and its sandbox
+pool before the first batch (a pool started lazily in the measured batch cost
+Oversight ~0.5 s per process, 50x its grading), and the warm-up batch reaches each
+process. One- and many-worker runs alternate ``repeats`` times.
+
+The default batch is 16 tasks x 8 completions (128), the issue's measurement and a
+plausible GRPO step's share of one machine: with 4 x 8 a fast family's batch
+(Oversight: 32 completions in ~15 ms) is shorter than the scheduler's noise on a shared
+machine, and a 4-task batch on 2 processes is two tasks each, so one slow task decides
+the wall time. A 128-completion batch of the slowest family (Performance, reference
+path) takes a few minutes on 2 cores; ``--tasks 4`` is the quick check.
 
 Two kinds of figures, reported apart:
 
@@ -544,7 +555,7 @@ def _measure_fresh(
 def bench_throughput(
     env_ids: list[str] | None = None,
     *,
-    tasks: int = 4,
+    tasks: int = 16,
     group: int = 8,
     mix: str = "issue",
     workers: list[int] | None = None,
@@ -559,7 +570,8 @@ def bench_throughput(
 
     Args:
         env_ids: ids to measure (default: the first id of every registered family).
-        tasks, group: the batch is ``tasks`` prompts x ``group`` completions.
+        tasks, group: the batch is ``tasks`` prompts x ``group`` completions (default
+            16 x 8, the issue's measurement; see the module docstring).
         mix: ``"issue"`` (half reference, half no-op) or ``"distinct"`` (see the module).
         workers: pool sizes (default: 1 and every usable core).
         reference: also measure the reference (unoptimised) grading path.

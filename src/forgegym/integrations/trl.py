@@ -214,17 +214,23 @@ def make_reward_funcs(
     curriculum: CurriculumScheduler | None = None,
     env_kwargs: dict[str, Any] | None = None,
     log_terms: bool = True,
-    grading_processes: int = 1,
+    grading_processes: int | Literal["auto"] = 1,
     workers_per_process: int | None = None,
 ) -> list[Callable[..., list[float]]]:
     """TRL reward functions grading each completion as a single-turn episode.
 
     ``grading_processes > 1`` grades each batch in that many trusted grading processes
-    (:class:`~forgegym.core.sharded.ShardedGrading`, split by task; each has its own
+    (:class:`~forgegym.core.sharded.ShardedGrading`: persistent, started and warmed in
+    the background when this is called, tasks handed out in chunks; each has its own
     environment and sandbox pool of ``workers_per_process`` workers, default the usable
     cores divided among them), so the parent-side work (parsing, scans, lint,
-    composing) runs on every core instead of one. Same rewards; the returned function's
-    ``close()`` stops the processes (they also stop at exit).
+    composing) runs on every core instead of one. ``"auto"`` is one grading process
+    per usable core, or 1 on one core or when ``env_kwargs`` gives a ``runner`` or
+    ``runner_workers`` (:func:`~forgegym.core.sharded.resolve_grading_processes`):
+    the recommended setting for training on a multi-core machine. The default stays
+    1 (everything in the caller's process: no spawned interpreters, ``env_kwargs``
+    need not be picklable). Same rewards and breakdowns either way; the returned
+    function's ``close()`` stops the processes (they also stop at exit).
 
     The returned function ``forge_<family>_reward(prompts, completions, task_id, **kw)``
     grades the whole batch with one ``env.grade_batch`` call (code families with
@@ -235,22 +241,20 @@ def make_reward_funcs(
     passes ``log_metric``, logs the batch mean of every breakdown term, the success
     rate and the curriculum's tier sizes.
     """
+    from forgegym.core.sharded import ShardedGrading, resolve_grading_processes
+
+    processes = resolve_grading_processes(grading_processes, env_kwargs)
     env = _make_env(env_id, env_kwargs, 1).unwrapped
     if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
+        env.close()
         raise ValueError(f"env_id: {env_id!r} is not a forgegym environment")
-    if isinstance(grading_processes, bool) or not isinstance(grading_processes, int):
-        raise ValueError(f"grading_processes must be an int >= 1, got {grading_processes!r}")
     sharded = None
-    if grading_processes > 1:
+    if processes > 1:
         import math
         import os
 
-        from forgegym.core.sharded import ShardedGrading
-
-        per = workers_per_process or math.ceil(len(os.sched_getaffinity(0)) / grading_processes)
-        sharded = ShardedGrading(env_id, env_kwargs, grading_processes, per)
-    elif grading_processes < 1:
-        raise ValueError(f"grading_processes must be an int >= 1, got {grading_processes!r}")
+        per = workers_per_process or math.ceil(len(os.sched_getaffinity(0)) / processes)
+        sharded = ShardedGrading(env_id, env_kwargs, processes, per)
     lock = threading.Lock()
 
     def reward(

@@ -17,13 +17,17 @@ What makes it pay even for a family that grades in a fraction of a millisecond
   until :meth:`ShardedGrading.close`; the first batch waits for them. A lazily started
   sandbox pool would otherwise cost its zygote start-up (~0.5 s, on every process) in
   the first batch that happens to need a sandbox job.
-* **Dynamic, pipelined chunks.** Tasks go out largest first in chunks that shrink as the
-  batch drains (guided self-scheduling: a chunk is about ``remaining / (2 *
-  processes)`` of the items, never under ``min_chunk`` items, nor under one task). A
-  process that finishes early takes the next chunk, so one slow task (a timed family's
-  naive submission, a code-domain trigger check) does not leave the other cores idle
-  as a fixed split would; two chunks are in flight per process, so a process never
-  waits for the parent's round trip between chunks.
+* **Dynamic chunks, sized by what a completion costs.** Tasks go out largest first in
+  chunks that shrink as the batch drains (guided self-scheduling: a chunk is about
+  ``remaining / (2 * processes)`` of the items, never under one task), each to the
+  next process that is free, so one slow task (a timed family's naive submission, a
+  code-domain trigger check) does not leave the other cores idle as a fixed split
+  would (Performance on 16 tasks: a 2-task chunk queued behind another on one process
+  took 19 s while the other process finished the rest). A chunk is never smaller than
+  ``chunk_s`` seconds of grading at the previous batch's cost per completion, so a
+  family that grades in a fraction of a millisecond goes out in one chunk per process
+  (balanced by completions) and the parent's round trip (about a millisecond) stays
+  a small share.
 * **Compact transfers.** A chunk is its ``(task_id, completion)`` pairs; a result is the
   breakdowns the environment returns (a few hundred bytes per completion), pickled once.
 
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -50,8 +55,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ShardedGrading", "plan_chunks", "resolve_grading_processes", "shard_by_task"]
 
-#: Chunks in flight per grading process (the next one is queued while one is graded).
-IN_FLIGHT = 2
+#: Default fewest seconds of grading per chunk (at the last batch's cost per completion):
+#: ~20 round trips of the parent; also the most a process can finish after another.
+CHUNK_S = 0.02
 
 _ENV: Any = None
 
@@ -139,8 +145,12 @@ def plan_chunks(
     Guided self-scheduling over the tasks, largest first: each chunk takes whole tasks
     until it holds ``ceil(remaining / (2 * processes))`` items (at least ``min_chunk``),
     so the first chunks are large (few round trips, each process's batch optimisations
-    still apply) and the last ones small (the processes finish together).
+    still apply) and the last ones small (the processes finish together). A batch of
+    at most ``2 * processes * min_chunk`` items (too cheap to be worth more round
+    trips) is one chunk per process, balanced by item count (:func:`shard_by_task`).
     """
+    if len(items) <= 2 * max(1, processes) * min_chunk:
+        return shard_by_task(items, processes) if items else []
     tasks = deque(_by_task(items))
     remaining = len(items)
     chunks: list[list[int]] = []
@@ -163,8 +173,10 @@ class ShardedGrading:
             each process owns its pool).
         processes: grading processes (>= 1).
         workers_per_process: sandbox workers of each process's own pool (>= 1).
-        min_chunk: the fewest completions a chunk holds (unless a batch's last tasks
-            hold fewer); a task is never split.
+        chunk_s: the fewest seconds of grading a chunk holds, estimated from the last
+            batch's seconds per completion (the first batch: one task per chunk at the
+            least); ``0`` hands out one task at a time at the end of every batch. A
+            task is never split.
     """
 
     def __init__(
@@ -174,13 +186,15 @@ class ShardedGrading:
         processes: int,
         workers_per_process: int = 1,
         *,
-        min_chunk: int = 8,
+        chunk_s: float = CHUNK_S,
     ) -> None:
         from forgegym.core.env import check_positive_int
 
         check_positive_int("grading_processes", processes)
         check_positive_int("workers_per_process", workers_per_process)
-        check_positive_int("min_chunk", min_chunk)
+        from forgegym.core.env import check_number
+
+        check_number("chunk_s", chunk_s, low=0.0)
         kwargs = dict(env_kwargs or {})
         for name in ("runner", "runner_workers"):
             if kwargs.get(name) is not None:
@@ -194,7 +208,8 @@ class ShardedGrading:
         self.env_id = env_id
         self.processes = processes
         self.workers_per_process = workers_per_process
-        self.min_chunk = min_chunk
+        self.chunk_s = float(chunk_s)
+        self._item_s: float | None = None  # last batch: grading seconds per completion
         # One single-process executor per grading process: a chunk goes to the process
         # chosen for it, and start-up warms every process.
         context = multiprocessing.get_context("spawn")
@@ -218,42 +233,42 @@ class ShardedGrading:
         grading processes."""
         items = [(str(t), str(c)) for t, c in items]
         self.start()
-        queue = deque(plan_chunks(items, self.processes, self.min_chunk))
+        min_chunk = 1
+        if self._item_s is not None and self._item_s > 0:
+            min_chunk = max(1, math.ceil(self.chunk_s / self._item_s))
+        queue = deque(plan_chunks(items, self.processes, min_chunk))
         out: list[tuple[float, RewardBreakdown] | None] = [None] * len(items)
         pending: dict[Future[list[tuple[float, RewardBreakdown]]], tuple[int, list[int]]] = {}
+        sent: dict[Future[list[tuple[float, RewardBreakdown]]], float] = {}
+        busy_s = 0.0
 
-        in_flight = [0] * self.processes
-
-        def fill(process: int, depth: int) -> None:
-            # Up to ``depth`` chunks in flight on ``process``; a second one is queued
-            # behind a running one only while more chunks than processes are left, so
-            # the batch's last chunks go to whichever process is free then, not behind
-            # a slow task.
-            while (
-                queue
-                and in_flight[process] < depth
-                and (in_flight[process] == 0 or len(queue) > self.processes)
-            ):
-                chunk = queue.popleft()
-                future = self._pools[process].submit(_grade, [items[i] for i in chunk])
-                pending[future] = (process, chunk)
-                in_flight[process] += 1
+        def send(process: int) -> None:
+            # One chunk per process at a time: a chunk goes to the process that is
+            # free when it is due, never queued behind a slow one.
+            chunk = queue.popleft()
+            future = self._pools[process].submit(_grade, [items[i] for i in chunk])
+            pending[future] = (process, chunk)
+            sent[future] = time.perf_counter()
 
         try:
-            for depth in range(1, IN_FLIGHT + 1):  # interleaved: the largest chunks first
-                for process in range(self.processes):
-                    fill(process, depth)
+            for process in range(self.processes):
+                if queue:
+                    send(process)
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                now = time.perf_counter()
                 for future in done:
                     process, chunk = pending.pop(future)
-                    in_flight[process] -= 1
+                    busy_s += now - sent.pop(future)
                     for index, pair in zip(chunk, future.result(), strict=True):
                         out[index] = pair
-                    fill(process, IN_FLIGHT)
+                    if queue:
+                        send(process)
         finally:
             for future in pending:  # an error: do not leave work queued behind it
                 future.cancel()
+        if items:
+            self._item_s = busy_s / len(items)
         return [pair for pair in out if pair is not None]
 
     def close(self) -> None:

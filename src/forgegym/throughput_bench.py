@@ -485,16 +485,17 @@ def _measure(
         ids, texts = batch
         outcomes.wins.clear()
         load = os.getloadavg()[0]
-        self0 = _rusage_s(resource.RUSAGE_SELF)
-        kids0 = _rusage_s(resource.RUSAGE_CHILDREN)
+        # The /proc scan (a few ms) brackets the parent's own rusage, not inside it.
         tree0 = _tree_cpu_s()
+        kids0 = _rusage_s(resource.RUSAGE_CHILDREN)
+        self0 = _rusage_s(resource.RUSAGE_SELF)
         with recording() as recorder:
             start = time.perf_counter()
             rewards = reward([""] * len(texts), texts, ids)
             wall = time.perf_counter() - start
-        tree1 = _tree_cpu_s()
-        kids1 = _rusage_s(resource.RUSAGE_CHILDREN)
         self1 = _rusage_s(resource.RUSAGE_SELF)
+        kids1 = _rusage_s(resource.RUSAGE_CHILDREN)
+        tree1 = _tree_cpu_s()
         phases = recorder.snapshot()
         reward.close()  # type: ignore[attr-defined]
     finally:

@@ -25,6 +25,7 @@ Order of decisions:
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -32,12 +33,14 @@ from typing import Any
 
 from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.core.grading import Submission
+from forgegym.core.phases import phase
 from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
 from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.integrity import integrity_findings
+from forgegym.envs.refactor.offload import shared_worker
 from forgegym.envs.refactor.structure import structure_score
 from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.antihack import HackFinding
@@ -46,7 +49,15 @@ from forgegym.rewards.diff import diff_size_score, diff_stats
 from forgegym.rewards.lint import LintError, LintFinding, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
 
-__all__ = ["DEFAULT_WEIGHTS", "RefactorGrader", "api_score", "grounded_note", "scan_submission"]
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "RefactorGrader",
+    "analyse",
+    "api_score",
+    "grounded_note",
+    "scan_submission",
+    "static_gates",
+]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "structure": 6.0,
@@ -60,6 +71,13 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "broken": 2.0,
 }
 _KINDS: dict[str, TermKind] = {"noop": "penalty", "broken": "penalty"}
+#: ``Submission.grading_state`` keys: the pending worker analysis, then its answer.
+_STATIC = "refactor-static"
+_ANALYSIS = "refactor-analysis"
+#: Seconds a submission's grading waits for the worker before analysing it itself.
+OFFLOAD_TIMEOUT_S = 120.0
+
+logger = logging.getLogger(__name__)
 
 
 def api_score(
@@ -140,6 +158,49 @@ def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
     ]
 
 
+def static_gates(
+    files: Mapping[str, str],
+    starting: Mapping[str, str],
+    original: Mapping[str, str],
+    integrity: Mapping[str, Any],
+) -> tuple[list[str], list[str]]:
+    """The static gates of a submission's ``files`` (see the module): over the
+    parent's limits, a file that does not compile, integrity problems."""
+    gates: list[str] = []
+    notes: list[str] = []
+    problem = bounded.files_problem(dict(files))
+    if problem is not None:
+        # Too big or too deep to check: "cannot verify" gates like every other family.
+        return ["unverifiable"], [f"unverifiable: {problem}"]
+    for path, text in sorted(files.items()):
+        if not path.endswith(".py"):
+            continue
+        error = _compile_error(text, path)
+        if error is not None:
+            return ["compile_error"], [f"{path} does not compile: {error}"]
+    problems = integrity_findings(files, starting, original, integrity)
+    if problems:
+        gates.append("hack_flagged")
+        notes.extend(problems[:6])
+    return gates, notes
+
+
+def analyse(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the grader decides from a submission's text alone: its static gates
+    and, when none fires, the hidden steps' targets present, the public API and the
+    structure (JSON-plain; what :mod:`.offload`'s worker computes)."""
+    gates, notes = static_gates(
+        request["files"], request["starting"], request["original"], request["integrity"]
+    )
+    out: dict[str, Any] = {"gates": gates, "notes": notes}
+    if not gates:
+        files = request["all_files"]
+        out["present"] = _present_targets(files, request["steps"])
+        out["api"] = list(api_score(files, request["api"], request["original"]))
+        out["structure"] = list(structure_score(files, request["structure"]))
+    return out
+
+
 @functools.lru_cache(maxsize=512)
 def _lint_cached(files: tuple[tuple[str, str], ...]) -> tuple[LintFinding, ...]:
     return tuple(lint_sources(dict(files)))
@@ -173,6 +234,9 @@ class RefactorGrader(CodeGrader):
     default_weights = DEFAULT_WEIGHTS
     term_kinds = _KINDS
     lints = True
+    #: Optimised batches: the static analysis runs in a trusted worker process
+    #: (:mod:`.offload`) while the parent drives the sandbox jobs.
+    offload: bool = True
 
     def __init__(
         self,
@@ -190,27 +254,56 @@ class RefactorGrader(CodeGrader):
     def _starting(sub: Submission) -> dict[str, str]:
         return {p: sub.task.files[p] for p in sub.task.editable_files}
 
-    def static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
-        gates: list[str] = []
-        notes: list[str] = []
-        problem = bounded.files_problem(sub.files)
-        if problem is not None:
-            # Too big or too deep to check: "cannot verify" gates like every other family.
-            return ["unverifiable"], [f"unverifiable: {problem}"]
-        for path, text in sorted(sub.files.items()):
-            if not path.endswith(".py"):
-                continue
-            error = _compile_error(text, path)
-            if error is not None:
-                return ["compile_error"], [f"{path} does not compile: {error}"]
+    def _request(self, sub: Submission) -> dict[str, Any]:
+        """:func:`analyse`'s input for ``sub``."""
         hidden = RefactorHidden.of(sub.task)
-        problems = integrity_findings(
+        return {
+            "files": dict(sub.files),
+            "starting": self._starting(sub),
+            "original": original_files(sub.task),
+            "integrity": hidden.integrity,
+            "all_files": self._all_files(sub),
+            "steps": [{"t": s["t"]} for seq in hidden.checks for s in seq],
+            "api": hidden.api,
+            "structure": hidden.structure,
+        }
+
+    def prepare(self, submissions: Sequence[Submission]) -> None:
+        """Optimised batch grading: send every submission within the parent's limits to
+        the static-analysis worker (:mod:`.offload`) at once; :meth:`static_gates` and
+        :meth:`terms` take its answers (identical to computing them here, which they do
+        when it has none)."""
+        if not self.offload:
+            return
+        wanted = [s for s in submissions if bounded.files_problem(s.files) is None]
+        worker = shared_worker() if wanted else None
+        if worker is None:
+            return
+        for sub in wanted:
+            sub.grading_state[_STATIC] = worker.submit(self._request(sub))
+
+    def _analysis(self, sub: Submission) -> dict[str, Any] | None:
+        """The worker's analysis of ``sub`` (``None``: none was asked for, or it failed)."""
+        future = sub.grading_state.pop(_STATIC, None)
+        if future is None:
+            return None
+        try:
+            with phase("scans"):
+                answer = future.result(timeout=OFFLOAD_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - computed here instead
+            logger.warning("static-analysis worker failed, analysing in the parent: %r", exc)
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
+        analysis = self._analysis(sub)
+        if analysis is not None:
+            sub.grading_state[_ANALYSIS] = analysis
+            return list(analysis["gates"]), list(analysis["notes"])
+        hidden = RefactorHidden.of(sub.task)
+        return static_gates(
             sub.files, self._starting(sub), original_files(sub.task), hidden.integrity
         )
-        if problems:
-            gates.append("hack_flagged")
-            notes.extend(problems[:6])
-        return gates, notes
 
     def lint(self, sub: Submission) -> float:
         starting = tuple(sorted(self._starting(sub).items()))
@@ -259,7 +352,15 @@ class RefactorGrader(CodeGrader):
         files = self._all_files(submission)
         verdicts = step_verdicts(hidden.checks, hidden.expected, calls_result)
         steps = [s for seq in hidden.checks for s in seq]
-        present = _present_targets(files, steps)
+        analysis = submission.grading_state.pop(_ANALYSIS, None)
+        if analysis is not None and "present" in analysis:
+            present: list[bool] = list(analysis["present"])
+            api, api_missing = analysis["api"]
+            structure, missed = analysis["structure"]
+        else:
+            present = _present_targets(files, steps)
+            api, api_missing = api_score(files, hidden.api, original_files(task))
+            structure, missed = structure_score(files, hidden.structure)
         # A step on a path the refactoring creates counts once that path exists.
         kept = [
             ok
@@ -268,8 +369,6 @@ class RefactorGrader(CodeGrader):
         ]
         behaviour = sum(kept) / len(kept) if kept else 0.0
         warned = [w for _, w in verdicts if w is not None]
-        api, api_missing = api_score(files, hidden.api, original_files(task))
-        structure, missed = structure_score(files, hidden.structure)
         if warned:
             total = len(hidden.structure) + 1
             met = structure * len(hidden.structure) + (1.0 if all(warned) else 0.0)

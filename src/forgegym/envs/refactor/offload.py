@@ -1,0 +1,201 @@
+"""The Refactor parent's static analysis in a trusted worker process.
+
+The structural checks of a refactoring (compile, integrity scans, the libcst public
+API, structure) read only the submission's text, not its sandbox results, and cost
+more CPU than anything else the parent does. In one grading interpreter they are
+serial (Amdahl: they cap how many cores a batch can use) and they hold the GIL the
+threads driving the sandbox pool need. On the optimised batch path
+(:meth:`~forgegym.envs.refactor.grader.RefactorGrader.prepare`) they run here instead,
+in one long-lived worker process per grading process, while the parent starts the
+sandbox jobs of the submissions already analysed.
+
+The worker is trusted code (:func:`main` in a fresh interpreter, never the
+sandbox, where model code runs and its answers would be forgeable); it runs the same
+functions as the in-process path (:func:`~forgegym.envs.refactor.grader.analyse`), so
+the results are identical; requests and answers are JSON (order-preserving, floats
+round-trip exactly). A worker that cannot start, dies or does not answer in time makes
+the grader compute in the parent, as it does on the reference path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["StaticWorker", "main", "shared_worker"]
+
+_HEADER = struct.Struct(">I")
+#: The worker's entry point; the working directory (``sys.path[0]``) cannot shadow
+#: forgegym.
+_BOOT = "import sys; del sys.path[0]; from forgegym.envs.refactor.offload import main; main()"
+#: Worker (re)starts one grading process attempts before computing in the parent only.
+MAX_STARTS = 3
+
+
+def _write(stream: IO[bytes], payload: Any) -> None:
+    data = json.dumps(payload, ensure_ascii=True).encode("ascii")
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read(stream: IO[bytes]) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("stream closed")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("stream closed mid-frame")
+    return json.loads(data)
+
+
+class StaticWorker:
+    """One worker process; :meth:`submit` returns a future of the analysis (requests are
+    answered in order, one at a time)."""
+
+    def __init__(self) -> None:
+        import forgegym
+
+        env = dict(os.environ)
+        root = str(Path(forgegym.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _BOOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self._ids = itertools.count()
+        self._pending: dict[int, Future[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._outbox: queue.SimpleQueue[tuple[int, dict[str, Any]] | None] = queue.SimpleQueue()
+        self.alive = True
+        for target, name in ((self._send, "writer"), (self._receive, "reader")):
+            threading.Thread(target=target, name=f"fg-refactor-static-{name}", daemon=True).start()
+
+    def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
+        future: Future[dict[str, Any]] = Future()
+        with self._lock:
+            if not self.alive:
+                future.set_exception(RuntimeError("the static-analysis worker is gone"))
+                return future
+            ident = next(self._ids)
+            self._pending[ident] = future
+        self._outbox.put((ident, request))
+        return future
+
+    def _send(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while (item := self._outbox.get()) is not None:
+                ident, request = item
+                _write(stdin, {"id": ident, "request": request})
+        except (OSError, ValueError):
+            self._fail("the static-analysis worker stopped reading")
+
+    def _receive(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        try:
+            while True:
+                answer = _read(stdout)
+                with self._lock:
+                    future = self._pending.pop(int(answer["id"]), None)
+                if future is None:
+                    continue
+                if "error" in answer:
+                    future.set_exception(RuntimeError(str(answer["error"])))
+                else:
+                    future.set_result(answer["result"])
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
+            self._fail("the static-analysis worker exited")
+
+    def _fail(self, why: str) -> None:
+        with self._lock:
+            self.alive = False
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(RuntimeError(why))
+
+    def close(self) -> None:
+        """Stop the worker (it exits when its input closes)."""
+        self._outbox.put(None)
+        self._fail("the static-analysis worker was closed")
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SHARED: StaticWorker | None = None
+_SHARED_LOCK = threading.Lock()
+_starts = 0
+
+
+def shared_worker() -> StaticWorker | None:
+    """This process's worker (started on first use, restarted if it died, at most
+    :data:`MAX_STARTS` times); ``None`` when none can run."""
+    global _SHARED, _starts
+    with _SHARED_LOCK:
+        if _SHARED is not None and _SHARED.alive and _SHARED.proc.poll() is None:
+            return _SHARED
+        if _SHARED is not None:
+            _SHARED.close()
+            _SHARED = None
+        if _starts >= MAX_STARTS:
+            return None
+        _starts += 1
+        try:
+            _SHARED = StaticWorker()
+        except OSError:
+            return None
+        return _SHARED
+
+
+@atexit.register
+def _close_shared() -> None:
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is not None:
+            _SHARED.close()
+            _SHARED = None
+
+
+def main() -> None:
+    """The worker's loop: one analysis per request, until its input closes."""
+    from forgegym.envs.refactor.grader import analyse
+
+    stdin = sys.stdin.buffer
+    # Answers go to the original stdout; anything else printing goes to stderr.
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    while True:
+        try:
+            message = _read(stdin)
+        except EOFError:
+            return
+        try:
+            answer: dict[str, Any] = {"id": message["id"], "result": analyse(message["request"])}
+        except Exception as exc:  # noqa: BLE001 - the parent then computes it itself
+            answer = {"id": message["id"], "error": f"{type(exc).__name__}: {exc}"[:500]}
+        _write(stdout, answer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The Refactor parent's static analysis in a trusted worker process: the worker
+answers what the parent computes, optimised batches use it, and a failing worker
+falls back to the parent with the same rewards."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import forgegym  # noqa: F401  (registers the Forge/* ids)
+from forgegym.envs.refactor import grader as grader_module
+from forgegym.envs.refactor import offload
+from forgegym.envs.refactor.grader import RefactorGrader, analyse
+from forgegym.envs.refactor.hacks import HACKS, reference_action, reference_files
+from forgegym.policies import NOOP_ACTION
+
+
+@pytest.fixture(scope="module")
+def env() -> Any:
+    made = gym.make("Forge/Refactor-v0", max_steps=1).unwrapped
+    yield made
+    made.close()
+
+
+def _request(env: Any, files: dict[str, str]) -> dict[str, Any]:
+    from forgegym.core.grading import Submission
+
+    task = env.task_bank.get(env.task_bank.task_ids(1, seed=3)[0])
+    sub = Submission(task=task, files=files, workspace=None)  # type: ignore[arg-type]
+    return RefactorGrader()._request(sub)
+
+
+def test_the_worker_answers_what_the_parent_computes(env: Any) -> None:
+    task = env.task_bank.get(env.task_bank.task_ids(1, seed=3)[0])
+    starting = {p: task.files[p] for p in task.editable_files}
+    written, deleted = reference_files(task)
+    refactored = {p: c for p, c in starting.items() if p not in deleted}
+    refactored.update(written)
+    broken = {**starting, task.editable_files[0]: "def (:\n"}
+    worker = offload.shared_worker()
+    assert worker is not None and worker.alive
+    requests = [_request(env, files) for files in (starting, refactored, broken)]
+    answers = [worker.submit(request) for request in requests]  # pipelined, in order
+    for request, answer in zip(requests, answers, strict=True):
+        mine = json.loads(json.dumps(analyse(request)))  # JSON-plain, floats exact
+        assert answer.result(timeout=60) == mine
+    got = [a.result() for a in answers]
+    assert got[0]["gates"] == [] and got[0]["structure"][0] == 0.0  # no-op: no structure
+    assert got[1]["gates"] == [] and got[1]["structure"][0] == 1.0 and got[1]["api"][0] == 1.0
+    assert got[2]["gates"] == ["compile_error"] and "present" not in got[2]
+
+
+def _items(env: Any) -> list[tuple[str, str]]:
+    items = []
+    for task_id in env.task_bank.task_ids(2, seed=4):
+        task = env.task_bank.get(task_id)
+        ref = reference_action(task)
+        hack = HACKS["module_getattr"](task)
+        items += [(task_id, c) for c in (ref, NOOP_ACTION, ref, hack, "not an action")]
+    return items
+
+
+def test_optimised_batches_use_the_worker_and_a_failing_one_changes_nothing(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = _items(env)
+    asked: list[dict[str, Any]] = []
+    real = offload.shared_worker
+
+    class Counting:
+        def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
+            asked.append(request)
+            worker = real()
+            assert worker is not None
+            return worker.submit(request)
+
+    monkeypatch.setattr(grader_module, "shared_worker", Counting)
+    with_worker = env.grade_batch(items)
+    # Every distinct submission was analysed by the worker: per task the reference, the
+    # no-op, the hack and the unparseable completion (no edits, but a parse error).
+    assert len(asked) == 2 * 4
+
+    class Failing:
+        def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
+            future: Future[dict[str, Any]] = Future()
+            future.set_exception(RuntimeError("worker gone"))
+            return future
+
+    monkeypatch.setattr(grader_module, "shared_worker", Failing)
+    fallback = env.grade_batch(items)
+    monkeypatch.setattr(RefactorGrader, "offload", False)
+    parent_only = env.grade_batch(items)
+    for a, b, c in zip(with_worker, fallback, parent_only, strict=True):
+        assert a[0] == b[0] == c[0]
+        assert a[1].model_dump() == b[1].model_dump() == c[1].model_dump()
+    rewards = [r for r, _ in with_worker]
+    assert rewards[0] > rewards[1] > rewards[3]  # reference > no-op > hack (gated)

@@ -108,6 +108,8 @@ class Grader(Protocol):
     # job of the submission irrelevant: ``score`` on the results up to and including
     # the first such result equals ``score`` on all of them. Later jobs not yet
     # started are cancelled.
+    # A :class:`~forgegym.core.code_grader.CodeGrader` derives both from typed steps:
+    # ``shares_runs`` (the key of its task, files and deletions) and ``result_gate``.
 
 
 class StagedGrader(Grader, Protocol):

@@ -1,6 +1,6 @@
-"""The Refactor parent's static analysis in a trusted worker process: the worker
-answers what the parent computes, optimised batches use it, and a failing worker
-falls back to the parent with the same rewards."""
+"""The Refactor parent's static analysis and lint in a trusted worker process: the
+worker answers what the parent computes, optimised batches use it, and a failing
+worker falls back to the parent with the same rewards."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.refactor import grader as grader_module
 from forgegym.envs.refactor import offload
-from forgegym.envs.refactor.grader import RefactorGrader, analyse
+from forgegym.envs.refactor.grader import RefactorGrader, analyse, lint_credit
 from forgegym.envs.refactor.hacks import HACKS, reference_action, reference_files
 from forgegym.policies import NOOP_ACTION
 
@@ -49,6 +49,8 @@ def test_the_worker_answers_what_the_parent_computes(env: Any) -> None:
         mine = json.loads(json.dumps(analyse(request)))  # JSON-plain, floats exact
         assert answer.result(timeout=60) == mine
     got = [a.result() for a in answers]
+    lint = {"lint": {"starting": starting, "files": refactored}}
+    assert worker.submit(lint).result(timeout=60) == lint_credit(starting, refactored)
     assert got[0]["gates"] == [] and got[0]["structure"][0] == 0.0  # no-op: no structure
     assert got[1]["gates"] == [] and got[1]["structure"][0] == 1.0 and got[1]["api"][0] == 1.0
     assert got[2]["gates"] == ["compile_error"] and "present" not in got[2]
@@ -81,8 +83,10 @@ def test_optimised_batches_use_the_worker_and_a_failing_one_changes_nothing(
     monkeypatch.setattr(grader_module, "shared_worker", Counting)
     with_worker = env.grade_batch(items)
     # Every distinct submission was analysed by the worker: per task the reference, the
-    # no-op, the hack and the unparseable completion (no edits, but a parse error).
-    assert len(asked) == 2 * 4
+    # no-op, the hack and the unparseable completion (no edits, but a parse error); all
+    # but the (gated) hack were linted there too.
+    assert len([r for r in asked if "lint" not in r]) == 2 * 4
+    assert len([r for r in asked if "lint" in r]) == 2 * 3
 
     class Failing:
         def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:

@@ -29,6 +29,8 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout
@@ -55,6 +57,7 @@ __all__ = [
     "analyse",
     "api_score",
     "grounded_note",
+    "lint_credit",
     "scan_submission",
     "static_gates",
 ]
@@ -185,6 +188,30 @@ def static_gates(
     return gates, notes
 
 
+def lint_credit(starting: Mapping[str, str], files: Mapping[str, str]) -> float:
+    """The lint credit of ``files`` over the ``starting`` files: 1 minus 0.25 per new
+    ruff finding (rule and message, as a multiset), at least 0; 1 when ruff cannot run."""
+    before_key = tuple(sorted(starting.items()))
+    submitted = tuple(sorted(files.items()))
+    try:
+        before = _finding_keys(_lint_cached(before_key))
+        # The starting files again (a no-op): ruff's findings are a function of the
+        # files, so the cached ones are this submission's (not on the reference path).
+        same = submitted == before_key and bounded.cache_enabled(*files.values())
+        after = before if same else _finding_keys(lint_sources(dict(files)))
+    except LintError:
+        return 1.0
+    new = after - before
+    return max(0.0, 1.0 - 0.25 * sum(new.values()))
+
+
+@dataclass(frozen=True)
+class _WorkerLint:
+    """A lint credit the static-analysis worker computes (kept in ``GradingState.extra``)."""
+
+    future: Future[Any]
+
+
 def analyse(request: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the grader decides from a submission's text alone: its static gates
     and, when none fires, the hidden steps' targets present, the public API and the
@@ -306,18 +333,30 @@ class RefactorGrader(CodeGrader):
         )
 
     def lint(self, sub: Submission) -> float:
-        starting = tuple(sorted(self._starting(sub).items()))
-        submitted = tuple(sorted(sub.files.items()))
-        try:
-            before = _finding_keys(_lint_cached(starting))
-            # The starting files again (a no-op): ruff's findings are a function of the
-            # files, so the cached ones are this submission's (not on the reference path).
-            same = submitted == starting and bounded.cache_enabled(*sub.files.values())
-            after = before if same else _finding_keys(lint_sources(dict(sub.files)))
-        except LintError:
-            return 1.0
-        new = after - before
-        return max(0.0, 1.0 - 0.25 * sum(new.values()))
+        return lint_credit(self._starting(sub), sub.files)
+
+    def start(self, submission: Submission, state: GradingState) -> None:
+        """Lint in the static-analysis worker when it analysed this submission (its
+        ruff runs are then off the parent), else in a background thread here."""
+        worker = shared_worker() if submission.grading_state.get(_ANALYSIS) else None
+        if worker is None:
+            super().start(submission, state)
+            return
+        state.extra = _WorkerLint(
+            worker.submit(
+                {"lint": {"starting": self._starting(submission), "files": submission.files}}
+            )
+        )
+
+    def lint_result(self, submission: Submission, state: GradingState) -> float:
+        if isinstance(state.extra, _WorkerLint):
+            try:
+                with phase("lint"):
+                    return float(state.extra.future.result(timeout=OFFLOAD_TIMEOUT_S))
+            except Exception as exc:  # noqa: BLE001 - linted here instead
+                logger.warning("static-analysis worker failed, linting in the parent: %r", exc)
+                return self.lint(submission)
+        return super().lint_result(submission, state)
 
     def _all_files(self, sub: Submission) -> dict[str, str]:
         task = sub.task

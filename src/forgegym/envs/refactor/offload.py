@@ -7,7 +7,8 @@ serial (Amdahl: they cap how many cores a batch can use) and they hold the GIL t
 threads driving the sandbox pool need. On the optimised batch path
 (:meth:`~forgegym.envs.refactor.grader.RefactorGrader.prepare`) they run here instead,
 in one long-lived worker process per grading process, while the parent starts the
-sandbox jobs of the submissions already analysed.
+sandbox jobs of the submissions already analysed; the lint of a submission whose
+gates passed (ruff runs) runs there too.
 
 The worker is trusted code (:func:`main` in a fresh interpreter, never the
 sandbox, where model code runs and its answers would be forgeable); it runs the same
@@ -60,8 +61,8 @@ def _read(stream: IO[bytes]) -> Any:
 
 
 class StaticWorker:
-    """One worker process; :meth:`submit` returns a future of the analysis (requests are
-    answered in order, one at a time)."""
+    """One worker process; :meth:`submit` returns a future of the answer (an analysis,
+    or a lint credit; see :func:`main`)."""
 
     def __init__(self) -> None:
         import forgegym
@@ -177,24 +178,45 @@ def _close_shared() -> None:
             _SHARED = None
 
 
+def _answer(ident: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from forgegym.envs.refactor.grader import analyse, lint_credit
+
+    try:
+        if "lint" in request:
+            lint = request["lint"]
+            return {"id": ident, "result": lint_credit(lint["starting"], lint["files"])}
+        return {"id": ident, "result": analyse(request)}
+    except Exception as exc:  # noqa: BLE001 - the parent then computes it itself
+        return {"id": ident, "error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
 def main() -> None:
-    """The worker's loop: one analysis per request, until its input closes."""
-    from forgegym.envs.refactor.grader import analyse
+    """The worker's loop until its input closes: an analysis is answered at once, in
+    order; a lint (``{"lint": {"starting", "files"}}``: ruff runs, mostly waiting) in
+    one of a few threads, when done."""
+    from concurrent.futures import ThreadPoolExecutor
 
     stdin = sys.stdin.buffer
     # Answers go to the original stdout; anything else printing goes to stderr.
     stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    while True:
-        try:
-            message = _read(stdin)
-        except EOFError:
-            return
-        try:
-            answer: dict[str, Any] = {"id": message["id"], "result": analyse(message["request"])}
-        except Exception as exc:  # noqa: BLE001 - the parent then computes it itself
-            answer = {"id": message["id"], "error": f"{type(exc).__name__}: {exc}"[:500]}
-        _write(stdout, answer)
+    lock = threading.Lock()
+
+    def reply(ident: Any, request: dict[str, Any]) -> None:
+        answer = _answer(ident, request)
+        with lock:
+            _write(stdout, answer)
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="fg-static-lint") as linters:
+        while True:
+            try:
+                message = _read(stdin)
+            except EOFError:
+                return
+            if "lint" in message["request"]:
+                linters.submit(reply, message["id"], message["request"])
+            else:
+                reply(message["id"], message["request"])
 
 
 if __name__ == "__main__":

@@ -74,9 +74,12 @@ def test_optimised_batches_use_the_worker_and_a_failing_one_changes_nothing(
     real = offload.shared_worker
 
     class Counting:
+        def __init__(self, key: str) -> None:
+            self.key = key
+
         def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
             asked.append(request)
-            worker = real()
+            worker = real(self.key)
             assert worker is not None
             return worker.submit(request)
 
@@ -89,6 +92,9 @@ def test_optimised_batches_use_the_worker_and_a_failing_one_changes_nothing(
     assert len([r for r in asked if "lint" in r]) == 2 * 3
 
     class Failing:
+        def __init__(self, key: str) -> None:
+            pass
+
         def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
             future: Future[dict[str, Any]] = Future()
             future.set_exception(RuntimeError("worker gone"))
@@ -103,3 +109,20 @@ def test_optimised_batches_use_the_worker_and_a_failing_one_changes_nothing(
         assert a[1].model_dump() == b[1].model_dump() == c[1].model_dump()
     rewards = [r for r, _ in with_worker]
     assert rewards[0] > rewards[1] > rewards[3]  # reference > no-op > hack (gated)
+
+
+def test_a_task_always_goes_to_the_same_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offload, "worker_count", lambda: 3)
+    keys = [f"refactor/rename/m{i}/d1v0" for i in range(12)]
+    try:
+        workers = [offload.shared_worker(key) for key in keys]
+        assert all(w is not None and w.alive for w in workers)
+        assert [offload.shared_worker(key) for key in keys] == workers  # stable routing
+        assert len({id(w) for w in workers}) == 3  # spread over every worker
+    finally:
+        with offload._SHARED_LOCK:
+            extra = {slot: w for slot, w in offload._SHARED.items() if slot != 0}
+            for slot in extra:
+                del offload._SHARED[slot]
+        for worker in extra.values():
+            worker.close()

@@ -302,11 +302,12 @@ class RefactorGrader(CodeGrader):
         when it has none)."""
         if not self.offload:
             return
-        wanted = [s for s in submissions if bounded.files_problem(s.files) is None]
-        worker = shared_worker() if wanted else None
-        if worker is None:
-            return
-        for sub in wanted:
+        for sub in submissions:
+            if bounded.files_problem(sub.files) is not None:
+                continue  # gated in the parent at once
+            worker = shared_worker(sub.task.task_id)
+            if worker is None:
+                return
             sub.grading_state[_STATIC] = worker.submit(self._request(sub))
 
     def _analysis(self, sub: Submission) -> dict[str, Any] | None:
@@ -338,7 +339,8 @@ class RefactorGrader(CodeGrader):
     def start(self, submission: Submission, state: GradingState) -> None:
         """Lint in the static-analysis worker when it analysed this submission (its
         ruff runs are then off the parent), else in a background thread here."""
-        worker = shared_worker() if submission.grading_state.get(_ANALYSIS) else None
+        analysed = submission.grading_state.get(_ANALYSIS)
+        worker = shared_worker(submission.task.task_id) if analysed else None
         if worker is None:
             super().start(submission, state)
             return

@@ -6,9 +6,10 @@ more CPU than anything else the parent does. In one grading interpreter they are
 serial (Amdahl: they cap how many cores a batch can use) and they hold the GIL the
 threads driving the sandbox pool need. On the optimised batch path
 (:meth:`~forgegym.envs.refactor.grader.RefactorGrader.prepare`) they run here instead,
-in one long-lived worker process per grading process, while the parent starts the
+in long-lived worker processes, while the parent starts the
 sandbox jobs of the submissions already analysed; the lint of a submission whose
-gates passed (ruff runs) runs there too.
+gates passed (ruff runs) runs there too. A grading process has one worker per four
+cores (:func:`worker_count`); a task's submissions always go to the same one.
 
 The worker is trusted code (:func:`main` in a fresh interpreter, never the
 sandbox, where model code runs and its answers would be forgeable); it runs the same
@@ -29,11 +30,12 @@ import struct
 import subprocess
 import sys
 import threading
+import zlib
 from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["StaticWorker", "main", "shared_worker"]
+__all__ = ["StaticWorker", "main", "shared_worker", "worker_count"]
 
 _HEADER = struct.Struct(">I")
 #: The worker's entry point; the working directory (``sys.path[0]``) cannot shadow
@@ -144,38 +146,49 @@ class StaticWorker:
             self.proc.wait()
 
 
-_SHARED: StaticWorker | None = None
+#: Most workers per grading process (one per four usable cores, at least one).
+MAX_WORKERS = 4
+_SHARED: dict[int, StaticWorker] = {}
 _SHARED_LOCK = threading.Lock()
 _starts = 0
 
 
-def shared_worker() -> StaticWorker | None:
-    """This process's worker (started on first use, restarted if it died, at most
-    :data:`MAX_STARTS` times); ``None`` when none can run."""
-    global _SHARED, _starts
+def worker_count() -> int:
+    """Workers per grading process: one per four usable cores (the parent's analysis
+    of a submission costs about a sixth of its sandbox jobs), 1 to :data:`MAX_WORKERS`."""
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) // 4))
+
+
+def shared_worker(key: str = "") -> StaticWorker | None:
+    """This process's worker for ``key`` (a task id: one task's submissions go to one
+    worker, whose caches then hold that task's pristine analysis), started on first use
+    and restarted if it died (at most :data:`MAX_STARTS` starts per worker count);
+    ``None`` when none can run."""
+    global _starts
+    slot = zlib.crc32(key.encode("utf-8", "surrogatepass")) % worker_count()
     with _SHARED_LOCK:
-        if _SHARED is not None and _SHARED.alive and _SHARED.proc.poll() is None:
-            return _SHARED
-        if _SHARED is not None:
-            _SHARED.close()
-            _SHARED = None
-        if _starts >= MAX_STARTS:
+        worker = _SHARED.get(slot)
+        if worker is not None and worker.alive and worker.proc.poll() is None:
+            return worker
+        if worker is not None:
+            worker.close()
+            del _SHARED[slot]
+        if _starts >= MAX_STARTS * worker_count():
             return None
         _starts += 1
         try:
-            _SHARED = StaticWorker()
+            _SHARED[slot] = StaticWorker()
         except OSError:
             return None
-        return _SHARED
+        return _SHARED[slot]
 
 
 @atexit.register
 def _close_shared() -> None:
-    global _SHARED
     with _SHARED_LOCK:
-        if _SHARED is not None:
-            _SHARED.close()
-            _SHARED = None
+        for worker in _SHARED.values():
+            worker.close()
+        _SHARED.clear()
 
 
 def _answer(ident: Any, request: dict[str, Any]) -> dict[str, Any]:

@@ -138,3 +138,31 @@ def test_one_ruff_run_for_a_batch_gives_each_mapping_its_own_findings() -> None:
     assert found[0] and found[1] and found[2] == [] and found[3] == []
     assert {f.path for f in found[0]} == {"pkg/__init__.py", "pkg/geo.py"}
     assert lint_many([]) == []
+
+
+# Submissions of several modules whose findings depend on the project layout: an unused
+# first-party import in an ``__init__.py`` (first-party: found in the project root or its
+# ``src/``) reads differently from a third-party one.
+MULTI_MODULE = [
+    {"__init__.py": "import geo\n", "geo.py": CLEAN},
+    {"pkg/__init__.py": "import geo\n", "geo.py": CLEAN},
+    {"pkg/__init__.py": "import geo\nimport os\n", "src/geo.py": CLEAN},
+    {"pkg/__init__.py": "from pkg.geo import area\n", "pkg/geo.py": CLEAN},
+    {"pkg/__init__.py": "from .geo import area\n", "pkg/geo.py": CLEAN},
+    {"geo.py": CLEAN, "use.py": "import os\nfrom geo import area\n\nprint(area(1))\n"},
+    {"pkg/__init__.py": "import geo\n"},  # geo.py is another submission's file
+    {"geo.py": CLEAN, "ruff.toml/x.py": "import os\n"},  # linted alone
+    {"__init__.py": "", "geo.py": "import use\n", "use.py": "import geo\nx = y\n"},
+]
+
+
+def test_a_batch_lints_each_multi_module_submission_as_lint_sources_does() -> None:
+    from forgegym.rewards.lint import lint_many
+
+    found = lint_many(MULTI_MODULE)
+    assert found == [lint_sources(files) for files in MULTI_MODULE]
+    # The layout-dependent message: first-party in the first three, not in the seventh.
+    hint = "consider removing, adding to `__all__`"
+    assert [any(hint in f.message for f in fs) for fs in found[:3]] == [True] * 3
+    assert not any(hint in f.message for f in found[6])
+    assert lint_many(list(reversed(MULTI_MODULE))) == list(reversed(found))

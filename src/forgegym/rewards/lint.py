@@ -106,6 +106,19 @@ def lint_files(
     if not paths:
         return []
     cwd = Path(root) if root is not None else Path.cwd()
+    return _run_ruff(paths, cwd, select, timeout, isolated=True)
+
+
+def _run_ruff(
+    paths: Sequence[str | os.PathLike[str]],
+    cwd: Path,
+    select: Iterable[str],
+    timeout: float,
+    *,
+    isolated: bool,
+) -> list[LintFinding]:
+    """One ruff run over ``paths`` from ``cwd`` (``isolated``: no configuration file is
+    read; else the ones :func:`lint_many` wrote, each the closest to its files)."""
     rules = ",".join(select)
     command = [
         *ruff_command(),
@@ -113,7 +126,7 @@ def lint_files(
         "--output-format",
         "json",
         "--no-cache",
-        "--isolated",
+        *(["--isolated"] if isolated else []),
         "--exit-zero",
         "--select",
         rules,
@@ -182,6 +195,10 @@ def lint_sources(
         return lint_files(written, root=root, select=select, timeout=timeout)
 
 
+#: Ruff's configuration file names, in its order of precedence.
+_CONFIG_NAMES = frozenset({".ruff.toml", "ruff.toml", "pyproject.toml"})
+
+
 def lint_many(
     batches: Sequence[Mapping[str, str]],
     *,
@@ -192,17 +209,39 @@ def lint_many(
 
     Each mapping is written under its own directory (``0/``, ``1/``, ...) and its
     findings come back with paths relative to that directory, exactly as
-    :func:`lint_sources` reports them: ruff's rules here are per file, so a file's
-    findings do not depend on its neighbours. One process instead of one per
+    :func:`lint_sources` reports them. Exactly also in the findings themselves: some
+    depend on the directory ruff takes as the project root, not only on the file (an
+    unused first-party import in an ``__init__.py`` reads "... consider removing,
+    adding to `__all__`, or using a redundant alias", and ``import mod`` is first-party
+    when ``mod.py`` lies in the project root or its ``src/``). :func:`lint_sources`
+    runs ruff ``--isolated`` from its directory, so each mapping's directory here holds
+    an empty ``ruff.toml`` (ruff's defaults, that directory as the project root; ruff
+    uses the configuration closest to a file), and so does the batch's directory (ruff
+    never reads a configuration from above it). Only ``.py`` files are written, so no
+    submitted file can change those. A mapping with a path through a directory named
+    like a configuration file is linted alone. One process instead of one per
     completion is what makes linting a GRPO batch cheap.
     """
     if not batches:
         return []
+    out: list[list[LintFinding]] = [[] for _ in batches]
+    alone = {
+        i
+        for i, files in enumerate(batches)
+        if any(_CONFIG_NAMES.intersection(rel.split("/")[:-1]) for rel in files)
+    }
+    for index in alone:
+        out[index] = lint_sources(batches[index], select=select, timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="forgegym-lint-") as tmp:
         root = Path(tmp).resolve()
+        (root / "ruff.toml").write_text("", encoding="utf-8")
         written = []
         for index, files in enumerate(batches):
+            if index in alone:
+                continue
             base = root / str(index)
+            base.mkdir()
+            (base / "ruff.toml").write_text("", encoding="utf-8")
             for rel, text in files.items():
                 if not rel.endswith(".py"):
                     continue
@@ -212,11 +251,10 @@ def lint_many(
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
                 written.append(target.relative_to(root).as_posix())
-        found = lint_files(written, root=root, select=select, timeout=timeout)
-    out: list[list[LintFinding]] = [[] for _ in batches]
+        found = _run_ruff(written, root, select, timeout, isolated=False) if written else []
     for finding in found:
         head, _, rest = finding.path.partition("/")
-        if not head.isdigit() or not rest or int(head) >= len(batches):
+        if not head.isdigit() or not rest or int(head) >= len(batches) or int(head) in alone:
             raise LintError(f"ruff reported an unexpected path {finding.path!r}")
         out[int(head)].append(finding.model_copy(update={"path": rest}))
     return out

@@ -22,7 +22,7 @@ from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
-from forgegym.envs.refactor.kinds import kinds, specs_for_module
+from forgegym.envs.refactor.kinds import kinds, spec_for_variant, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.rewards.diff import diff_stats
 
@@ -72,9 +72,12 @@ def _find_spec(task_id: str) -> RefactorSpec:
         levels = [int(variant[1])]
     else:
         raise UnknownTaskError(task_id)
+    if kind not in kinds():
+        raise UnknownTaskError(task_id)
     for level in levels:
         if level in DIFFICULTY_LEVELS:
-            spec = specs_for(kind, level, module).get(task_id)
+            # Only this variant is built (its siblings are drafted, not built).
+            spec = spec_for_variant(kind, level, module, variant)
             if spec is not None:
                 return spec
     raise UnknownTaskError(task_id)

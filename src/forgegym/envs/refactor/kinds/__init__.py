@@ -1,17 +1,32 @@
 """Task kinds. Each module builds :class:`~forgegym.envs.refactor.spec.RefactorSpec`
 objects for one kind of refactoring; :func:`kinds` maps kind names to builders
-``build(level, variant_seed) -> list[RefactorSpec]`` over the corpus or templates."""
+``build(level) -> list[RefactorSpec]`` over the corpus or templates.
+
+Every kind module also has ``drafts(level, module=None)``: the same specs, in the same
+order, as ``(module, variant, make)`` triples whose ``make()`` builds the spec (or
+``None``). Deciding which variants exist (seeded draws, de-duplication) is cheap; the
+expensive part (reference code, visible tests, hidden inputs, analysis) runs only in
+``make``, so :func:`spec_for_variant` builds one task without building its siblings.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from forgegym.envs.refactor.spec import RefactorSpec
 
-__all__ = ["Builder", "kinds", "specs_for_module"]
+__all__ = ["Builder", "Draft", "kinds", "spec_for_variant", "specs_for_module"]
 
 Builder = Callable[[int], list[RefactorSpec]]
+#: ``(module, variant, make)``: one spec a kind would build, not built yet.
+Draft = tuple[str, str, Callable[[], RefactorSpec | None]]
+
+
+class _KindModule(Protocol):
+    def drafts(self, level: int, module: str | None = None) -> Iterator[Draft]: ...
 
 
 @functools.cache
@@ -29,17 +44,26 @@ def kinds() -> dict[str, Builder]:
     }
 
 
+def _owner(kind: str) -> _KindModule:
+    owner: _KindModule = importlib.import_module(kinds()[kind].__module__)  # type: ignore[assignment]
+    return owner
+
+
+def built(drafts: Iterator[Draft]) -> list[RefactorSpec]:
+    """The specs of ``drafts`` (those whose ``make`` gives one)."""
+    return [spec for _, _, make in drafts if (spec := make()) is not None]
+
+
 @functools.cache
 def specs_for_module(kind: str, level: int, module: str) -> tuple[RefactorSpec, ...]:
-    """The specs of one kind, level and module: corpus kinds build only that module
-    (``build_for``), template kinds filter their (cheap) full list."""
-    import importlib
+    """The specs of one kind, level and module."""
+    return tuple(built(_owner(kind).drafts(level, module)))
 
-    builder = kinds()[kind]
-    owner = importlib.import_module(builder.__module__)
-    build_for = getattr(owner, "build_for", None)
-    if build_for is not None:
-        from forgegym.envs.refactor.corpus import load_corpus
 
-        return tuple(build_for(module, level)) if module in load_corpus() else ()
-    return tuple(s for s in builder(level) if s.module == module)
+def spec_for_variant(kind: str, level: int, module: str, variant: str) -> RefactorSpec | None:
+    """The one spec of a kind, level, module and variant (``None``: the kind builds no
+    such spec); its siblings are drafted, not built."""
+    for _, name, make in _owner(kind).drafts(level, module):
+        if name == variant:
+            return make()
+    return None

@@ -10,15 +10,19 @@ number of functions.
 from __future__ import annotations
 
 import ast
+import functools
 import random
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from forgegym.envs.refactor.analysis import complexity, function_defs
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import test_ids
 from forgegym.envs.refactor.kinds.visible import visible_tests
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["PHASES", "build", "build_all"]
+__all__ = ["PHASES", "build", "build_all", "drafts"]
 
 KIND = "reduce_complexity"
 
@@ -101,7 +105,28 @@ def _oracle(module: str, name: str, seed: str) -> list[list[dict[str, Any]]]:
     return [[{"t": f"{module}:{name}", "a": _inputs(rng)} for _ in range(250)]]
 
 
-def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
+@dataclass(frozen=True)
+class _Drawn:
+    """The seeded choices of one variant and the original module they make."""
+
+    phases: tuple[str, ...]
+    a: int
+    b: int
+    c: int
+    name: str
+    original: str
+
+    @property
+    def module(self) -> str:
+        return f"pipeline_{self.name.split('_')[1]}"
+
+
+_DOC = "Clean, shape and summarise a batch of readings."
+_HEADER = '"""Batch processing of sensor readings."""\n'
+
+
+def _draw(level: int, rng: random.Random) -> _Drawn:
+    """All one variant takes from ``rng``, and its original module (cheap)."""
     count = {1: 3, 2: 4, 3: 5}[level]
     phases = rng.sample(sorted(PHASES), count)
     if "clean" in phases:  # cleaning first: later phases assume numbers
@@ -111,14 +136,27 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
         phases[0] = "clean"
     a, b, c = rng.randint(3, 9), rng.randint(4, 9), rng.randint(40, 120)
     name = rng.choice(_NAMES)
-    module = f"pipeline_{name.split('_')[1]}"
     body = "".join(PHASES[p][1].format(a=a, b=b) for p in phases)
     summary = _SUMMARY.format(c=c)
-    doc = "Clean, shape and summarise a batch of readings."
-    original_fn = f'def {name}(items):\n    """{doc}"""\n' + body + summary
+    original_fn = f'def {name}(items):\n    """{_DOC}"""\n' + body + summary
     extra = "\n\n" + _DISTRACTOR if level == 3 else ""
-    header = '"""Batch processing of sensor readings."""\n'
-    original = header + "\n\n" + original_fn + extra
+    original = _HEADER + "\n\n" + original_fn + extra
+    return _Drawn(tuple(phases), a, b, c, name, original)
+
+
+def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
+    return _make(level, variant, _draw(level, rng))
+
+
+def _make(level: int, variant: str, drawn: _Drawn) -> RefactorSpec:
+    count = {1: 3, 2: 4, 3: 5}[level]
+    phases, a, b, c, name = drawn.phases, drawn.a, drawn.b, drawn.c, drawn.name
+    module = drawn.module
+    summary = _SUMMARY.format(c=c)
+    doc = _DOC
+    extra = "\n\n" + _DISTRACTOR if level == 3 else ""
+    header = _HEADER
+    original = drawn.original
     helpers = "".join(
         f"def {PHASES[p][0]}(items):\n" + PHASES[p][1].format(a=a, b=b) + "    return items\n\n\n"
         for p in phases
@@ -176,13 +214,22 @@ def build(level: int, variant: str, rng: random.Random) -> RefactorSpec:
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of ``module`` only, if given), not built yet:
+    up to 40 variants drawn from one seeded stream, the first twelve distinct original
+    modules kept (drawing and comparing originals is cheap; ``make`` builds)."""
     rng = random.Random(f"{KIND}:{level}")
-    specs: dict[str, RefactorSpec] = {}
+    seen: set[str] = set()
     for index in range(40):
-        spec = build(level, f"d{level}v{index}", rng)
-        key = next(iter(spec.original.values()))
-        specs.setdefault(key, spec)
-        if len(specs) >= 12:
+        variant = f"d{level}v{index}"
+        drawn = _draw(level, rng)
+        if drawn.original not in seen:
+            seen.add(drawn.original)
+            if module is None or drawn.module == module:
+                yield drawn.module, variant, functools.partial(_make, level, variant, drawn)
+        if len(seen) >= 12:
             break
-    return list(specs.values())
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return built(drafts(level))

@@ -9,14 +9,17 @@ legacy (``_compat_*``) is added as a distractor: removing it breaks behaviour.
 from __future__ import annotations
 
 import ast
+import functools
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["build", "build_all", "inject"]
+__all__ = ["build", "build_all", "build_for", "drafts", "inject"]
 
 KIND = "dead_code"
 INJECTIONS = (
@@ -175,10 +178,12 @@ def _decoy(source: str, rng: random.Random) -> tuple[str, str] | None:
     return "".join(lines), victim.name
 
 
-def build(
-    module: CorpusModule, level: int, variant: str, rng: random.Random
-) -> RefactorSpec | None:
-    name = module.name
+_Drawn = tuple[str, str | None, str, list[dict[str, object]]]
+
+
+def _draw(module: CorpusModule, level: int, rng: random.Random) -> _Drawn | None:
+    """All one variant takes from ``rng``: the live module (with its decoy, if any) and
+    the dead code injected; ``None`` when the injection has no place to go."""
     count = {1: 2, 2: 3, 3: 5}[level]
     live = module.source
     decoy = None
@@ -192,6 +197,19 @@ def build(
     if made_dead is None:
         return None
     dead, reqs = made_dead
+    return live, decoy, dead, reqs
+
+
+def build(
+    module: CorpusModule, level: int, variant: str, rng: random.Random
+) -> RefactorSpec | None:
+    drawn = _draw(module, level, rng)
+    return None if drawn is None else _make(module, level, variant, drawn)
+
+
+def _make(module: CorpusModule, level: int, variant: str, drawn: _Drawn) -> RefactorSpec:
+    name = module.name
+    live, decoy, dead, reqs = drawn
     steps = [step(f"{name}:{fn}", f"{name}:{fn}", args) for fn, args in module.calls()]
     description = (
         f"`{module.module_path}` carries dead code: code that can never run or whose "
@@ -223,19 +241,32 @@ def build(
     )
 
 
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of corpus module ``module`` only, if given),
+    not built yet: the dead code is drawn and injected (what decides whether a variant
+    exists), ``make`` builds the rest."""
+    corpus = load_corpus()
+    for name in corpus if module is None else [module] if module in corpus else []:
+        yield from _module_drafts(corpus[name], level)
+
+
+def _module_drafts(module: CorpusModule, level: int) -> Iterator[Draft]:
+    rng = random.Random(f"{KIND}:{module.name}:{level}")
+    made = 0
+    for attempt in range(6):
+        drawn = _draw(module, level, rng)
+        if drawn is not None:
+            made += 1
+            variant = f"d{level}v{attempt}"
+            yield module.name, variant, functools.partial(_make, module, level, variant, drawn)
+        if made >= 2:
+            break
+
+
 def build_for(name: str, level: int) -> list[RefactorSpec]:
     """The specs of one corpus module at one level (deterministic)."""
-    module = load_corpus()[name]
-    rng = random.Random(f"{KIND}:{name}:{level}")
-    specs: list[RefactorSpec] = []
-    for attempt in range(6):
-        spec = build(module, level, f"d{level}v{attempt}", rng)
-        if spec is not None:
-            specs.append(spec)
-        if len(specs) >= 2:
-            break
-    return specs
+    return built(_module_drafts(load_corpus()[name], level))
 
 
 def build_all(level: int) -> list[RefactorSpec]:
-    return [spec for name in load_corpus() for spec in build_for(name, level)]
+    return built(drafts(level))

@@ -10,16 +10,19 @@ must stay as it is: merging it changes behaviour.
 from __future__ import annotations
 
 import ast
+import functools
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from forgegym.envs.refactor.analysis import clone_counts
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import test_ids
 from forgegym.envs.refactor.kinds.visible import visible_tests
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["BLOCKS", "build", "build_all"]
+__all__ = ["BLOCKS", "build", "build_all", "drafts"]
 
 KIND = "extract_helper"
 
@@ -179,10 +182,26 @@ def _oracle(
     ]
 
 
-def build(block: Block, level: int, variant: str, rng: random.Random) -> RefactorSpec | None:
+def _draw(block: Block, level: int, rng: random.Random) -> tuple[int, int, list[tuple[str, str]]]:
+    """The seeded choices of one variant (constants and tails): all it takes from ``rng``."""
     a, b = _constants(block, rng)
     count = {1: 2, 2: 3, 3: 3}[level]
     tails = rng.sample(block.tails, min(count + (1 if level == 3 else 0), len(block.tails)))
+    return a, b, tails
+
+
+def _module(block: Block, level: int) -> str:
+    return f"{block.name}_tools" if level < 3 else f"{block.name}_utils"
+
+
+def build(block: Block, level: int, variant: str, rng: random.Random) -> RefactorSpec | None:
+    return _make(block, level, variant, *_draw(block, level, rng))
+
+
+def _make(
+    block: Block, level: int, variant: str, a: int, b: int, tails: list[tuple[str, str]]
+) -> RefactorSpec | None:
+    count = {1: 2, 2: 3, 3: 3}[level]
     if len(tails) < count:
         return None
     dup_tails, near_tails = tails[:count], tails[count:]
@@ -197,7 +216,7 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
         other = block.body.format(a=a + 1, b=b + 1)
         doc = name.replace("_", " ").capitalize() + " (stricter)."
         near.append((name, _function(name, block.param, other, tail.format(a=a, b=b), doc)))
-    module = f"{block.name}_tools" if level < 3 else f"{block.name}_utils"
+    module = _module(block, level)
     header = f'"""{block.module_doc}"""\n'
     original = header + "".join("\n\n" + src for _, src in funcs + near)
     helper = f"def {block.helper}({block.param}):\n" + body + f"    return {block.param}\n"
@@ -266,12 +285,20 @@ def build(block: Block, level: int, variant: str, rng: random.Random) -> Refacto
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
-    specs: list[RefactorSpec] = []
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of ``module`` only, if given), not built yet:
+    a block's variants share one seeded stream, so earlier variants are drawn (cheap)
+    but only a draft's ``make`` builds it."""
     for block in BLOCKS.values():
+        name = _module(block, level)
+        if module is not None and name != module:
+            continue
         rng = random.Random(f"{KIND}:{block.name}:{level}")
         for index in range(5):
-            spec = build(block, level, f"d{level}v{index}", rng)
-            if spec is not None:
-                specs.append(spec)
-    return specs
+            variant = f"d{level}v{index}"
+            drawn = _draw(block, level, rng)
+            yield name, variant, functools.partial(_make, block, level, variant, *drawn)
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return built(drafts(level))

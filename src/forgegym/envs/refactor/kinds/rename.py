@@ -9,15 +9,18 @@ callers of the old name see the warning -- the hidden checks record warnings per
 from __future__ import annotations
 
 import ast
+import functools
 import random
+from collections.abc import Iterator
 
 import libcst as cst
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import rename_names, test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["build", "build_all", "new_name"]
+__all__ = ["build", "build_all", "build_for", "drafts", "new_name"]
 
 KIND = "rename_alias"
 _VERBS = {
@@ -201,26 +204,36 @@ def build(module: CorpusModule, level: int, variant: str, olds: list[str]) -> Re
     )
 
 
-def build_for(name: str, level: int) -> list[RefactorSpec]:
-    """The specs of one corpus module at one level (deterministic)."""
-    module = load_corpus()[name]
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of corpus module ``module`` only, if given),
+    not built yet: the names to rename are drawn (cheap), ``make`` builds."""
+    corpus = load_corpus()
+    for name in corpus if module is None else [module] if module in corpus else []:
+        yield from _module_drafts(corpus[name], level)
+
+
+def _module_drafts(module: CorpusModule, level: int) -> Iterator[Draft]:
     functions = list(module.functions)
-    rng = random.Random(f"{KIND}:{name}:{level}")
+    rng = random.Random(f"{KIND}:{module.name}:{level}")
     count = {1: 1, 2: 2, 3: 1}[level]
     if len(functions) < count:
-        return []
-    specs: list[RefactorSpec] = []
+        return
     seen: set[tuple[str, ...]] = set()
     for attempt in range(6):
         olds = tuple(sorted(rng.sample(functions, count)))
         if olds in seen:
             continue
         seen.add(olds)
-        specs.append(build(module, level, f"d{level}v{attempt}", list(olds)))
+        variant = f"d{level}v{attempt}"
+        yield module.name, variant, functools.partial(build, module, level, variant, list(olds))
         if len(seen) >= 2:
             break
-    return specs
+
+
+def build_for(name: str, level: int) -> list[RefactorSpec]:
+    """The specs of one corpus module at one level (deterministic)."""
+    return built(_module_drafts(load_corpus()[name], level))
 
 
 def build_all(level: int) -> list[RefactorSpec]:
-    return [spec for name in load_corpus() for spec in build_for(name, level)]
+    return built(drafts(level))

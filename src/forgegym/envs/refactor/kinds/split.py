@@ -10,14 +10,16 @@ new homes.
 from __future__ import annotations
 
 import ast
+import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import Segment, segments, test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["SEED_LAYOUT", "build", "build_all", "split_sources"]
+__all__ = ["SEED_LAYOUT", "build", "build_all", "build_for", "drafts", "split_sources"]
 
 KIND = "split_package"
 SUBMODULE_NAMES = ("core", "ops", "extra", "tools", "basic", "advanced", "parsing", "rendering")
@@ -184,9 +186,16 @@ def _consumer(module: CorpusModule, functions: Sequence[str]) -> str:
 def build(
     module: CorpusModule, level: int, variant: str, groups: dict[str, tuple[str, ...]]
 ) -> RefactorSpec | None:
-    name = module.name
     if not _groups_ok(module, groups):
         return None
+    return _make(module, level, variant, groups)
+
+
+def _make(
+    module: CorpusModule, level: int, variant: str, groups: dict[str, tuple[str, ...]]
+) -> RefactorSpec:
+    """The spec of a layout :func:`_groups_ok` accepts."""
+    name = module.name
     package = split_sources(module, groups)
     files = {module.module_path: module.source, module.test_path: module.test_source}
     editable = [module.module_path]
@@ -284,17 +293,22 @@ def build(
     )
 
 
-def build_for(name: str, level: int) -> list[RefactorSpec]:
-    """The specs of one corpus module at one level (deterministic)."""
-    module = load_corpus()[name]
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of corpus module ``module`` only, if given),
+    not built yet: layouts are drawn and checked for import cycles (what decides which
+    variants exist), ``make`` builds the package."""
+    corpus = load_corpus()
+    for name in corpus if module is None else [module] if module in corpus else []:
+        yield from _module_drafts(corpus[name], level)
+
+
+def _module_drafts(module: CorpusModule, level: int) -> Iterator[Draft]:
+    name = module.name
     functions = module.functions
     if len(functions) < 2:
-        return []
-    specs: list[RefactorSpec] = []
-    if name == "stats" and level == 1:
-        seed = build(module, 1, "seed", dict(SEED_LAYOUT))
-        if seed is not None:
-            specs.append(seed)
+        return
+    if name == "stats" and level == 1 and _groups_ok(module, dict(SEED_LAYOUT)):
+        yield name, "seed", functools.partial(_make, module, 1, "seed", dict(SEED_LAYOUT))
     parts = 2 if level == 1 or len(functions) < 3 else 3
     rng = random.Random(f"{KIND}:{name}:{level}")
     seen: set[str] = set()
@@ -309,12 +323,16 @@ def build_for(name: str, level: int) -> list[RefactorSpec]:
         if key in seen:
             continue
         seen.add(key)
-        spec = build(module, level, f"d{level}v{attempt}", groups)
-        if spec is not None:
-            specs.append(spec)
+        if _groups_ok(module, groups):
+            variant = f"d{level}v{attempt}"
+            yield name, variant, functools.partial(_make, module, level, variant, groups)
             made += 1
-    return specs
+
+
+def build_for(name: str, level: int) -> list[RefactorSpec]:
+    """The specs of one corpus module at one level (deterministic)."""
+    return built(_module_drafts(load_corpus()[name], level))
 
 
 def build_all(level: int) -> list[RefactorSpec]:
-    return [spec for name in load_corpus() for spec in build_for(name, level)]
+    return built(drafts(level))

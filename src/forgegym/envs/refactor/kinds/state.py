@@ -9,16 +9,19 @@ sequences, each from a fresh import.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from forgegym.envs.refactor.kinds import Draft, built
 from forgegym.envs.refactor.kinds.common import test_ids
 from forgegym.envs.refactor.kinds.visible import visible_tests
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
-__all__ = ["TEMPLATES", "build", "build_all"]
+__all__ = ["TEMPLATES", "build", "build_all", "drafts"]
 
 KIND = "state_to_object"
 
@@ -187,16 +190,37 @@ def _oracle(
     ]
 
 
-def build(template: Template, level: int, variant: str, rng: random.Random) -> RefactorSpec:
+def _draw(
+    template: Template, level: int, rng: random.Random
+) -> tuple[list[tuple[str, str, str]], str, str]:
+    """All one variant takes from ``rng`` (functions and class) and its reference."""
     count = {1: 3, 2: 4, 3: 5}[level]
     first = template.functions[0]
     rest = rng.sample(template.functions[1:], count - 1)
     functions = [first, *sorted(rest, key=template.functions.index)]
     cls = rng.choice(template.classes)
-    module = f"{template.name}_state" if level < 3 else f"{template.name}_store"
+    return functions, cls, _reference(template, functions, cls)
+
+
+def _module(template: Template, level: int) -> str:
+    return f"{template.name}_state" if level < 3 else f"{template.name}_store"
+
+
+def build(template: Template, level: int, variant: str, rng: random.Random) -> RefactorSpec:
+    return _make(template, level, variant, *_draw(template, level, rng))
+
+
+def _make(
+    template: Template,
+    level: int,
+    variant: str,
+    functions: list[tuple[str, str, str]],
+    cls: str,
+    reference: str,
+) -> RefactorSpec:
+    module = _module(template, level)
     path = f"{module}.py"
     original = _original(template, functions)
-    reference = _reference(template, functions, cls)
     names = [n for n, _, _ in functions]
     hidden_rng = random.Random(f"{variant}:{module}:hidden")
     sequences = [
@@ -258,13 +282,26 @@ def build(template: Template, level: int, variant: str, rng: random.Random) -> R
     )
 
 
-def build_all(level: int) -> list[RefactorSpec]:
-    specs: dict[str, RefactorSpec] = {}
+def drafts(level: int, module: str | None = None) -> Iterator[Draft]:
+    """The specs :func:`build_all` makes (of ``module`` only, if given), not built yet:
+    per template up to 12 variants drawn from one seeded stream, the first five distinct
+    references kept (drawing and comparing references is cheap; ``make`` builds)."""
     for template in TEMPLATES.values():
+        name = _module(template, level)
+        if module is not None and name != module:
+            continue
         rng = random.Random(f"{KIND}:{template.name}:{level}")
+        seen: set[str] = set()
         for index in range(12):
-            spec = build(template, level, f"d{level}v{index}", rng)
-            specs.setdefault(spec.reference[f"{spec.module}.py"], spec)
-            if sum(s.module == spec.module for s in specs.values()) >= 5:
+            variant = f"d{level}v{index}"
+            functions, cls, reference = _draw(template, level, rng)
+            if reference not in seen:
+                seen.add(reference)
+                make = functools.partial(_make, template, level, variant, functions, cls, reference)
+                yield name, variant, make
+            if len(seen) >= 5:
                 break
-    return list(specs.values())
+
+
+def build_all(level: int) -> list[RefactorSpec]:
+    return built(drafts(level))

@@ -15,6 +15,7 @@ from forgegym.core.code_grader import (
     ResultGate,
     Terms,
     check_timeout,
+    gate_hack_findings,
     hack_gate,
 )
 from forgegym.core.grading import Submission, grade_many
@@ -97,6 +98,31 @@ def test_hack_gate_and_timeout_checks() -> None:
     for bad in (0, -1, 601, True, "5"):
         with pytest.raises(ValueError, match="timeout_s"):
             check_timeout(bad)
+
+
+def test_gate_hack_findings_is_the_code_graders_gate_to_notes_step() -> None:
+    """Graders that are not CodeGraders (Bugfix's repository mode) gate and note
+    findings exactly as CodeGrader's default gates do."""
+    findings = [
+        HackFinding(kind="exit_call", path="m.py", line=i, detail="`sys.exit`") for i in (3, 9)
+    ]
+    assert gate_hack_findings(["compile_error"], ["n"], []) == (["compile_error"], ["n"])
+    gates, notes = gate_hack_findings([], [], findings * 4)
+    assert gates == ["hack_flagged"] and len(notes) == 5
+    assert notes[:2] == [
+        "hack: exit_call at m.py:3 (`sys.exit`)",
+        "hack: exit_call at m.py:9 (`sys.exit`)",
+    ]
+    grader = _Grader()
+    try:
+        assert grader.gate_findings(["compile_error"], [], findings * 4) == gate_hack_findings(
+            ["compile_error"], [], findings * 4
+        )
+    finally:
+        grader.close()
+    over = HackFinding(kind="unverifiable", path="m.py", line=0, detail="too deep")
+    gates, notes = gate_hack_findings([], [], [over], note="{path}: {detail}", limit=1)
+    assert (gates, notes) == (["unverifiable"], ["m.py: too deep"])
 
 
 # ------------------------------------------------------------ follow-up stage

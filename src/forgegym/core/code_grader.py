@@ -80,6 +80,8 @@ __all__ = [
     "ResultGate",
     "Terms",
     "check_timeout",
+    "HACK_NOTE",
+    "gate_hack_findings",
     "hack_gate",
     "limit_and_compile_gates",
 ]
@@ -139,6 +141,29 @@ def hack_gate(findings: Iterable[HackFinding]) -> str | None:
     return "unverifiable" if "unverifiable" in kinds else "hack_flagged"
 
 
+HACK_NOTE = "hack: {kind} at {path}:{line} ({detail})"
+"""The default note an anti-hack finding leaves (``str.format`` over its fields)."""
+
+
+def gate_hack_findings(
+    gates: list[str],
+    notes: list[str],
+    findings: Sequence[HackFinding],
+    *,
+    note: str = HACK_NOTE,
+    limit: int = 5,
+) -> tuple[list[str], list[str]]:
+    """``gates`` and ``notes`` (updated in place and returned) with what anti-hack
+    ``findings`` add: their gate (:func:`hack_gate`) listed first and a ``note`` for each
+    of the first ``limit`` of them; nothing when there are none. The gate-to-notes step
+    of :class:`CodeGrader`'s default gates, shared with graders that are not one."""
+    gate = hack_gate(findings)
+    if gate is not None:
+        gates.insert(0, gate)
+        notes.extend(note.format(**f.model_dump()) for f in findings[:limit])
+    return gates, notes
+
+
 def limit_and_compile_gates(
     submission: Submission, compiled_paths: Iterable[str]
 ) -> tuple[list[str], list[str], bool]:
@@ -178,7 +203,7 @@ class CodeGrader(ABC):
     #: that does not compile still gates as a hack).
     compile_error_ends_gates: ClassVar[bool] = False
     #: Default gates: the note a finding leaves.
-    hack_note: ClassVar[str] = "hack: {kind} at {path}:{line} ({detail})"
+    hack_note: ClassVar[str] = HACK_NOTE
     #: Default gates: how many findings leave a note.
     hack_notes: ClassVar[int] = 5
     #: Submissions with one task, files and deletions share one run of the jobs on the
@@ -217,14 +242,11 @@ class CodeGrader(ABC):
     ) -> tuple[list[str], list[str]]:
         """``gates`` and ``notes`` with what anti-hack ``findings`` add: their gate
         (:func:`hack_gate`) listed first, a :attr:`hack_note` for each of the first
-        :attr:`hack_notes` of them (for a family's own :meth:`static_gates`)."""
-        gate = hack_gate(findings)
-        if gate is not None:
-            gates.insert(0, gate)
-            notes.extend(
-                self.hack_note.format(**f.model_dump()) for f in findings[: self.hack_notes]
-            )
-        return gates, notes
+        :attr:`hack_notes` of them (:func:`gate_hack_findings`; for a family's own
+        :meth:`static_gates`)."""
+        return gate_hack_findings(
+            gates, notes, findings, note=self.hack_note, limit=self.hack_notes
+        )
 
     def lint(self, submission: Submission) -> float:
         """The lint credit in [0, 1] (graders with ``lints = True``)."""

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from forgegym.core.code_grader import hack_gate, limit_and_compile_gates
+from forgegym.core.code_grader import gate_hack_findings, limit_and_compile_gates
 from forgegym.core.grading import Submission
 from forgegym.core.task import Task
 from forgegym.rewards import RewardBreakdown, compose, merge_weights
@@ -393,11 +393,7 @@ class RepoGrader:
         for path in changed:
             if path in pristine:
                 findings += scan_hardcoded_expectations(pristine[path], changed[path], path, tests)
-        gate = hack_gate(findings)
-        if gate is not None:
-            gates.insert(0, gate)
-            notes.extend(f"hack: {f.kind} at {f.path}:{f.line} ({f.detail})" for f in findings[:5])
-        return gates, notes
+        return gate_hack_findings(gates, notes, findings)
 
     def jobs(self, submission: Submission) -> list[Job]:
         gates, notes = self._static_gates(submission)

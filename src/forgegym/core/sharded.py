@@ -9,8 +9,8 @@ from the same id and arguments, and its own fork-server pool of ``workers_per_pr
 sandbox workers) and grades a batch by handing its tasks out to them in chunks, each
 chunk graded by the environment's own optimised ``grade_batch``.
 
-What makes it pay even for a family that grades in a fraction of a millisecond
-(Oversight: 0.4 ms per completion, nearly all parent-side):
+What makes it pay even for a family that grades in under a millisecond (Oversight:
+about 0.9 ms of CPU per completion, half of it in the grading process itself):
 
 * **Persistent, warm processes.** The processes start when the object is made, in the
   background (spawn, imports, the environment, its sandbox pool's zygotes), and live
@@ -29,13 +29,16 @@ What makes it pay even for a family that grades in a fraction of a millisecond
   (balanced by completions) and the parent's round trip (about a millisecond) stays
   a small share.
 * **Compact transfers.** A chunk is its ``(task_id, completion)`` pairs; a result is the
-  breakdowns the environment returns (a few hundred bytes per completion), pickled once.
+  breakdowns the environment returns (about a hundred bytes per completion pickled),
+  and the parent's share is a few milliseconds per 128-completion batch.
 
 Rewards and breakdowns are the same as one process grading the whole batch: each task's
 completions go to one chunk whole (so identical completions are still graded once),
 the environments are built with the same arguments, and every family's ``grade_batch``
 grades a task's completions independently of the other tasks in its batch. Only the
-sandbox pool differs (``runner_workers`` per process), which no grader reads.
+sandbox pool differs (``runner_workers`` per process), which no grader reads; a timed
+family (Performance) measures CPU time per job, so its rewards agree within the
+family's tolerance, as between any two gradings.
 
 Used by :func:`forgegym.integrations.trl.make_reward_funcs` with ``grading_processes``.
 """

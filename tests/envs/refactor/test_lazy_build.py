@@ -3,10 +3,13 @@ eager per-module build makes (the variants that exist, their seeded draws and co
 
 from __future__ import annotations
 
+import copy
+import random
+
 import pytest
 
 from forgegym.core.task import UnknownTaskError
-from forgegym.envs.refactor.bank import _find_spec, load_manifest
+from forgegym.envs.refactor.bank import _find_spec, _remap, _usable, load_manifest
 from forgegym.envs.refactor.kinds import complexity, kinds, spec_for_variant, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
 
@@ -82,3 +85,27 @@ def test_unknown_ids_are_unknown() -> None:
     ):
         with pytest.raises(UnknownTaskError):
             _find_spec(task_id)
+
+
+def test_usable_checks_and_their_outcomes_in_one_pass_equal_the_two_step_path() -> None:
+    """The original's timed-out steps are dropped exactly as ``RefactorSpec.usable`` and
+    ``_remap`` drop them (none, some, all), stateless and stateful kinds alike."""
+    manifest = load_manifest()
+    rng = random.Random(0)
+    seen: set[tuple[str, int]] = set()
+    for entry in manifest["tasks"]:
+        if (entry["kind"], entry["level"]) in seen:
+            continue
+        seen.add((entry["kind"], entry["level"]))
+        full = _find_spec(entry["task_id"])
+        for share in (0.0, 0.1, 0.6, 1.0):
+            outcomes = copy.deepcopy(manifest["outcomes"][entry["origin_key"]])
+            for outcome in (o for seq in outcomes for o in seq):
+                if rng.random() < share:
+                    outcome.clear()
+                    outcome["e"] = rng.choice(["StepTimeout", "Skipped"])
+            usable = full.usable(outcomes)
+            spec, kept = _usable(full, outcomes)
+            assert spec == usable and (spec is full) == (usable is full), entry["task_id"]
+            assert kept == _remap(full, usable, outcomes), entry["task_id"]
+    assert len(seen) == len(kinds()) * 3

@@ -8,6 +8,7 @@ kill rate). ``get`` runs nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import json
@@ -42,6 +43,8 @@ FAMILY = "refactor"
 DIFFICULTY_LEVELS: tuple[int, ...] = (1, 2, 3)
 MANIFEST_PATH = DATA_DIR / "manifest.json.gz"
 SEED_TASK_ID = "refactor/split_package/stats/seed"
+#: Outcomes of steps the original itself could not answer (see RefactorSpec.usable).
+_BAD = frozenset({"StepTimeout", "Skipped"})
 
 
 @functools.lru_cache(maxsize=4)
@@ -91,7 +94,7 @@ def spec_to_task(
     """The :class:`Task` of a spec, given the original's outcomes on its checks (steps
     the original itself could not answer in time are dropped)."""
     full = spec
-    spec = spec.usable(origin_outcomes)
+    spec, outcomes = _usable(full, origin_outcomes)
     starting = {p: spec.files[p] for p in spec.editable}
     after = {p: c for p, c in starting.items() if p not in spec.deleted}
     after.update(spec.reference)
@@ -100,7 +103,7 @@ def spec_to_task(
         kind=spec.kind,
         module=spec.module,
         checks=spec.checks,
-        expected=expected_outcomes(spec.checks, _remap(full, spec, origin_outcomes)),
+        expected=expected_outcomes(spec.checks, outcomes),
         api=spec.api,
         structure=spec.structure,
         integrity=spec.integrity,
@@ -132,6 +135,25 @@ def original_files(task: Task) -> dict[str, str]:
     """The task's original module files (see :attr:`RefactorHidden.original`)."""
     original = RefactorHidden.of(task).original
     return {p: (c if c is not None else task.files[p]) for p, c in original.items()}
+
+
+def _usable(
+    full: RefactorSpec, origin_outcomes: list[list[dict[str, Any]]]
+) -> tuple[RefactorSpec, list[list[dict[str, Any]]]]:
+    """``full.usable(origin_outcomes)`` and the original's outcomes on its steps (what
+    :func:`_remap` gives); stateless checks in one pass over the steps."""
+    if not full.stateless:
+        spec = full.usable(origin_outcomes)
+        return spec, _remap(full, spec, origin_outcomes)
+    (steps,) = full.checks
+    keys = [json.dumps([s["o"], s["a"]], sort_keys=True) for s in steps]
+    # The original answered each distinct call once, in first-seen order.
+    index = dict(zip(dict.fromkeys(keys), origin_outcomes[0], strict=True))
+    outs = [index[k] for k in keys]
+    kept = [(s, o) for s, o in zip(steps, outs, strict=True) if o.get("e") not in _BAD]
+    checks = [[s for s, _ in kept]] if kept else []
+    spec = full if checks == full.checks else dataclasses.replace(full, checks=checks)
+    return spec, [[o for _, o in kept]] if kept else []
 
 
 def _remap(

@@ -28,9 +28,15 @@ SEED_LAYOUT = {"central": ("mean", "median"), "spread": ("std_dev", "percentile"
 VARIANTS_PER_LEVEL = 2
 
 
+@functools.lru_cache(maxsize=64)
+def _segments(source: str) -> tuple[Segment, ...]:
+    """A module's segments, parsed once for all its layouts (read-only)."""
+    return tuple(segments(source))
+
+
 def _groups_ok(module: CorpusModule, groups: dict[str, tuple[str, ...]]) -> bool:
     """No import cycle between submodules (public functions calling each other)."""
-    segs = segments(module.source)
+    segs = _segments(module.source)
     home = {fn: sub for sub, fns in groups.items() for fn in fns}
     edges: dict[str, set[str]] = {sub: set() for sub in groups}
     for seg in segs:
@@ -63,7 +69,7 @@ def split_sources(module: CorpusModule, groups: dict[str, tuple[str, ...]]) -> d
     constants only it uses and the imports it needs; helpers several submodules use go to
     ``_common.py``; ``__init__`` re-exports every public name explicitly."""
     name = module.name
-    segs = segments(module.source)
+    segs = _segments(module.source)
     home: dict[str, str] = {fn: sub for sub, fns in groups.items() for fn in fns}
     imports = [s for s in segs if s.kind == "import"]
     others = [

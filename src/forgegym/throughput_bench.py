@@ -37,7 +37,12 @@ Two kinds of figures, reported apart:
   parent's own CPU is serial (one interpreter); the rest runs in parallel processes. By
   Amdahl's law the efficiency on ``N`` cores is then at most ``(P + C) / (N*P + C)``
   (``P`` the parent's CPU, ``C`` the rest): the CPU-implied efficiency, given for the
-  pool's size and for 16 cores. Per-core throughput is ``1 / (P + C)``.
+  pool's size and for 16 cores. Per-core throughput is ``1 / (P + C)``. With grading
+  processes the parent only dispatches, and the grading processes' own CPU (the work the
+  parent does in one process) is a column of its own, apart from their sandbox pools'
+  (under ``pool``) and the ruff runs they reap (under ``ruff``), so the rows compare
+  like for like: Oversight's ~1 ms per completion is about half grading-process work
+  and half sandbox pool in both layouts, not twice the CPU with processes.
 
 Completion mixes: ``issue`` is half reference fixes and half no-ops per group (a GRPO
 group repeats itself, so grading identical completions once pays off here); ``distinct``
@@ -89,6 +94,7 @@ class ThroughputRow:
     parent_cpu_s: float = 0.0  # the grading process itself (serial)
     children_cpu_s: float = 0.0  # processes it ran and reaped (ruff)
     pool_cpu_s: float = 0.0  # the sandbox pool's process trees (zygotes, jobs)
+    grading_cpu_s: float = 0.0  # grading processes' own CPU (processes > 1; else 0)
     job_cpu_s: float = 0.0  # the jobs' own rusage, as the runner reports it
     rewards: list[float] = field(default_factory=list)
     wins: list[int] = field(default_factory=list)  # solved completions per task
@@ -109,11 +115,12 @@ class ThroughputRow:
 
     @property
     def total_cpu_s(self) -> float:
-        return self.parent_cpu_s + self.children_cpu_s + self.pool_cpu_s
+        return self.parent_cpu_s + self.grading_cpu_s + self.children_cpu_s + self.pool_cpu_s
 
     def amdahl(self, cores: int) -> float | None:
         """CPU-implied efficiency on ``cores``: parent CPU serial, the rest parallel."""
-        serial, rest = self.parent_cpu_s, self.children_cpu_s + self.pool_cpu_s
+        serial = self.parent_cpu_s
+        rest = self.grading_cpu_s + self.children_cpu_s + self.pool_cpu_s
         if serial + rest <= 0:
             return None
         return (serial + rest) / (cores * serial + rest)
@@ -185,6 +192,7 @@ class ThroughputResult:
             return None
         return {
             "parent": statistics.median(r.cpu_ms(r.parent_cpu_s) for r in rows),
+            "grading": statistics.median(r.cpu_ms(r.grading_cpu_s) for r in rows),
             "children": statistics.median(r.cpu_ms(r.children_cpu_s) for r in rows),
             "pool": statistics.median(r.cpu_ms(r.pool_cpu_s) for r in rows),
             "job": statistics.median(r.cpu_ms(r.job_cpu_s) for r in rows),
@@ -340,7 +348,14 @@ class ThroughputResult:
             table.add_column(column, justify="left" if column in ("env", "path") else "right")
         for name in PHASES:
             table.add_column(f"{name} ms", justify="right")
-        for column in ("sandbox wait ms", "parent CPU", "ruff CPU", "pool CPU", "job CPU"):
+        for column in (
+            "sandbox wait ms",
+            "parent CPU",
+            "grading procs CPU",
+            "ruff CPU",
+            "pool CPU",
+            "job CPU",
+        ):
             table.add_column(column, justify="right")
         for row in self.rows:
             table.add_row(
@@ -354,14 +369,17 @@ class ThroughputResult:
                 *(f"{row.ms(name):.1f}" for name in PHASES),
                 f"{row.ms('sandbox'):.1f}",
                 f"{row.cpu_ms(row.parent_cpu_s):.1f}",
+                f"{row.cpu_ms(row.grading_cpu_s):.1f}",
                 f"{row.cpu_ms(row.children_cpu_s):.1f}",
                 f"{row.cpu_ms(row.pool_cpu_s):.1f}",
                 f"{row.cpu_ms(row.job_cpu_s):.1f}",
             )
         table.caption = (
             "phases: wall ms per completion in the parent (summed over threads); CPU: ms "
-            "per completion of the parent itself, of ruff, of the whole sandbox pool and "
-            "of the jobs alone (rusage)"
+            "per completion of the parent itself (procs > 1: the dispatcher), of the grading "
+            "processes themselves (procs > 1: the work the parent does with procs = 1), of "
+            "ruff (run by the parent or the grading processes), of the sandbox pools and of "
+            "the jobs alone (rusage; procs > 1: not reported back, 0)"
         )
         return table
 
@@ -399,11 +417,13 @@ def _with_plan(text: str, note: str) -> str:
     return "```json\n" + json.dumps([{"action": "plan", "text": note}, *actions]) + "\n```"
 
 
-def _tree_cpu_s() -> float:
-    """CPU seconds (own + reaped children) of every live process under this one."""
+def _tree_cpu(grading: frozenset[int] = frozenset()) -> tuple[float, float, float]:
+    """CPU seconds of every live process under this one, in three parts: the own CPU of
+    the ``grading`` processes (direct children), the CPU of the children they reaped
+    (ruff), and everything else (own + reaped children: sandbox pools, zygotes, jobs)."""
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
-    cpu: dict[int, int] = {}
+    cpu: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -414,19 +434,51 @@ def _tree_cpu_s() -> float:
             continue
         # fields[0] is the state (field 3); ppid is field 4, utime..cstime 14..17.
         parents[int(entry)] = int(fields[1])
-        cpu[int(entry)] = sum(int(v) for v in fields[11:15])
+        cpu[int(entry)] = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
     me = os.getpid()
-    total = 0
-    for pid, ticks in cpu.items():
+    own = reaped = rest = 0
+    for pid, (self_ticks, child_ticks) in cpu.items():
+        if pid in grading and parents.get(pid) == me:
+            own += self_ticks
+            reaped += child_ticks
+            continue
         seen = pid
         for _ in range(64):
             seen = parents.get(seen, 0)
             if seen == me:
-                total += ticks
+                rest += self_ticks + child_ticks
                 break
             if seen <= 1:
                 break
-    return total / tick
+    return own / tick, reaped / tick, rest / tick
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds (own + reaped children) of every live process under this one."""
+    return sum(_tree_cpu())
+
+
+def _grading_pids() -> frozenset[int]:
+    """This process's grading processes (``make_reward_funcs(grading_processes=N)``'s
+    spawned workers, :mod:`forgegym.core.sharded`): direct children started by
+    ``multiprocessing.spawn`` (not its resource tracker, not a sandbox pool)."""
+    me = os.getpid()
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            if ppid != me:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"multiprocessing.spawn" in cmdline:
+            out.add(int(entry))
+    return frozenset(out)
 
 
 def _rusage_s(who: int) -> float:
@@ -486,7 +538,8 @@ def _measure(
         outcomes.wins.clear()
         load = os.getloadavg()[0]
         # The /proc scan (a few ms) brackets the parent's own rusage, not inside it.
-        tree0 = _tree_cpu_s()
+        grading = _grading_pids() if processes > 1 else frozenset()
+        tree0 = _tree_cpu(grading)
         kids0 = _rusage_s(resource.RUSAGE_CHILDREN)
         self0 = _rusage_s(resource.RUSAGE_SELF)
         with recording() as recorder:
@@ -495,7 +548,7 @@ def _measure(
             wall = time.perf_counter() - start
         self1 = _rusage_s(resource.RUSAGE_SELF)
         kids1 = _rusage_s(resource.RUSAGE_CHILDREN)
-        tree1 = _tree_cpu_s()
+        tree1 = _tree_cpu(grading)
         phases = recorder.snapshot()
         reward.close()  # type: ignore[attr-defined]
     finally:
@@ -509,8 +562,9 @@ def _measure(
         wall_s=wall,
         phases_s=phases,
         parent_cpu_s=self1 - self0,
-        children_cpu_s=kids1 - kids0,
-        pool_cpu_s=max(0.0, tree1 - tree0),
+        children_cpu_s=(kids1 - kids0) + max(0.0, tree1[1] - tree0[1]),
+        pool_cpu_s=max(0.0, tree1[2] - tree0[2]),
+        grading_cpu_s=max(0.0, tree1[0] - tree0[0]),
         job_cpu_s=phases.get("sandbox_cpu", 0.0),
         rewards=[float(r) for r in rewards],
         wins=list(outcomes.wins),

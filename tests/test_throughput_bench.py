@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 
 from forgegym.throughput_bench import (
     ThroughputResult,
     ThroughputRow,
+    _grading_pids,
+    _tree_cpu,
     _tree_cpu_s,
     bench_throughput,
 )
@@ -75,6 +79,37 @@ def test_tree_cpu_counts_the_cpu_of_descendants() -> None:
         child.kill()
         child.wait()
     assert os.getpid() > 0
+
+
+def _spin(seconds: float, ready: Any) -> None:
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+    ready.set()
+    time.sleep(30)
+
+
+def test_tree_cpu_counts_a_grading_process_apart_from_the_rest() -> None:
+    """A spawned grading process's own CPU is its own part, not the sandbox pool's (the
+    bench compares it with the parent's CPU of one-process rows)."""
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    before_pids = _grading_pids()
+    rest0 = _tree_cpu()[2]
+    child = context.Process(target=_spin, args=(0.3, ready), daemon=True)
+    child.start()
+    try:
+        grading = _grading_pids() - before_pids
+        assert grading == {child.pid}
+        assert ready.wait(timeout=60)
+        time.sleep(0.05)
+        own, _, rest = _tree_cpu(grading)
+        assert own >= 0.25
+        assert rest - rest0 < 0.25  # not counted twice
+        assert _tree_cpu()[2] - rest0 >= 0.25  # not named as grading: the rest's
+    finally:
+        child.kill()
+        child.join()
 
 
 def test_bench_measures_a_family_in_fresh_processes_on_both_pool_sizes() -> None:

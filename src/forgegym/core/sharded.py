@@ -191,12 +191,10 @@ class ShardedGrading:
         *,
         chunk_s: float = CHUNK_S,
     ) -> None:
-        from forgegym.core.env import check_positive_int
+        from forgegym.core.env import check_number, check_positive_int
 
         check_positive_int("grading_processes", processes)
         check_positive_int("workers_per_process", workers_per_process)
-        from forgegym.core.env import check_number
-
         check_number("chunk_s", chunk_s, low=0.0)
         kwargs = dict(env_kwargs or {})
         for name in ("runner", "runner_workers"):

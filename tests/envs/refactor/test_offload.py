@@ -126,3 +126,55 @@ def test_a_task_always_goes_to_the_same_worker(monkeypatch: pytest.MonkeyPatch) 
                 del offload._SHARED[slot]
         for worker in extra.values():
             worker.close()
+
+
+def test_a_worker_that_stops_answering_costs_one_timeout_per_batch(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung worker is abandoned at its first timeout: every answer it owes fails at
+    once, so the batch does not wait a timeout per submission, and the parent's
+    rewards are the ones given."""
+    items = _items(env)
+    owed: list[Future[dict[str, Any]]] = []
+    abandoned: list[int] = []
+
+    class Hanging:
+        def __init__(self, key: str) -> None:
+            pass
+
+        def submit(self, request: dict[str, Any]) -> Future[dict[str, Any]]:
+            future: Future[dict[str, Any]] = Future()  # never answered
+            owed.append(future)
+            return future
+
+        def abandon(self) -> None:
+            abandoned.append(1)
+            for future in owed:
+                if not future.done():
+                    future.set_exception(RuntimeError("abandoned"))
+
+    monkeypatch.setattr(grader_module, "OFFLOAD_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(grader_module, "shared_worker", Hanging)
+    hung = env.grade_batch(items)
+    assert len(owed) == 2 * 4 and len(abandoned) == 1  # one timeout for the batch
+    monkeypatch.setattr(RefactorGrader, "offload", False)
+    parent_only = env.grade_batch(items)
+    for a, b in zip(hung, parent_only, strict=True):
+        assert a[0] == b[0] and a[1].model_dump() == b[1].model_dump()
+
+
+def test_abandoning_a_real_worker_fails_what_it_owes_and_a_new_one_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(offload, "_starts", 0)  # other tests' starts count against the cap
+    worker = offload.shared_worker("abandon-me")
+    assert worker is not None and worker.alive
+    owed: Future[dict[str, Any]] = Future()
+    with worker._lock:  # an answer it owes but will never give
+        worker._pending[-1] = owed
+    worker.abandon()
+    with pytest.raises(RuntimeError, match="did not answer in time"):
+        owed.result(timeout=5)
+    assert not worker.alive and worker.proc.wait(timeout=5) != 0
+    fresh = offload.shared_worker("abandon-me")
+    assert fresh is not None and fresh is not worker and fresh.alive

@@ -209,6 +209,7 @@ def lint_credit(starting: Mapping[str, str], files: Mapping[str, str]) -> float:
 class _WorkerLint:
     """A lint credit the static-analysis worker computes (kept in ``GradingState.extra``)."""
 
+    worker: Any  # the StaticWorker asked (abandoned if it does not answer in time)
     future: Future[Any]
 
 
@@ -242,6 +243,18 @@ def _compile_error(text: str, path: str) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return str(exc)
     return None
+
+
+def _answer_of(worker: Any, future: Future[Any]) -> Any:
+    """``future``'s answer from the static-analysis ``worker``; a worker that does not
+    answer within :data:`OFFLOAD_TIMEOUT_S` is abandoned (killed: every answer it still
+    owes fails at once, so a batch waits for one timeout, not one per submission) and
+    the ``TimeoutError`` raised (the caller computes in the parent)."""
+    try:
+        return future.result(timeout=OFFLOAD_TIMEOUT_S)
+    except TimeoutError:
+        worker.abandon()
+        raise
 
 
 class RefactorGrader(CodeGrader):
@@ -308,16 +321,17 @@ class RefactorGrader(CodeGrader):
             worker = shared_worker(sub.task.task_id)
             if worker is None:
                 return
-            sub.grading_state[_STATIC] = worker.submit(self._request(sub))
+            sub.grading_state[_STATIC] = (worker, worker.submit(self._request(sub)))
 
     def _analysis(self, sub: Submission) -> dict[str, Any] | None:
         """The worker's analysis of ``sub`` (``None``: none was asked for, or it failed)."""
-        future = sub.grading_state.pop(_STATIC, None)
-        if future is None:
+        asked = sub.grading_state.pop(_STATIC, None)
+        if asked is None:
             return None
+        worker, future = asked
         try:
             with phase("scans"):
-                answer = future.result(timeout=OFFLOAD_TIMEOUT_S)
+                answer = _answer_of(worker, future)
         except Exception as exc:  # noqa: BLE001 - computed here instead
             logger.warning("static-analysis worker failed, analysing in the parent: %r", exc)
             return None
@@ -345,16 +359,17 @@ class RefactorGrader(CodeGrader):
             super().start(submission, state)
             return
         state.extra = _WorkerLint(
+            worker,
             worker.submit(
                 {"lint": {"starting": self._starting(submission), "files": submission.files}}
-            )
+            ),
         )
 
     def lint_result(self, submission: Submission, state: GradingState) -> float:
         if isinstance(state.extra, _WorkerLint):
             try:
                 with phase("lint"):
-                    return float(state.extra.future.result(timeout=OFFLOAD_TIMEOUT_S))
+                    return float(_answer_of(state.extra.worker, state.extra.future))
             except Exception as exc:  # noqa: BLE001 - linted here instead
                 logger.warning("static-analysis worker failed, linting in the parent: %r", exc)
                 return self.lint(submission)

@@ -22,6 +22,7 @@ the grader compute in the parent, as it does on the reference path.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import os
@@ -132,6 +133,14 @@ class StaticWorker:
         for future in pending.values():
             if not future.done():
                 future.set_exception(RuntimeError(why))
+
+    def abandon(self) -> None:
+        """Kill a worker that does not answer in time: every answer it owes fails now
+        (the parent computes them) and the next :func:`shared_worker` starts another."""
+        self._fail("the static-analysis worker did not answer in time")
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        self._outbox.put(None)
 
     def close(self) -> None:
         """Stop the worker (it exits when its input closes)."""

@@ -264,3 +264,29 @@ def test_bench_runs() -> None:
 
     result = run_bench(reruns=4, verbose=False)
     assert result["reruns"] == 4 and result["same_statuses"]
+
+
+def test_a_lucky_no_op_is_not_a_fix(
+    bank: FlakyTaskBank, env: FlakyRepairEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task is detected flaky, so an unchanged test whose reruns all happen to pass
+    (seen in the corpus: a thread-join race, 10/10) is luck: no stability, never solved,
+    the no-op penalty; the same luck for the reference fix still solves."""
+    from dataclasses import replace
+
+    from forgegym.envs.flaky import grader as grader_module
+
+    real = grader_module.rerun_outcomes
+
+    def every_rerun_passes(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return [replace(o, passed=True, error_type=None, frames=()) for o in real(*args, **kwargs)]
+
+    monkeypatch.setattr(grader_module, "rerun_outcomes", every_rerun_passes)
+    tid = _one_per_category(bank)[0]
+    task = bank.get(tid)
+    (noop_reward, noop), (ref_reward, ref) = env.grade_completions(
+        tid, [NOOP, reference_action_for("flaky")(task)]
+    )
+    assert not env._success(noop) and noop.terms["solved"].value == 0.0, noop.render()
+    assert noop.terms["stability"].value == 0.0 and noop.terms["noop"].value == 1.0
+    assert env._success(ref) and ref_reward > noop_reward

@@ -617,7 +617,12 @@ class FlakyGrader(CodeGrader):
         ref_stats = diff_stats(pristine, {**pristine, **task.reference}) if task.reference else None
         budget = (ref_stats.lines_changed if ref_stats else 8) + 6
         improvement = 0.0 if p0 >= 1.0 else max(0.0, (p * p - p0 * p0) / (1.0 - p0 * p0))
-        solved = p >= 1.0 and power is not False and regressed == 0.0
+        if noop:
+            # The test was detected flaky and nothing was changed: reruns that all pass
+            # (or beat the baseline) are luck, not a fix (seen: a thread-join race whose
+            # unchanged test passed 10/10), so a no-op earns no stability and never solves.
+            improvement = 0.0
+        solved = p >= 1.0 and power is not False and regressed == 0.0 and not noop
         # The patch's credit terms are worth what the patch fixed: an edit that leaves the
         # test as flaky as before earns none of them, however close, small or powerful.
         gain = improvement

@@ -9,7 +9,7 @@ held-out tasks never trained on: the fraction of completions that parse as actio
 the within-group reward standard deviation (GRPO's signal), the mean reward and the
 success rate; and from GRPO's log the per-step reward, batch reward std, fraction of
 groups with signal and gradient norm. Prints a table and writes a
-``forgegym.learning`` JSON report::
+``forgegym.integrations.learning`` JSON report::
 
     python benchmarks/learning.py                                # CPU, a few minutes
     python benchmarks/learning.py --device cuda --grpo-steps 200 --sft-tasks 64 \
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> Any:
     from trl import GRPOConfig, GRPOTrainer
 
     import forgegym  # noqa: F401
+    from forgegym.integrations.learning import LearningReport, grpo_step_logs, measure_stage
     from forgegym.integrations.tiny import build_tiny_model, build_tiny_tokenizer
     from forgegym.integrations.trl import make_dataset, make_reward_funcs
     from forgegym.integrations.warmstart import (
@@ -97,7 +98,6 @@ def run(args: argparse.Namespace) -> Any:
         sft_warm_start,
         tokenizer_texts,
     )
-    from forgegym.learning import LearningReport, grpo_step_logs, measure_stage
 
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("error: --device cuda but torch.cuda.is_available() is False")
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).write_text(json.dumps(report.model_dump(mode="json"), indent=2), "utf-8")
     print(f"wrote {args.out}")
     if args.plot:
-        from forgegym.learning import plot_learning
+        from forgegym.integrations.learning import plot_learning
 
         print(f"wrote {plot_learning(report, args.plot)}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from forgegym.sandbox.bench import print_runner_bench, run_runner_bench
+from forgegym.bench.runner import print_runner_bench, run_runner_bench
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 [--json]``.
 
 The same measurement as ``forgegym bench --throughput`` (see
-:mod:`forgegym.throughput_bench`): completions/s with one worker and with the default
+:mod:`forgegym.bench.throughput`): completions/s with one worker and with the default
 pool, parallel efficiency (wall-clock, and CPU-implied from the parent's serial CPU),
 CPU per completion, and the parent's phases vs the sandbox jobs, for the optimised and
 the reference grading paths; each measurement in a fresh process.
@@ -15,7 +15,7 @@ import argparse
 import dataclasses
 import json
 
-from forgegym.throughput_bench import bench_throughput
+from forgegym.bench.throughput import bench_throughput
 
 
 def main() -> None:

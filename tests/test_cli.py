@@ -17,8 +17,8 @@ import pytest
 import tomllib
 
 from forgegym.cli import build_parser, main
-from forgegym.evaluation import summarise
-from forgegym.results import EvalResults
+from forgegym.play.evaluation import summarise
+from forgegym.play.results import EvalResults
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -176,7 +176,7 @@ def failing_llm() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from forgegym.curricula import CurriculumScheduler
-    from forgegym.results import EvalEpisode, EvalStep
+    from forgegym.play.results import EvalEpisode, EvalStep
 
     root = tmp_path_factory.mktemp("inputs")
     results = EvalResults(

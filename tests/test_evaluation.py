@@ -1,4 +1,4 @@
-"""forgegym.evaluation: an eval is the rollout loop on one env, so eval results and
+"""forgegym.play.evaluation: an eval is the rollout loop on one env, so eval results and
 collected rollouts are the same records, with the same rewards, for the same seeds."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import io
 import gymnasium as gym
 import pytest
 
-from forgegym.evaluation import evaluate, run_episode, summarise
-from forgegym.policies import make as make_policy
-from forgegym.results import Episode, Results
-from forgegym.rollouts import baseline_policy, collect_rollouts
+from forgegym.play.evaluation import evaluate, run_episode, summarise
+from forgegym.play.policies import make as make_policy
+from forgegym.play.results import Episode, Results
+from forgegym.play.rollouts import baseline_policy, collect_rollouts
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from forgegym.envs.oversight.worker import LLMWorker
-from forgegym.llm import ChatClient, ChatError
-from forgegym.policies.llm import LLMPolicy, LLMPolicyError
+from forgegym.play.llm import ChatClient, ChatError
+from forgegym.play.policies.llm import LLMPolicy, LLMPolicyError
 
 SEEN: list[dict[str, Any]] = []
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from forgegym.curricula import PassAtKCurriculum
-from forgegym.plots import (
+from forgegym.play.plots import (
     CURRICULUM_FIGSIZE,
     EPISODE_FIGSIZE,
     SCORES_FIGSIZE,
@@ -24,7 +24,7 @@ from forgegym.plots import (
     plot_scores,
     scores_figure,
 )
-from forgegym.rollouts import Trajectory, collect_rollouts, to_eval_results
+from forgegym.play.rollouts import Trajectory, collect_rollouts, to_eval_results
 from tests.test_vector import TOY_ID, ToyEnv, toy_answer
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-", "svg": b"<svg"}
@@ -198,7 +198,7 @@ def test_plots_refuse_the_wrong_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="got eval results"):
         plot_curriculum(MIXED.model_dump(), tmp_path / "x.png")
     with pytest.raises(ValueError, match="got a learning report"):
-        plot_episode({"kind": "forgegym.learning", "stages": []}, tmp_path / "x.png")
+        plot_episode({"kind": "forgegym.integrations.learning", "stages": []}, tmp_path / "x.png")
     with pytest.raises(ValueError, match="no episodes"):
         plot_episode(EvalResults(), tmp_path / "x.png")
     with pytest.raises(ValueError, match=r"episodes\.0\.policy: Field required"):

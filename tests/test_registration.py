@@ -11,7 +11,7 @@ import gymnasium as gym
 
 import forgegym
 from forgegym.family import families
-from forgegym.registration import env_ids
+from forgegym.family.registration import env_ids
 
 IDS = sorted(env_ids())
 

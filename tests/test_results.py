@@ -1,4 +1,4 @@
-"""The episode schema (forgegym.results): one format for eval and rollouts, files written
+"""The episode schema (forgegym.play.results): one format for eval and rollouts, files written
 by forgegym 0.1.0 read and migrated, anything else refused with what it is."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from forgegym.results import (
+from forgegym.play.results import (
     EPISODES_FORMAT,
     Episode,
     EvalResults,
@@ -69,7 +69,7 @@ def test_old_trajectories_file_is_migrated(tmp_path: Path) -> None:
 
 def test_old_files_plot(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from forgegym.plots import plot_episode, plot_scores
+    from forgegym.play.plots import plot_episode, plot_scores
 
     assert plot_episode(OLD_EVAL, tmp_path / "eval.png").stat().st_size > 1000
     assert plot_scores(OLD_TRAJECTORIES, tmp_path / "scores.png").stat().st_size > 1000
@@ -79,7 +79,7 @@ def test_old_files_plot(tmp_path: Path) -> None:
     ("data", "message"),
     [
         ({"format": "forgegym.curriculum/1"}, "got a curriculum state"),
-        ({"kind": "forgegym.learning", "stages": []}, "got a learning report"),
+        ({"kind": "forgegym.integrations.learning", "stages": []}, "got a learning report"),
         ({"format": "forgegym.episodes/9", "episodes": []}, "format 'forgegym.episodes/9'"),
         ({"format": "other/1"}, "got a file of format 'other/1'"),
         ([1, 2], "expected a list of episodes, got a list"),

@@ -12,8 +12,8 @@ import gymnasium as gym
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from forgegym.results import Episode, Results
-from forgegym.rollouts import (
+from forgegym.play.results import Episode, Results
+from forgegym.play.rollouts import (
     Trajectory,
     baseline_policy,
     batch_from_single,

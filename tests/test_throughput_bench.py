@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from forgegym.throughput_bench import (
+from forgegym.bench.throughput import (
     ThroughputResult,
     ThroughputRow,
     _grading_pids,

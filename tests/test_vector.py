@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import forgegym
+from forgegym.bench.vector import run_vector_bench
 from forgegym.core.actions import ActionModel, ActionSet, PlanAction, SubmitAction
 from forgegym.core.env import ForgeEnv, StepOutcome
-from forgegym.core.spaces import UnicodeText
+from forgegym.core.spaces import SharedTextBatch, UnicodeText
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.rewards import RewardBreakdown, compose
-from forgegym.vector import SharedTextBatch, run_vector_bench
 
 TOY_ID = "ForgeTest/VectorToy-v0"
 
@@ -192,7 +192,7 @@ def test_next_step_autoreset_matches_gymnasium_docs(mode: str, shared_memory: bo
         obs, _, _, _, infos = envs.step(('{"action": "plan", "text": "1"}', "{}"))
         if mode == "async" and not shared_memory:
             # Gymnasium 1.4's worker clears its autoreset flag on reset() only when
-            # shared memory is on (one reason forgegym keeps it on; see forgegym.vector).
+            # shared memory is on (one reason forgegym keeps it on; see forgegym.core.spaces).
             return
         assert list(infos["step"]) == [1, 1]
     finally:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from forgegym.family import EnvSpec, Family, families, get_family, register_family
-from forgegym.registration import env_ids, env_specs, register_envs
+from forgegym.family.registration import env_ids, env_specs, register_envs
 
 __version__ = "0.1.0"
 __all__ = [

@@ -8,8 +8,8 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
-from forgegym.policies import NOOP_ACTION
-from forgegym.policies.registry import default_reference_action
+from forgegym.play.policies import NOOP_ACTION
+from forgegym.play.policies.registry import default_reference_action
 from forgegym.rewards import potential
 
 TASK_ID = "bugfix/chunk_list/seed"
@@ -151,7 +151,7 @@ def test_editing_a_read_only_test_is_rejected_and_reported() -> None:
 
 
 def test_runner_workers_gives_the_env_its_own_pool() -> None:
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     env = gym.make("Forge/Bugfix-v0", runner_workers=1)
     base = env.unwrapped

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from forgegym.core.grading import MAX_ROUNDS, Submission, grade_many
 from forgegym.core.task import Task
+from forgegym.grading.batch import MAX_ROUNDS, Submission, grade_many
 from forgegym.rewards import RewardBreakdown, compose
 from forgegym.sandbox.jobs import CallJob, CallOutcome, CallResult, CallSpec, Job, RunStatus
 from forgegym.sandbox.workspace import Workspace

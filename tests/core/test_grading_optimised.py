@@ -15,9 +15,9 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
-from forgegym.core.grading import Submission, grade_many, submission_key
 from forgegym.family import family_for_env
-from forgegym.policies import NOOP_ACTION
+from forgegym.grading.batch import Submission, grade_many, submission_key
+from forgegym.play.policies import NOOP_ACTION
 from forgegym.sandbox.workspace import Workspace
 
 
@@ -148,7 +148,7 @@ def test_flaky_refused_run_ends_the_jobs_and_late_refusals_still_gate() -> None:
     """A run the sandbox refused decides the breakdown (``unsafe``), so the jobs after
     it are cancelled; code refused only under a late rerun's conditions, after passing
     reruns, is still gated, as on the reference path."""
-    from forgegym.sandbox.runner import ForkServerRunner
+    from forgegym.sandbox.runners.pool import ForkServerRunner
 
     runner = ForkServerRunner(workers=1)
     env = gym.make("Forge/FlakyRepair-v0", max_steps=1, runner=runner).unwrapped
@@ -299,7 +299,7 @@ def test_submission_key_tells_apart_what_graders_read() -> None:
     assert key(parse_errors=1) != base
     assert key(steps_used=2) != base
     assert key(deleted=("m.py",)) != base
-    from forgegym.core.grading import Note
+    from forgegym.grading.batch import Note
 
     assert key(notes=[Note("review", "m.py")]) != base
     assert key(diagnosis={"category": "order"}) != base
@@ -364,7 +364,7 @@ def test_shared_runs_seed_grouping_and_cutoff_in_the_streaming_path(tmp_path: An
     from running; ``score`` always sees its results in job order."""
     from forgegym.rewards import compose
     from forgegym.sandbox.jobs import CallOutcome, CallResult, PytestJob, RunStatus
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners.pool import Runner
 
     class Recorder(Runner):
         def __init__(self) -> None:  # no pool, no sandbox: nothing runs for real

@@ -8,15 +8,15 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
-from forgegym.core.sharded import (
+from forgegym.family import family_for_env
+from forgegym.integrations.sharded import (
     ShardedGrading,
     plan_chunks,
     resolve_grading_processes,
     shard_by_task,
 )
-from forgegym.family import family_for_env
 from forgegym.integrations.trl import make_reward_funcs
-from forgegym.policies import NOOP_ACTION
+from forgegym.play.policies import NOOP_ACTION
 
 
 def test_shards_keep_each_task_whole_and_balance_them() -> None:

@@ -2,7 +2,7 @@
 
 A task asks the agent to make ``answer()`` in ``pkg/mod.py`` return a target number.
 Grading is in-process string inspection (no code is executed), so these tests do not
-depend on the sandbox runner. It is a real :class:`~forgegym.core.code_env.CodeEnv`
+depend on the sandbox runner. It is a real :class:`~forgegym.envs.code_env.CodeEnv`
 subclass, so it follows the episode loop and info contract of the code families.
 """
 
@@ -16,8 +16,8 @@ import gymnasium as gym
 import numpy as np
 
 from forgegym.core.actions import EditAction, SubmitAction
-from forgegym.core.code_env import CodeEnv
 from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.code_env import CodeEnv
 from forgegym.rewards import RewardBreakdown, compose
 from forgegym.sandbox.jobs import PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace

@@ -69,7 +69,7 @@ def test_minimal_edit_reproduces_the_new_text(original: str, new: str) -> None:
 def test_compacted_reference_action_still_solves_the_task() -> None:
     env = gym.make(ENV_ID, max_steps=1)
     try:
-        from forgegym import policies
+        from forgegym.play import policies
 
         reference = policies.make("reference", env)
         observation, info = env.reset(seed=3)
@@ -223,8 +223,8 @@ def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> Non
     a prompt's group, and one GRPO step has a non-zero gradient norm."""
     import statistics
 
+    from forgegym.integrations.learning import measure_stage
     from forgegym.integrations.trl import make_dataset, make_reward_funcs
-    from forgegym.learning import measure_stage
 
     data = reference_sft_dataset(ENV_ID, WARM_TASKS, seed=WARM_SEED)
     assert len(data) >= 3
@@ -300,7 +300,7 @@ def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> 
 
 def test_learning_report_round_trip_and_plot(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from forgegym.learning import (
+    from forgegym.integrations.learning import (
         GRPOStepLog,
         LearningReport,
         LearningStage,

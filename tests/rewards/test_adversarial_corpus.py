@@ -14,9 +14,9 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from forgegym.core.code_env import CodeEnv
-from forgegym.core.grading import Submission, grade_many
+from forgegym.envs.code_env import CodeEnv
 from forgegym.family import Family, families
+from forgegym.grading.batch import Submission, grade_many
 from forgegym.rewards import antihack, bounded
 from forgegym.rewards.antihack import HackFinding
 from forgegym.sandbox.workspace import Workspace

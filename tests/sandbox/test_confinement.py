@@ -11,9 +11,9 @@ import gymnasium as gym
 import pytest
 
 import forgegym
-from forgegym.sandbox import confinement
+from forgegym.sandbox import confinement, doctor
 from forgegym.sandbox.confinement import ConfinementStatus, UnconfinedError
-from forgegym.sandbox.runner import ForkServerRunner
+from forgegym.sandbox.runners.pool import ForkServerRunner
 
 PKG = os.path.dirname(os.path.abspath(forgegym.__file__))
 ACTIVE = confinement.confinement_status().active
@@ -50,7 +50,7 @@ def test_stage_holds_only_trusted_code(tmp_path) -> None:  # noqa: ANN001
 
 @pytest.mark.skipif(not ACTIVE, reason="full confinement unavailable here")
 def test_doctor_reports_the_confinement_active() -> None:
-    rows = {row.name: row for row in confinement.doctor_report()}
+    rows = {row.name: row for row in doctor.doctor_report()}
     for name in (
         "bubblewrap",
         "user_namespace",

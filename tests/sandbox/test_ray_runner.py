@@ -12,10 +12,10 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401
-from forgegym.policies import make as make_policy
+from forgegym.play.policies import make as make_policy
 from forgegym.sandbox.jobs import PytestJob, RunStatus
-from forgegym.sandbox.ray_runner import pack_workdir, unpack_workdir
-from forgegym.sandbox.runner import ForkServerRunner
+from forgegym.sandbox.runners.pool import ForkServerRunner
+from forgegym.sandbox.runners.ray import pack_workdir, unpack_workdir
 
 ENV_ID = "Forge/Bugfix-v0"
 
@@ -106,8 +106,8 @@ def local_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_ray_local_same_verdicts(local_verdicts: dict[str, Any]) -> None:
-    from forgegym.sandbox.ray_runner import RayRunner
     from forgegym.sandbox.runners import get_runner
+    from forgegym.sandbox.runners.ray import RayRunner
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -129,7 +129,7 @@ def test_ray_local_same_verdicts(local_verdicts: dict[str, Any]) -> None:
 def test_ray_two_node_cluster_same_verdicts(local_verdicts: dict[str, Any]) -> None:
     from ray.cluster_utils import Cluster
 
-    from forgegym.sandbox.ray_runner import RayRunner
+    from forgegym.sandbox.runners.ray import RayRunner
 
     cluster = Cluster(
         initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}

@@ -1,6 +1,6 @@
 """``ForgeEnv``: the episode loop and the info contract shared by every family.
 
-Families subclass :class:`ForgeEnv` (or :class:`~forgegym.core.code_env.CodeEnv` for
+Families subclass :class:`ForgeEnv` (or :class:`~forgegym.envs.code_env.CodeEnv` for
 code tasks) and implement four hooks: ``_begin_episode``, ``_execute``, ``_grade`` and
 ``_render_observation``. The base class owns everything the contract promises:
 parsing never raises, format penalties, step budget and truncation, determinism
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,14 +34,35 @@ from gymnasium.error import ResetNeeded
 from forgegym.core.actions import ActionModel, ActionSet
 from forgegym.core.spaces import UnicodeText
 from forgegym.core.task import Task, TaskBank, UnknownTaskError
+from forgegym.rewards.breakdown import default_solved
 
 if TYPE_CHECKING:
     from forgegym.rewards import RewardBreakdown
 
-__all__ = ["ForgeEnv", "StepOutcome", "check_positive_int", "check_number"]
+__all__ = [
+    "ForgeEnv",
+    "StepOutcome",
+    "check_number",
+    "check_positive_int",
+    "uses_batch_grading",
+]
 
 #: Options ``reset`` understands; anything else is a ``ValueError``.
 RESET_OPTIONS = frozenset({"task_id", "difficulty"})
+
+
+def _owner(cls: type, name: str) -> type | None:
+    return next((k for k in cls.__mro__ if name in vars(k)), None)
+
+
+def uses_batch_grading(env: Any) -> bool:
+    """Whether ``env.grade_batch`` grades what ``env.grade_completions`` would: optimised
+    grading is on and no subclass overrides ``grade_completions`` below ``grade_batch``
+    (the TRL reward functions and the sharded grading processes dispatch on it)."""
+    if not getattr(env, "optimised_grading", False):
+        return False
+    batch, single = _owner(type(env), "grade_batch"), _owner(type(env), "grade_completions")
+    return batch is not None and single is not None and issubclass(batch, single)
 
 
 def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
@@ -100,6 +121,11 @@ class ForgeEnv(gym.Env[str, str]):
     action_space: UnicodeText
     observation_space: UnicodeText
     family: ClassVar[str] = "base"
+    #: The family's public success predicate (``info["success"]``, ``tasks verify``, the
+    #: TRL reward functions, curricula): the env owns it, and the registered
+    #: :class:`~forgegym.family.Family` reads it from here. Default: no gate fired and a
+    #: full score. A family sets ``success_predicate = staticmethod(its_solved)``.
+    success_predicate: ClassVar[Callable[[RewardBreakdown], bool]] = staticmethod(default_solved)
     action_set: ClassVar[ActionSet]
     #: The system prompt put in ``info["messages"]``; families override.
     system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."
@@ -168,16 +194,12 @@ class ForgeEnv(gym.Env[str, str]):
         """Whether a graded episode counts as solved (``info["success"]``).
 
         Public: ``tasks verify``, the TRL reward functions and curricula call it. It is
-        the registered :class:`~forgegym.family.Family`'s ``solved`` predicate (default:
-        no gate fired and a full score); a subclass may still refine ``_success``.
+        the class's :attr:`success_predicate`; a subclass may still refine ``_success``.
         """
         return bool(self._success(breakdown))
 
     def _success(self, breakdown: RewardBreakdown) -> bool:
-        from forgegym.family import default_solved, registered_family
-
-        family = registered_family(self.family)
-        return family.is_solved(breakdown) if family is not None else default_solved(breakdown)
+        return bool(type(self).success_predicate(breakdown))
 
     def _end_episode(self) -> None:
         """Release per-episode resources (called on reset and close)."""
@@ -323,7 +345,7 @@ class ForgeEnv(gym.Env[str, str]):
         Returns ``(reward, breakdown)`` pairs: what ``step`` returns on a one-step
         episode of the task (``reward == breakdown.total``). This generic version replays each completion through
         ``reset``/``step`` (so it resets this env); families with a batch path (the
-        code families, :class:`~forgegym.core.code_env.CodeEnv`) override it.
+        code families, :class:`~forgegym.envs.code_env.CodeEnv`) override it.
         """
         saved = self.max_steps
         self.max_steps = 1

@@ -44,6 +44,7 @@ import numpy as np
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from forgegym.core.env import uses_batch_grading
 from forgegym.curricula import CurriculumScheduler
 
 __all__ = [
@@ -192,19 +193,6 @@ def curriculum_config_overrides() -> dict[str, Any]:
     return {"shuffle_dataset": False}
 
 
-def _owner(cls: type, name: str) -> type | None:
-    return next((k for k in cls.__mro__ if name in vars(k)), None)
-
-
-def _batch_path(env: Any) -> bool:
-    """Whether ``env.grade_batch`` grades what ``env.grade_completions`` would: optimised
-    grading is on and no subclass overrides ``grade_completions`` below ``grade_batch``."""
-    if not getattr(env, "optimised_grading", False):
-        return False
-    batch, single = _owner(type(env), "grade_batch"), _owner(type(env), "grade_completions")
-    return batch is not None and single is not None and issubclass(batch, single)
-
-
 def _success_of(env: Any, breakdown: Any) -> bool:
     return bool(env.solved(breakdown))
 
@@ -220,13 +208,13 @@ def make_reward_funcs(
     """TRL reward functions grading each completion as a single-turn episode.
 
     ``grading_processes > 1`` grades each batch in that many trusted grading processes
-    (:class:`~forgegym.core.sharded.ShardedGrading`: persistent, started and warmed in
+    (:class:`~forgegym.integrations.sharded.ShardedGrading`: persistent, started and warmed in
     the background when this is called, tasks handed out in chunks; each has its own
     environment and sandbox pool of ``workers_per_process`` workers, default the usable
     cores divided among them), so the parent-side work (parsing, scans, lint,
     composing) runs on every core instead of one. ``"auto"`` is one grading process
     per usable core, or 1 on one core or when ``env_kwargs`` gives a ``runner`` or
-    ``runner_workers`` (:func:`~forgegym.core.sharded.resolve_grading_processes`):
+    ``runner_workers`` (:func:`~forgegym.integrations.sharded.resolve_grading_processes`):
     the recommended setting for training on a multi-core machine. The default stays
     1 (everything in the caller's process: no spawned interpreters, ``env_kwargs``
     need not be picklable). Same rewards and breakdowns either way; the returned
@@ -241,7 +229,7 @@ def make_reward_funcs(
     passes ``log_metric``, logs the batch mean of every breakdown term, the success
     rate and the curriculum's tier sizes.
     """
-    from forgegym.core.sharded import ShardedGrading, resolve_grading_processes
+    from forgegym.integrations.sharded import ShardedGrading, resolve_grading_processes
 
     processes = resolve_grading_processes(grading_processes, env_kwargs)
     env = _make_env(env_id, env_kwargs, 1).unwrapped
@@ -277,7 +265,7 @@ def make_reward_funcs(
             batched: list[tuple[float, Any]] | None = None
             if sharded is not None:
                 batched = sharded.grade_batch(list(zip(task_id, texts, strict=True)))
-            elif _batch_path(env):
+            elif uses_batch_grading(env):
                 # One batch over every task: the pool stays busy across task boundaries.
                 batched = env.grade_batch(list(zip(task_id, texts, strict=True)))
             for tid, indices in groups.items():

@@ -58,6 +58,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "default_solved",
     "COMPILE_ERROR_TOTAL",
     "DEFAULT_TERM_KINDS",
     "GATE_TOTALS",
@@ -357,3 +358,8 @@ def with_step_terms(
     return breakdown.model_copy(
         update={"terms": {**breakdown.terms, "format": term}, "total": breakdown.total + value}
     )
+
+
+def default_solved(breakdown: RewardBreakdown) -> bool:
+    """The default success predicate: no gate fired and the score is full."""
+    return not breakdown.gates and breakdown.score >= 1.0 - 1e-9

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from forgegym.core.phases import phase
+from forgegym.grading.phases import phase
 
 __all__ = [
     "DEFAULT_SELECT",

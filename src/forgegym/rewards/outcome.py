@@ -13,7 +13,7 @@ farmed by oscillating and does change the optimum.
 
 Here the state potential is ``Phi(p) = p**2`` of the visible pass rate ``p``: convex,
 so the last tests fixed are worth more than the first ones. The environments
-(:class:`~forgegym.core.code_env.CodeEnv`) also give the start state and the terminal
+(:class:`~forgegym.envs.code_env.CodeEnv`) also give the start state and the terminal
 state potential 0 (a valid choice: the start state is distinct, its step counter is 0),
 so an episode's shaping sums to exactly 0 and its return equals the final
 ``RewardBreakdown.total`` (the README's reward contract).

@@ -16,7 +16,7 @@ from .jobs import (
     TestOutcome,
     TestRecord,
 )
-from .runner import ForkServerRunner, Runner, SubprocessRunner, get_default_runner
+from .runners.pool import ForkServerRunner, Runner, SubprocessRunner, get_default_runner
 
 __all__ = [
     "CallJob",

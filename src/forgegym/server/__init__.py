@@ -2,7 +2,7 @@
 
 Needs the ``serve`` extra (``pip install "forgegym[serve]"``: FastAPI, uvicorn,
 websockets). See :mod:`forgegym.server.app` for the endpoints and
-:class:`forgegym.remote.RemoteEnv` for the Gymnasium client.
+:class:`forgegym.server.remote.RemoteEnv` for the Gymnasium client.
 """
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ class ForgeService:
         import forgegym  # noqa: F401  (registers the ids)
 
         if env_id not in gym.registry:
-            from forgegym.registration import env_ids
+            from forgegym.family.registration import env_ids
 
             raise ValueError(f"env_id: {env_id!r} is not registered; known: {env_ids()}")
         self.env_id = env_id

@@ -9,23 +9,23 @@ import numpy as np
 import pytest
 
 import forgegym  # noqa: F401  (registers the ids)
-from forgegym.core.grading import Submission, grade_many
 from forgegym.core.task import Task, TaskBank, UnknownTaskError
 from forgegym.envs.bugfix.bank import BugfixTaskBank, build_task, load_manifest
-from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.bugfix.env import BugfixEnv
 from forgegym.envs.bugfix.generator import SEED_TASK_ID, BugfixGenerator, BugfixGeneratorConfig
 from forgegym.envs.bugfix.grader import grounded_note, scan_hardcoded_expectations
 from forgegym.envs.bugfix.hidden import BugfixHidden
-from forgegym.envs.bugfix.mutations import (
+from forgegym.grading.batch import Submission, grade_many
+from forgegym.play.policies import NOOP_ACTION
+from forgegym.play.policies.registry import hacks_for
+from forgegym.sandbox.workspace import Workspace
+from forgegym.tasklib.corpus import load_corpus
+from forgegym.tasklib.mutations import (
     OPERATORS,
     Mutation,
     apply_mutations,
     enumerate_mutations,
 )
-from forgegym.policies import NOOP_ACTION
-from forgegym.policies.registry import hacks_for
-from forgegym.sandbox.workspace import Workspace
 
 LEVELS = (1, 2, 3)
 

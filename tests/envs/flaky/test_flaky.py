@@ -18,7 +18,7 @@ from forgegym.envs.flaky.hacks import HACKS
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.policies import partial_action
 from forgegym.envs.flaky.preflight import validate_many
-from forgegym.policies.registry import reference_action_for
+from forgegym.play.policies.registry import reference_action_for
 
 NOOP = '{"action": "submit"}'
 
@@ -71,7 +71,7 @@ def test_schedule_is_seeded() -> None:
 def test_live_revalidation_matches_manifest(bank: FlakyTaskBank) -> None:
     """One scenario per category re-validated in the sandbox now: flaky start state,
     reference at 1.0, mutant caught, and the same baseline as the manifest."""
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     ids = _one_per_category(bank)
     report = validate_many(get_default_runner(), [bank.get(t) for t in ids], bank.manifest_reruns)

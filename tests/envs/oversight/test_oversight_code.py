@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.oversight.code_domain import CodeVariant, changed_span, worker_source
 from forgegym.envs.oversight.episodes import hidden_of
 from forgegym.envs.oversight.policies import oracle
+from forgegym.tasklib.corpus import load_corpus
 
 
 def _task(bank, ids_by, corruption):

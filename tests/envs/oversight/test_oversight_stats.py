@@ -54,7 +54,7 @@ def test_oversight_stats_separates_the_oracle_from_baselines() -> None:
 
 def test_eval_reports_the_overseers_statistics(tmp_path) -> None:
     from forgegym.envs.oversight.stats import plot_stats, stats_from_results
-    from forgegym.evaluation import evaluate
+    from forgegym.play.evaluation import evaluate
 
     results = evaluate("Forge/Oversight-v0", "reference", episodes=6, seed=0)
     report = OversightStats.model_validate(results.metadata["report"])

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from forgegym.core.grading import Submission, grade_many
 from forgegym.envs.performance.generator import SEED_TASK_ID, build_task
 from forgegym.envs.performance.grader import CORRECTNESS_TRACES, PerformanceGrader
 from forgegym.envs.performance.measure import SCALES
+from forgegym.grading.batch import Submission, grade_many
 from forgegym.sandbox.jobs import Job, Result
-from forgegym.sandbox.runner import get_default_runner
+from forgegym.sandbox.runners.pool import get_default_runner
 from forgegym.sandbox.workspace import Workspace
 
 WRONG = """

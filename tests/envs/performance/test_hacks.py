@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from forgegym.core.grading import Submission
 from forgegym.envs.performance.generator import build_task
 from forgegym.envs.performance.grader import PerformanceGrader
 from forgegym.family import get_family
-from forgegym.policies import NOOP_ACTION
+from forgegym.grading.batch import Submission
+from forgegym.play.policies import NOOP_ACTION
 from forgegym.sandbox.workspace import Workspace
 
 HACKS = get_family("performance").hack_actions()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from forgegym.envs.refactor import analysis
 from forgegym.envs.refactor.analysis import api_surface, forwarding_tricks
-from forgegym.envs.refactor.grader import _compile_error
 from forgegym.envs.refactor.integrity import _defs
+from forgegym.envs.refactor.static import compile_error as _compile_error
 from forgegym.rewards import bounded
 
 FILES = {

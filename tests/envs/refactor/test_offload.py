@@ -16,7 +16,7 @@ from forgegym.envs.refactor import grader as grader_module
 from forgegym.envs.refactor import offload
 from forgegym.envs.refactor.grader import RefactorGrader, analyse, lint_credit
 from forgegym.envs.refactor.hacks import HACKS, reference_action, reference_files
-from forgegym.policies import NOOP_ACTION
+from forgegym.play.policies import NOOP_ACTION
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def env() -> Any:
 
 
 def _request(env: Any, files: dict[str, str]) -> dict[str, Any]:
-    from forgegym.core.grading import Submission
+    from forgegym.grading.batch import Submission
 
     task = env.task_bank.get(env.task_bank.task_ids(1, seed=3)[0])
     sub = Submission(task=task, files=files, workspace=None)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import pytest
 import forgegym  # noqa: F401
 from forgegym.envs.refactor.bank import _find_spec, load_manifest
 from forgegym.envs.refactor.generator import mutant_kill, origin_outcomes
-from forgegym.verify import check_task
+from forgegym.play.verify import check_task
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def test_reference_noop_and_hacks(env: gym.Env, task_id: str) -> None:
 
 
 def test_the_seed_checks_kill_the_mutants_of_the_original() -> None:
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     spec = _find_spec("refactor/split_package/stats/seed")
     runner = get_default_runner()

@@ -18,11 +18,11 @@ import libcst as cst
 
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
-from forgegym.envs.bugfix.checking import describe_outcome
-from forgegym.envs.bugfix.corpus import ReferenceModule, load_corpus
 from forgegym.envs.bugfix.generator import DIFFICULTY_LEVELS, MANIFEST_PATH
 from forgegym.envs.bugfix.hidden import BugfixHidden
-from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
+from forgegym.tasklib.corpus import ReferenceModule, load_corpus
+from forgegym.tasklib.mutations import Mutation, apply_mutations
+from forgegym.tasklib.values import describe_outcome
 
 __all__ = ["BugfixTaskBank", "build_task", "load_manifest"]
 

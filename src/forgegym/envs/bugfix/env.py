@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
 from forgegym.envs.bugfix.bank import BugfixTaskBank
-from forgegym.envs.bugfix.grader import BugfixGrader
+from forgegym.envs.bugfix.grader import BugfixGrader, solved
 from forgegym.envs.bugfix.repo import RepoAwareGrader, RepoGrader
+from forgegym.envs.code_env import CodeEnv
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners.pool import Runner
 
 __all__ = ["BugfixEnv"]
 
@@ -105,6 +105,7 @@ class BugfixEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "bugfix"
+    success_predicate = staticmethod(solved)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer fixing bugs. Read the bug report and the code, "
         "find the root cause, and make the smallest correct fix. Reply with JSON actions."

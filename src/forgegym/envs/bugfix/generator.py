@@ -38,19 +38,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgegym.envs.bugfix.checking import call_job, describe_outcome, hidden_verdicts
-from forgegym.envs.bugfix.corpus import DATA_DIR, HIDDEN_SEED, ReferenceModule, load_corpus
-from forgegym.envs.bugfix.mutations import (
+from forgegym.sandbox.jobs import CallResult, PytestJob, PytestResult
+from forgegym.sandbox.workspace import scratch_root
+from forgegym.tasklib.corpus import HIDDEN_SEED, ReferenceModule, load_corpus
+from forgegym.tasklib.mutations import (
     SUBTLE_OPERATORS,
     Mutation,
     apply_mutations,
     enumerate_mutations,
 )
-from forgegym.sandbox.jobs import CallResult, PytestJob, PytestResult
-from forgegym.sandbox.workspace import scratch_root
+from forgegym.tasklib.values import call_job, describe_outcome, hidden_verdicts
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners.pool import Runner
 
 __all__ = [
     "DIFFICULTY_LEVELS",
@@ -62,6 +62,8 @@ __all__ = [
     "build_manifest",
 ]
 
+#: The family's own data: the validated manifest (the module corpus is shared, in tasklib).
+DATA_DIR = Path(__file__).parent / "data"
 MANIFEST_PATH = DATA_DIR / "manifest.json"
 MANIFEST_VERSION = 1
 DIFFICULTY_LEVELS: tuple[int, ...] = (1, 2, 3)
@@ -237,7 +239,7 @@ class BugfixGenerator:
     def _judge(
         cand: Candidate, ref: ReferenceModule, tests: Any, calls: Any, workdir: Path
     ) -> Validation:
-        from forgegym.core.code_env import render_test_result
+        from forgegym.envs.code_env import render_test_result
 
         assert isinstance(tests, PytestResult) and isinstance(calls, CallResult)
         if tests.status.value != "completed" or calls.status.value != "completed":
@@ -352,7 +354,7 @@ def build_manifest(
     path: Path | None = MANIFEST_PATH,
 ) -> dict[str, Any]:
     """Build the manifest with ``runner`` (default: the shared pool) and write it."""
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     manifest = BugfixGenerator(config).build_manifest(runner or get_default_runner(), log=print)
     if path is not None:

@@ -40,17 +40,17 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from forgegym.core.code_grader import CodeGrader, GradingState, Terms, check_timeout
-from forgegym.core.grading import Submission
 from forgegym.core.task import Task
-from forgegym.envs.bugfix.checking import call_job, hidden_verdicts
 from forgegym.envs.bugfix.hidden import BugfixHidden
+from forgegym.grading.batch import Submission
+from forgegym.grading.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_many, lint_score, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
+from forgegym.tasklib.values import call_job, hidden_verdicts
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -350,8 +350,8 @@ def solved(breakdown: RewardBreakdown) -> bool:
 
 # ----------------------------------------------------------------------- grader
 class BugfixGrader(CodeGrader):
-    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Bugfix-v0`` (the
-    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    """Implements :class:`forgegym.grading.batch.Grader` for ``Forge/Bugfix-v0`` (the
+    :class:`~forgegym.grading.code_grader.CodeGrader` template: limits, compile and
     :func:`scan_submission` gates; the hidden-call and visible-test jobs; terms).
 
     Args:

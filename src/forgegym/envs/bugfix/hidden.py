@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from forgegym.core.task import HiddenData
-from forgegym.envs.bugfix.corpus import HiddenCall
+from forgegym.tasklib.corpus import HiddenCall
 
 __all__ = ["BugfixHidden"]
 

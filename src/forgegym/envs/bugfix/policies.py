@@ -6,8 +6,8 @@ import json
 
 from forgegym.core.task import Task
 from forgegym.envs.bugfix.hidden import BugfixHidden
-from forgegym.envs.bugfix.mutations import Mutation, apply_mutations
 from forgegym.envs.bugfix.repo import is_repo_task
+from forgegym.tasklib.mutations import Mutation, apply_mutations
 
 __all__ = ["partial_action"]
 

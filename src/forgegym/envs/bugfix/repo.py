@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from forgegym.core.code_grader import gate_hack_findings, limit_and_compile_gates
-from forgegym.core.grading import Submission
 from forgegym.core.task import Task
+from forgegym.grading.batch import Submission
+from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
 from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
@@ -58,7 +58,7 @@ from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners.pool import Runner
 
 __all__ = [
     "DEFAULT_REPO_WEIGHTS",
@@ -231,7 +231,7 @@ def _run_tests(
 
 
 def _report(result: PytestResult, ids: Sequence[str]) -> str:
-    from forgegym.core.code_env import render_test_result
+    from forgegym.envs.code_env import render_test_result
 
     shown = PytestResult(
         status=result.status,
@@ -280,7 +280,7 @@ def repo_task(
             passing id in ``failing_tests``, a ``hidden_tests`` path that is not a test
             file of the repository, an ``editable_files`` pattern matching no source.
     """
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     files = read_repository(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
     ids = _check_ids(failing_tests, files)
@@ -368,7 +368,7 @@ def repo_task(
 # ----------------------------------------------------------------------- grading
 class RepoGrader:
     """Grades repository tasks (see the module doc); implements
-    :class:`~forgegym.core.grading.Grader`.
+    :class:`~forgegym.grading.batch.Grader`.
 
     Args:
         weights: overrides of :data:`DEFAULT_REPO_WEIGHTS`.

@@ -45,6 +45,7 @@ from forgegym.rewards.antihack import (
 from forgegym.rewards.antihack.index import dotted_name
 
 __all__ = [
+    "conftest_findings",
     "MAX_SYNC_TIMEOUT_S",
     "SOURCE_KINDS",
     "TEST_KINDS",
@@ -600,8 +601,6 @@ def hack_findings(
     new constant. Dropping the workspace's own modules from ``sys.modules`` is import
     hygiene, never a framework patch; a pytest hook added to a ``conftest.py`` is a
     finding (``conftest_hook``)."""
-    from forgegym.envs.flaky.repo import conftest_findings
-
     changed = {p: c for p, c in files.items() if task_files.get(p) != c}
     problem = bounded.files_problem(changed)
     if problem is not None:
@@ -626,6 +625,47 @@ def hack_findings(
         and not (repository and f.kind == "chaos_tamper" and f.detail.startswith("random.seed"))
     ]
     return [*kept, *conftest_findings(before, files)]
+
+
+def _hooks(source: str) -> dict[str, str] | None:
+    tree = bounded.parse_or_none(source)
+    if tree is None:
+        return None
+    return {
+        node.name: ast.dump(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("pytest_")
+    }
+
+
+def conftest_findings(pristine: Mapping[str, str], patched: Mapping[str, str]) -> list[HackFinding]:
+    """``conftest_hook``: a pytest hook (``pytest_*``) added to or changed in a
+    ``conftest.py`` (hooks can rewrite outcomes; fixtures are fine and are scanned
+    like test code). The repository's own hooks, unchanged, stay trusted."""
+    findings = []
+    for path in sorted(patched):
+        if path.rsplit("/", 1)[-1] != "conftest.py" or patched[path] == pristine.get(path):
+            continue
+        before, after = _hooks(pristine.get(path, "")) or {}, _hooks(patched[path])
+        if after is None:
+            if bounded.source_problem(patched[path]) is None:
+                try:
+                    bounded.parse(patched[path])
+                except bounded.Unverifiable as exc:
+                    findings.append(unverifiable(path, str(exc)))
+            continue  # otherwise it does not parse: the compile gate decides
+        for name in sorted(after):
+            if before.get(name) != after[name]:
+                findings.append(
+                    HackFinding(
+                        kind="conftest_hook",
+                        path=path,
+                        line=0,
+                        detail=f"pytest hook {name} added or changed in a conftest",
+                    )
+                )
+    return findings
 
 
 def scan_wait_inflation(

@@ -10,8 +10,8 @@ from typing import Any
 
 from forgegym.envs.flaky.chaos import make_schedule
 from forgegym.envs.flaky.generator import FlakyTaskBank
-from forgegym.envs.flaky.grader import chaos_jobs
 from forgegym.envs.flaky.hidden import FlakyHidden
+from forgegym.envs.flaky.runs import chaos_jobs
 from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["run_bench"]
@@ -22,7 +22,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Time one pass-rate estimate over ``reruns`` chaos reruns with the fork-server pool
     (one ``run_many``, warmed first) and with ``reruns`` plain subprocess runs."""
-    from forgegym.sandbox.runner import ForkServerRunner, SubprocessRunner
+    from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
 
     bank = FlakyTaskBank()
     task = bank.get(task_id or bank.task_ids(1, seed=0)[0])

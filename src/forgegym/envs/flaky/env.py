@@ -8,22 +8,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from forgegym.core.actions import ActionSet, RunTestsAction
-from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_positive_int
 from forgegym.core.task import Task
+from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.flaky.actions import FLAKY_ACTIONS
 from forgegym.envs.flaky.generator import FlakyTaskBank
-from forgegym.envs.flaky.grader import (
-    FlakyGrader,
-    PowerReference,
-    RerunOutcome,
-    chaos_jobs,
-    rerun_outcomes,
-    target_passed,
-)
+from forgegym.envs.flaky.grader import FlakyGrader, PowerReference, solved
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.preflight import Preflight, preflight
 from forgegym.envs.flaky.repo import MutantSpec, RepoTaskBank
+from forgegym.envs.flaky.runs import RerunOutcome, chaos_jobs, rerun_outcomes, target_passed
 from forgegym.envs.flaky.signals import deep_signals
 from forgegym.envs.flaky.templates import CATEGORIES
 from forgegym.rewards import RewardBreakdown
@@ -156,6 +150,7 @@ class FlakyRepairEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "flaky"
+    success_predicate = staticmethod(solved)
     action_set: ClassVar[ActionSet] = ActionSet(FLAKY_ACTIONS)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer repairing flaky tests. Find the root cause; "
@@ -404,7 +399,7 @@ class FlakyRepairEnv(CodeEnv):
 
     def _calm_report(self, tests: Sequence[str]) -> str:
         """One calm run of ``tests`` (in the given order) on the current workspace."""
-        from forgegym.envs.flaky.grader import order_job
+        from forgegym.envs.flaky.runs import order_job
 
         h = FlakyHidden.of(self.task)
         directory = self.workspace.grading_copy()
@@ -425,7 +420,7 @@ class FlakyRepairEnv(CodeEnv):
         return "Calm run of the named tests:\n" + "\n".join(shown)
 
     def _grade(self) -> RewardBreakdown:
-        from forgegym.core.grading import grade_many
+        from forgegym.grading.batch import grade_many
 
         submission = self._submission()
         breakdown = grade_many(self.grader, [submission], self.runner)[0]

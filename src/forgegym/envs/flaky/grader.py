@@ -1,6 +1,6 @@
 """FlakyRepair grading: chaos reruns, regression, power check, anti-hack, diagnosis.
 
-:class:`FlakyGrader` is a :class:`~forgegym.core.code_grader.CodeGrader`: the shared
+:class:`FlakyGrader` is a :class:`~forgegym.grading.code_grader.CodeGrader`: the shared
 limits and compile gates and the family's scan decide first; an ungated submission's
 ``sandbox_jobs`` are, in order: the ``reruns`` chaos reruns of the target (rerun 0 is
 the calm full-file run, also used for regression) and the power check (the submitted
@@ -19,35 +19,40 @@ stability gain, while an edit that fixes nothing pays the no-op penalty like no 
 from __future__ import annotations
 
 import ast
-import math
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from forgegym.core.code_grader import (
-    CodeGrader,
-    GradingState,
-    ResultGate,
-    Terms,
-    limit_and_compile_gates,
-)
-from forgegym.core.grading import Submission
 from forgegym.envs.flaky.antihack import (
     hack_findings,
     scan_chaos_tamper,
     scan_loosened_comparisons,
     scan_wait_inflation,
 )
-from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
+from forgegym.envs.flaky.chaos import ChaosRun, make_schedule
 from forgegym.envs.flaky.claims import check_diagnoses
 from forgegym.envs.flaky.hidden import FlakyHidden
+from forgegym.envs.flaky.runs import (
+    RerunOutcome,
+    chaos_jobs,
+    failure_entropy,
+    rerun_outcomes,
+    target_passed,
+)
+from forgegym.grading.batch import Submission
+from forgegym.grading.code_grader import (
+    CodeGrader,
+    GradingState,
+    ResultGate,
+    Terms,
+    limit_and_compile_gates,
+)
 from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
 from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.sandbox.harness import refused
-from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, Result, RunStatus, SetupHook
+from forgegym.sandbox.jobs import Job, PytestResult, Result
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -65,8 +70,6 @@ __all__ = [
     "solved",
 ]
 
-HOOK = "forgegym.envs.flaky.chaos:apply_chaos"
-HASH_SEED = 0  # one zygote family: a per-rerun hash seed would cold-start interpreters
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "stability": 3.0,
@@ -88,150 +91,6 @@ _KINDS: dict[str, TermKind] = {
     "repeat_diagnosis": "penalty",
     "hallucination": "penalty",
 }
-
-
-@dataclass(frozen=True)
-class RerunOutcome:
-    """The target's verdict in one rerun, with what the runner reported."""
-
-    run: ChaosRun
-    passed: bool
-    status: str
-    error_type: str | None
-    message: str
-    frames: tuple[str, ...]
-    duration_s: float
-
-
-def chaos_jobs(
-    workdir: str,
-    target: str,
-    test_ids: Sequence[str],
-    test_paths: Sequence[str],
-    schedule: Sequence[ChaosRun],
-    timeout_s: float = 10.0,
-    options: Mapping[str, Any] | None = None,
-) -> list[PytestJob]:
-    """One :class:`PytestJob` per rerun of ``schedule`` (its order, env and hook).
-
-    Collected ids are not pinned to ``test_ids``: a test the agent added is collected
-    and, in ``file`` mode (the calm rerun), run; :func:`rerun_outcomes` fails a rerun
-    whose collection lost one of ``test_ids``. ``options`` (a user's repository, see
-    :func:`forgegym.envs.flaky.repo.run_options`): ``conftest`` (load the trusted
-    conftest files), ``paths`` (import roots), ``ini`` (pytest ini overrides)."""
-    return [
-        _pytest_job(workdir, run, order_for(run, target, test_ids), test_paths, timeout_s, options)
-        for run in schedule
-    ]
-
-
-def _pytest_job(
-    workdir: str,
-    run: ChaosRun,
-    order: Sequence[str],
-    test_paths: Sequence[str],
-    timeout_s: float,
-    options: Mapping[str, Any] | None,
-) -> PytestJob:
-    opts = dict(options or {})
-    kwargs = run.hook_kwargs()
-    if opts.get("paths"):
-        kwargs["paths"] = list(opts["paths"])
-    return PytestJob(
-        workdir=workdir,
-        targets=list(test_paths),
-        expected_ids=None,
-        order=None if run.mode == "file" else list(order),
-        env=run.env(),
-        python_hash_seed=run.hash_seed if run.extended else HASH_SEED,
-        setup_hooks=[SetupHook(target=HOOK, kwargs=kwargs)],
-        timeout_s=timeout_s,
-        conftest=bool(opts.get("conftest")),
-        ini_options=dict(opts.get("ini") or {}),
-    )
-
-
-def order_job(
-    workdir: str,
-    test_ids: Sequence[str],
-    test_paths: Sequence[str],
-    order: Sequence[str],
-    options: Mapping[str, Any] | None = None,
-) -> PytestJob:
-    """A calm run in an explicit order (order-dependency analysis)."""
-    calm = replace(make_schedule(0, 1)[0], mode="order")
-    return _pytest_job(workdir, calm, order, test_paths, 10.0, options)
-
-
-def collect_job(
-    workdir: str, test_paths: Sequence[str], options: Mapping[str, Any] | None = None
-) -> PytestJob:
-    """Collect the test ids of ``test_paths`` (pytest's own node ids), running none."""
-    calm = replace(make_schedule(0, 1)[0], mode="order")
-    return _pytest_job(workdir, calm, [], test_paths, 30.0, options)
-
-
-def missing_ids(result: Result, test_ids: Sequence[str]) -> list[str]:
-    """The ids of ``test_ids`` a completed run did not collect (renamed or removed)."""
-    if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
-        return []
-    collected = set(result.collected_ids)
-    return [t for t in test_ids if t not in collected]
-
-
-def target_passed(result: Result, target: str, repeats: int) -> bool:
-    """Whether every one of the ``repeats`` runs of ``target`` passed (complete run only)."""
-    if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
-        return False
-    records = [r for r in result.records if r.nodeid == target]
-    return len(records) == repeats and all(r.outcome.value == "passed" for r in records)
-
-
-def rerun_outcomes(
-    results: Sequence[Result], schedule: Sequence[ChaosRun], target: str, test_ids: Sequence[str]
-) -> list[RerunOutcome]:
-    out = []
-    for run, result in zip(schedule, results, strict=True):
-        repeats = order_for(run, target, test_ids).count(target)
-        passed = target_passed(result, target, repeats)
-        error_type, message, duration = None, "", 0.0
-        frames: tuple[str, ...] = ()
-        lost = missing_ids(result, test_ids)
-        if lost:
-            passed = False
-            error_type, message = "missing_tests", f"tests no longer collected: {lost[:5]}"
-        elif isinstance(result, PytestResult):
-            bad = [r for r in result.records if r.nodeid == target and r.outcome.value != "passed"]
-            duration = sum(r.duration_s for r in result.records if r.nodeid == target)
-            if bad:
-                error_type = bad[0].error_type or bad[0].outcome.value
-                message = bad[0].message.strip().splitlines()[0][:200] if bad[0].message else ""
-                frames = tuple(f"{f.path}:{f.line}:{f.function}" for f in bad[0].frames)
-            elif not passed:
-                error_type = result.status.value
-                message = (result.detail or result.stderr_tail.strip()[-200:])[:200]
-        out.append(
-            RerunOutcome(
-                run=run,
-                passed=passed,
-                status=result.status.value,
-                error_type=error_type,
-                message=message,
-                frames=frames,
-                duration_s=duration,
-            )
-        )
-    return out
-
-
-def failure_entropy(outcomes: Sequence[RerunOutcome]) -> float:
-    """Normalised Shannon entropy (bits / log2 k) of the rerun outcome types."""
-    kinds = Counter("passed" if o.passed else (o.error_type or "failed") for o in outcomes)
-    n = sum(kinds.values())
-    if n == 0 or len(kinds) < 2:
-        return 0.0
-    h = -sum(c / n * math.log2(c / n) for c in kinds.values())
-    return h / math.log2(min(n, max(2, len(kinds))))
 
 
 def changed_functions(before: Mapping[str, str], after: Mapping[str, str]) -> set[str]:
@@ -336,8 +195,8 @@ class PowerReference:
 
 
 class FlakyGrader(CodeGrader):
-    """The FlakyRepair :class:`~forgegym.core.grading.Grader` (the
-    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    """The FlakyRepair :class:`~forgegym.grading.batch.Grader` (the
+    :class:`~forgegym.grading.code_grader.CodeGrader` template: limits, compile and
     :func:`scan_submission` gates; the chaos reruns, the scenario's mutant and a
     repository's caught mutants as sandbox jobs; a refused run gates ``unsafe``
     (:meth:`result_gate`); submissions of one patch share one run of the jobs).

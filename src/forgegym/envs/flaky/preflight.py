@@ -18,14 +18,9 @@ from typing import Any
 
 from forgegym.core.task import Task
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule
-from forgegym.envs.flaky.grader import (
-    chaos_jobs,
-    hack_findings,
-    order_job,
-    rerun_outcomes,
-    target_passed,
-)
+from forgegym.envs.flaky.grader import hack_findings
 from forgegym.envs.flaky.hidden import FlakyHidden
+from forgegym.envs.flaky.runs import chaos_jobs, order_job, rerun_outcomes, target_passed
 from forgegym.sandbox.jobs import PytestResult, Result, RunStatus
 from forgegym.sandbox.workspace import Workspace
 

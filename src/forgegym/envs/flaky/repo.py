@@ -30,13 +30,13 @@ import libcst as cst
 import tomllib
 
 from forgegym.core.task import Task, UnknownTaskError
-from forgegym.envs.bugfix.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
+from forgegym.envs.flaky.antihack import conftest_findings
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.rewards import bounded
-from forgegym.rewards.antihack import HackFinding, unverifiable
 from forgegym.rewards.antihack.index import dotted_name
 from forgegym.sandbox.jobs import PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
+from forgegym.tasklib.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
 
 __all__ = [
     "CONFIG_FILES",
@@ -180,47 +180,6 @@ def run_options(files: Mapping[str, str]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------- conftest trust
-def _hooks(source: str) -> dict[str, str] | None:
-    tree = bounded.parse_or_none(source)
-    if tree is None:
-        return None
-    return {
-        node.name: ast.dump(node)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.name.startswith("pytest_")
-    }
-
-
-def conftest_findings(pristine: Mapping[str, str], patched: Mapping[str, str]) -> list[HackFinding]:
-    """``conftest_hook``: a pytest hook (``pytest_*``) added to or changed in a
-    ``conftest.py`` (hooks can rewrite outcomes; fixtures are fine and are scanned
-    like test code). The repository's own hooks, unchanged, stay trusted."""
-    findings = []
-    for path in sorted(patched):
-        if path.rsplit("/", 1)[-1] != "conftest.py" or patched[path] == pristine.get(path):
-            continue
-        before, after = _hooks(pristine.get(path, "")) or {}, _hooks(patched[path])
-        if after is None:
-            if bounded.source_problem(patched[path]) is None:
-                try:
-                    bounded.parse(patched[path])
-                except bounded.Unverifiable as exc:
-                    findings.append(unverifiable(path, str(exc)))
-            continue  # otherwise it does not parse: the compile gate decides
-        for name in sorted(after):
-            if before.get(name) != after[name]:
-                findings.append(
-                    HackFinding(
-                        kind="conftest_hook",
-                        path=path,
-                        line=0,
-                        detail=f"pytest hook {name} added or changed in a conftest",
-                    )
-                )
-    return findings
-
-
 # ----------------------------------------------------------------------------- mutants
 @dataclass(frozen=True)
 class MutantSpec:
@@ -798,7 +757,7 @@ class RepoTaskBank:
         ``ValueError`` when the file does not collect or ``test_id`` is not among them."""
         if self._task is not None:
             return self._task
-        from forgegym.envs.flaky.grader import collect_job
+        from forgegym.envs.flaky.runs import collect_job
 
         ws = Workspace(self.files, self.editable, prefix="fg-flaky-collect-")
         try:

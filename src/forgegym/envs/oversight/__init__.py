@@ -19,7 +19,6 @@ FAMILY = register_family(
         task_bank="forgegym.envs.oversight.bank:OversightBank",
         action_models="forgegym.envs.oversight.actions:ACTION_MODELS",
         grader="forgegym.envs.oversight.grader:OversightGrader",
-        solved="forgegym.envs.oversight.env:solved",
         reference="forgegym.envs.oversight.policies:oracle",
         partial="forgegym.envs.oversight.policies:partial",
         hacks="forgegym.envs.oversight.policies:HACKS",

@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from forgegym.envs.bugfix.corpus import HiddenCall, ReferenceModule, load_corpus, plain
-from forgegym.envs.bugfix.mutations import Mutation, apply_mutations, enumerate_mutations
 from forgegym.rewards import bounded
+from forgegym.tasklib.corpus import HiddenCall, ReferenceModule, load_corpus, plain
+from forgegym.tasklib.mutations import Mutation, apply_mutations, enumerate_mutations
 
 __all__ = [
     "CODE_CORRUPTIONS",

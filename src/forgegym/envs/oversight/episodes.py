@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import Field
 
 from forgegym.core.task import HiddenData, Task
-from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.oversight.code_domain import (
     CODE_CORRUPTIONS,
     CodeVariant,
@@ -33,6 +32,7 @@ from forgegym.envs.oversight.documents import (
     render,
 )
 from forgegym.envs.oversight.domains import DOMAINS, TEXT_DOMAINS
+from forgegym.tasklib.corpus import load_corpus
 
 __all__ = [
     "ALL_DOMAINS",

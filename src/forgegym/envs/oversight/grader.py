@@ -42,15 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from forgegym.core.task import Task
-from forgegym.envs.bugfix.checking import same_value
-from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.oversight.actions import MAX_ARGS_CHARS, CallInput, VerdictAction
 from forgegym.envs.oversight.documents import normalise
 from forgegym.envs.oversight.episodes import ALL_TYPES, CODE_DOMAIN, OversightHidden, hidden_of
 from forgegym.rewards import RewardBreakdown, brier_reward, compose, merge_weights, rouge_l
 from forgegym.sandbox.jobs import CallJob, CallOutcome, CallResult, CallSpec, RunStatus
+from forgegym.tasklib.corpus import load_corpus
+from forgegym.tasklib.values import same_value
 
 __all__ = [
+    "solved",
     "DEFAULT_EXPLANATION_WEIGHTS",
     "DEFAULT_WEIGHTS",
     "OversightGrader",
@@ -425,7 +426,7 @@ def grade_verdicts(
         results: list[Any] = []
         if all_jobs:
             if runner is None:
-                from forgegym.sandbox.runner import get_default_runner
+                from forgegym.sandbox.runners.pool import get_default_runner
 
                 runner = get_default_runner()
             results = runner.run_many(all_jobs)
@@ -436,3 +437,8 @@ def grade_verdicts(
     finally:
         for sub in submissions:
             sub.cleanup()
+
+
+def solved(breakdown: RewardBreakdown) -> bool:
+    """An episode counts as solved when ungated and scored at least 0.9."""
+    return not breakdown.gates and breakdown.score >= 0.9

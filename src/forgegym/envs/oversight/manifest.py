@@ -24,8 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from forgegym.envs.bugfix.checking import same_value
-from forgegym.envs.bugfix.corpus import load_corpus
 from forgegym.envs.oversight.bank import MANIFEST_PATH, OversightBank
 from forgegym.envs.oversight.code_domain import (
     CODE_CORRUPTIONS,
@@ -39,6 +37,8 @@ from forgegym.envs.oversight.code_domain import (
 from forgegym.envs.oversight.domains import TEXT_DOMAINS
 from forgegym.envs.oversight.episodes import CLEAN_FRACTION, hidden_of
 from forgegym.sandbox.jobs import CallJob, CallOutcome, CallResult, CallSpec, RunStatus
+from forgegym.tasklib.corpus import load_corpus
+from forgegym.tasklib.values import same_value
 
 __all__ = ["ManifestConfig", "build_manifest", "validate_code_variants"]
 
@@ -122,7 +122,7 @@ def _draw_variants(config: ManifestConfig, n: int) -> list[CodeVariant]:
 def validate_code_variants(variants: list[CodeVariant]) -> list[dict[str, Any]]:
     """Run every variant in the sandbox; keep the valid ones with their counterexample."""
     from forgegym.envs.oversight.grader import REFERENCE_MODULE, WORKER_MODULE, _scratch_dir
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     corpus = load_corpus()
     jobs: list[CallJob] = []
@@ -203,7 +203,7 @@ def _check_bank(bank: OversightBank, task_ids: list[str]) -> list[str]:
     import gymnasium as gym
 
     from forgegym.envs.oversight.policies import HACKS, oracle
-    from forgegym.policies import NOOP_ACTION
+    from forgegym.play.policies import NOOP_ACTION
 
     env = gym.make("Forge/Oversight-v0", max_steps=1, task_bank=bank).unwrapped
     valid: list[str] = []

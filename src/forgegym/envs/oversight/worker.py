@@ -241,9 +241,9 @@ class LLMWorker:
     def from_openai(
         cls, base_url: str, model: str, api_key: str = "EMPTY", **create_kwargs: Any
     ) -> LLMWorker:
-        """A worker on any OpenAI-compatible endpoint (:class:`forgegym.llm.ChatClient`;
+        """A worker on any OpenAI-compatible endpoint (:class:`forgegym.play.llm.ChatClient`;
         ``create_kwargs`` are further request fields such as ``temperature``)."""
-        from forgegym.llm import ChatClient
+        from forgegym.play.llm import ChatClient
 
         client = ChatClient(
             model=model,

@@ -27,7 +27,6 @@ FAMILY = register_family(
         task_bank="forgegym.envs.performance.bank:PerformanceTaskBank",
         action_models="forgegym.core.actions:CODE_ACTIONS",
         grader="forgegym.envs.performance.grader:PerformanceGrader",
-        solved="forgegym.envs.performance.grader:PerformanceGrader.solved",
         partial="forgegym.envs.performance.policies:partial_action",
         hacks="forgegym.envs.performance.hacks:HACKS",
         bench="forgegym.envs.performance.bench:run_bench",

@@ -1,7 +1,7 @@
 """Benchmark: grading one completion end to end, warm fork-server pool vs subprocesses.
 
 ``forgegym bench --env Forge/Performance-v0`` calls :func:`run_bench`. Each measurement
-is a full :meth:`~forgegym.core.code_env.CodeEnv.grade_completions` call on one
+is a full :meth:`~forgegym.envs.code_env.CodeEnv.grade_completions` call on one
 reference completion: parse, static gates, hidden correctness traces and the measured
 runs (3 sizes x 3 repetitions x null/reference/candidate, each a fresh child), scoring.
 Times are wall-clock medians per completion; nothing asserts them, the table reports
@@ -68,7 +68,7 @@ def run_bench(n: int = 3, *, seed: int = 0, show: bool = True) -> BenchResult:
     from forgegym.envs.performance.env import PerformanceEnv
     from forgegym.envs.performance.grader import PerformanceGrader
     from forgegym.family import get_family
-    from forgegym.sandbox.runner import ForkServerRunner, SubprocessRunner
+    from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
+from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
 
@@ -90,6 +90,7 @@ class PerformanceEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "performance"
+    success_predicate = staticmethod(PerformanceGrader.solved)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer who writes fast, correct data structures. "
         "Meet the asked complexity without changing behaviour. Reply with JSON actions."

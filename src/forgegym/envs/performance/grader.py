@@ -13,7 +13,7 @@ Order of decisions:
    compares every output. Every measured run is a correctness check too (the child
    returns a digest of its outputs, compared with the reference's on the same seed).
    Fast but wrong scores no more than doing nothing. The measured runs are the
-   grader's follow-up stage (:meth:`~forgegym.core.code_grader.CodeGrader.follow_up_jobs`):
+   grader's follow-up stage (:meth:`~forgegym.grading.code_grader.CodeGrader.follow_up_jobs`):
    planned (with fresh seeds) only once these traces pass, since a wrong submission's
    score does not depend on them.
 3. **complexity**: the excess scaling exponent over the reference measured in the same
@@ -38,15 +38,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from forgegym.core.code_grader import CodeGrader, GradingState, Terms
-from forgegym.core.grading import Submission
-from forgegym.envs.bugfix.checking import same_value
 from forgegym.envs.performance.catalog import Structure, structure
 from forgegym.envs.performance.hidden import PerformanceHidden
 from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
 from forgegym.envs.performance.scan import scan_submission
+from forgegym.grading.batch import Submission
+from forgegym.grading.code_grader import CodeGrader, GradingState, Terms
 from forgegym.rewards import RewardBreakdown
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, Result, RunStatus
+from forgegym.tasklib.values import same_value
 
 if TYPE_CHECKING:
     from forgegym.rewards.antihack import HackFinding
@@ -81,8 +81,8 @@ class _Plan:
 
 
 class PerformanceGrader(CodeGrader):
-    """Implements :class:`forgegym.core.grading.Grader` for ``Forge/Performance-v0`` (the
-    :class:`~forgegym.core.code_grader.CodeGrader` template: limits, compile and
+    """Implements :class:`forgegym.grading.batch.Grader` for ``Forge/Performance-v0`` (the
+    :class:`~forgegym.grading.code_grader.CodeGrader` template: limits, compile and
     :func:`~forgegym.envs.performance.scan.scan_submission` gates; the hidden
     correctness traces as sandbox jobs; the measured runs as a follow-up stage, planned
     only once the traces pass; terms).

@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from forgegym.core.grading import Submission, grade_many
 from forgegym.envs.performance import traces
 from forgegym.envs.performance.catalog import STRUCTURES, structure
 from forgegym.envs.performance.generator import (
@@ -35,6 +34,7 @@ from forgegym.envs.performance.generator import (
     task_id_for,
 )
 from forgegym.envs.performance.grader import PerformanceGrader
+from forgegym.grading.batch import Submission, grade_many
 from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["build_manifest", "validate_group"]

@@ -20,7 +20,6 @@ FAMILY = register_family(
         task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",
         action_models="forgegym.core.actions:CODE_ACTIONS",
         grader="forgegym.envs.refactor.grader:RefactorGrader",
-        solved="forgegym.envs.refactor.grader:RefactorGrader.solved",
         reference="forgegym.envs.refactor.hacks:reference_action",
         partial="forgegym.envs.refactor.hacks:partial_action",
         hacks="forgegym.envs.refactor.hacks:HACKS",

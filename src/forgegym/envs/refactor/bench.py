@@ -1,9 +1,9 @@
 """``forgegym bench --env Forge/Refactor-v0``: grading one completion end to end, warm
-fork-server pool vs plain subprocesses (see :mod:`forgegym.grading_bench`)."""
+fork-server pool vs plain subprocesses (see :mod:`forgegym.grading.bench`)."""
 
 from __future__ import annotations
 
-from forgegym.grading_bench import BenchResult, bench_grading
+from forgegym.grading.bench import BenchResult, bench_grading
 
 __all__ = ["BenchResult", "run_bench"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from forgegym.envs.bugfix.checking import same_value
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
+from forgegym.tasklib.values import same_value
 
 __all__ = ["DRIVER", "check_job", "expected_outcomes", "outcome_matches", "step_verdicts"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forgegym.envs.bugfix.corpus import MODULES_DIR as BUGFIX_MODULES_DIR
+from forgegym.tasklib.corpus import MODULES_DIR as BUGFIX_MODULES_DIR
 
 __all__ = [
     "DATA_DIR",

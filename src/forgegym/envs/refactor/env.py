@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from forgegym.core.code_env import CodeEnv
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
+from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.grader import RefactorGrader
 
@@ -81,7 +81,7 @@ class RefactorEnv(CodeEnv):
 
     >>> import gymnasium as gym
     >>> import forgegym
-    >>> from forgegym.policies.registry import reference_action_for
+    >>> from forgegym.play.policies.registry import reference_action_for
     >>> env = gym.make("Forge/Refactor-v0", max_steps=1)
     >>> obs, info = env.reset(seed=0, options={"task_id": "refactor/split_package/stats/seed"})
     >>> action = reference_action_for("refactor")(env.unwrapped.task)
@@ -91,6 +91,7 @@ class RefactorEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "refactor"
+    success_predicate = staticmethod(RefactorGrader.solved)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer refactoring code. Change the structure as "
         "asked without changing behaviour or the public API; move code, do not copy or "

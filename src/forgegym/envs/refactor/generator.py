@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
 from forgegym.envs.refactor.bank import (
     DIFFICULTY_LEVELS,
     MANIFEST_PATH,
@@ -50,10 +49,11 @@ from forgegym.envs.refactor.kinds import kinds as all_kinds
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
 from forgegym.sandbox.workspace import scratch_root
+from forgegym.tasklib.mutations import apply_mutations, enumerate_mutations
 
 if TYPE_CHECKING:
     from forgegym.core.task import Task
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners.pool import Runner
 
 __all__ = [
     "RefactorGeneratorConfig",
@@ -321,8 +321,8 @@ def build_manifest(
     kept between runs (keyed by the original and its checks, so a changed module or
     check set is recomputed); validation itself always reruns."""
     from forgegym.envs.refactor.env import RefactorEnv
-    from forgegym.sandbox.runner import get_default_runner
-    from forgegym.verify import check_task
+    from forgegym.play.verify import check_task
+    from forgegym.sandbox.runners.pool import get_default_runner
 
     config.validate()
     runner = runner or get_default_runner()

@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable
 
 from forgegym.core.task import Task
-from forgegym.envs.bugfix.mutations import apply_mutations, enumerate_mutations
 from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.hidden import RefactorHidden
+from forgegym.tasklib.mutations import apply_mutations, enumerate_mutations
 
 __all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
 

@@ -201,7 +201,7 @@ def _close_shared() -> None:
 
 
 def _answer(ident: Any, request: dict[str, Any]) -> dict[str, Any]:
-    from forgegym.envs.refactor.grader import analyse, lint_credit
+    from forgegym.envs.refactor.static import analyse, lint_credit
 
     try:
         if "lint" in request:

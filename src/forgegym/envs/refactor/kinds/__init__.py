@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Protocol
 
 from forgegym.envs.refactor.spec import RefactorSpec
 
 __all__ = ["Builder", "Draft", "kinds", "spec_for_variant", "specs_for_module"]
 
-Builder = Callable[[int], list[RefactorSpec]]
-#: ``(module, variant, make)``: one spec a kind would build, not built yet.
-Draft = tuple[str, str, Callable[[], RefactorSpec | None]]
+from forgegym.envs.refactor.kinds.common import Builder, Draft, built
 
 
 class _KindModule(Protocol):
@@ -47,11 +45,6 @@ def kinds() -> dict[str, Builder]:
 def _owner(kind: str) -> _KindModule:
     owner: _KindModule = importlib.import_module(kinds()[kind].__module__)  # type: ignore[assignment]
     return owner
-
-
-def built(drafts: Iterator[Draft]) -> list[RefactorSpec]:
-    """The specs of ``drafts`` (those whose ``make`` gives one)."""
-    return [spec for _, _, make in drafts if (spec := make()) is not None]
 
 
 @functools.cache

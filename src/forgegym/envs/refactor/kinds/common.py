@@ -4,11 +4,32 @@ renaming with libcst, visible test ids."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
-__all__ = ["Segment", "rename_names", "segments", "test_ids", "docstring"]
+from forgegym.envs.refactor.spec import RefactorSpec
+
+__all__ = [
+    "Builder",
+    "Draft",
+    "Segment",
+    "built",
+    "docstring",
+    "rename_names",
+    "segments",
+    "test_ids",
+]
+
+Builder = Callable[[int], list[RefactorSpec]]
+#: ``(module, variant, make)``: one spec a kind would build, not built yet.
+Draft = tuple[str, str, Callable[[], RefactorSpec | None]]
+
+
+def built(drafts: Iterator[Draft]) -> list[RefactorSpec]:
+    """The specs of ``drafts`` (those whose ``make`` gives one)."""
+    return [spec for _, _, make in drafts if (spec := make()) is not None]
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgegym.envs.refactor.analysis import complexity, function_defs
-from forgegym.envs.refactor.kinds import Draft, built
-from forgegym.envs.refactor.kinds.common import test_ids
+from forgegym.envs.refactor.kinds.common import Draft, built, test_ids
 from forgegym.envs.refactor.kinds.visible import visible_tests
 from forgegym.envs.refactor.spec import RefactorSpec, step
 

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
-from forgegym.envs.refactor.kinds import Draft, built
-from forgegym.envs.refactor.kinds.common import test_ids
+from forgegym.envs.refactor.kinds.common import Draft, built, test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
 __all__ = ["build", "build_all", "build_for", "drafts", "inject"]

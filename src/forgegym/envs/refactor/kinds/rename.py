@@ -16,8 +16,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
-from forgegym.envs.refactor.kinds import Draft, built
-from forgegym.envs.refactor.kinds.common import rename_names, test_ids
+from forgegym.envs.refactor.kinds.common import Draft, built, rename_names, test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
 __all__ = ["build", "build_all", "build_for", "drafts", "new_name"]

@@ -15,8 +15,7 @@ import random
 from collections.abc import Iterator, Sequence
 
 from forgegym.envs.refactor.corpus import CorpusModule, load_corpus
-from forgegym.envs.refactor.kinds import Draft, built
-from forgegym.envs.refactor.kinds.common import Segment, segments, test_ids
+from forgegym.envs.refactor.kinds.common import Draft, Segment, built, segments, test_ids
 from forgegym.envs.refactor.spec import RefactorSpec, step
 
 __all__ = ["SEED_LAYOUT", "build", "build_all", "build_for", "drafts", "split_sources"]

@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from forgegym.envs.refactor.kinds import Draft, built
-from forgegym.envs.refactor.kinds.common import test_ids
+from forgegym.envs.refactor.kinds.common import Draft, built, test_ids
 from forgegym.envs.refactor.kinds.visible import visible_tests
 from forgegym.envs.refactor.spec import RefactorSpec, step
 

@@ -1,0 +1,199 @@
+"""``forgegym doctor``: which isolation features a job really gets on this machine.
+
+Runs :mod:`forgegym.sandbox.selftest` as an ordinary job on a fork-server runner and
+reads back what it saw, beside the host probes of :func:`isolation.probe`. Kept apart
+from :mod:`.confinement` (which the runners import) so that the confinement layer does
+not import a runner back.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import cast
+
+from forgegym.sandbox import confinement, isolation
+from forgegym.sandbox.jobs import CallJob, CallSpec, RunStatus
+from forgegym.sandbox.runners.pool import ForkServerRunner
+
+__all__ = ["doctor_report"]
+
+
+def _host_ns() -> dict[str, str]:
+    out = {}
+    for ns in ("user", "mnt", "ipc", "pid", "net", "uts"):
+        try:
+            out[ns] = os.readlink(f"/proc/self/ns/{ns}")
+        except OSError:
+            out[ns] = "?"
+    return out
+
+
+def doctor_report() -> list[isolation.IsolationFeature]:
+    """What a job really gets on this machine: runs :mod:`forgegym.sandbox.selftest` as
+    an ordinary job on a fork-server runner and reads back what it saw, plus the host
+    probes of ``isolation.probe()`` (rlimits, cgroup, fork server)."""
+    import tempfile
+
+    Feature = isolation.IsolationFeature
+    status = confinement.confinement_status()
+    rows: list[isolation.IsolationFeature] = []
+    if status.active:
+        rows.append(Feature("bubblewrap", True, f"{status.bwrap}: one minimal root per zygote"))
+    else:
+        rows.append(Feature("bubblewrap", False, status.describe()))
+    host = _host_ns()
+    with tempfile.TemporaryDirectory(prefix="forgegym-doctor-") as tmp:
+        secret = os.path.join(tmp, "secret.txt")
+        with open(secret, "w") as f:
+            f.write("host secret")
+        os.chmod(secret, 0o600)
+        data_file = os.path.join(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py"
+        )
+        job_dir = os.path.join(tmp, "job")
+        os.mkdir(job_dir)
+        job = CallJob(
+            workdir=job_dir,
+            calls=[CallSpec(target="forgegym.sandbox.selftest:report", args=[[secret, data_file]])],
+            timeout_s=30,
+            per_call_timeout_s=20,
+            # The probe reads /proc and host paths on purpose: it measures the confinement
+            # beneath the runtime policy, which would end it at the first such read.
+            runtime_policy=False,
+        )
+        with ForkServerRunner(workers=1) as runner:
+            result = runner.run(job)
+    outcome = result.outcome(0) if hasattr(result, "outcome") else None
+    if outcome is None or not outcome.ok or not isinstance(outcome.value, dict):
+        why = result.detail if result.status is not RunStatus.COMPLETED else str(outcome)
+        rows.append(Feature("probe_job", False, f"the probe job failed: {why[:300]}"))
+        rows += isolation.probe()
+        return rows
+    seen: dict[str, object] = outcome.value
+    ns = seen.get("namespaces") or {}
+    assert isinstance(ns, dict)
+
+    def own(name: str) -> bool:
+        return bool(ns.get(name)) and ns.get(name) != host.get(name)
+
+    uid, gid = seen.get("uid"), seen.get("gid")
+    rows.append(
+        Feature(
+            "user_namespace",
+            own("user") and uid == confinement.SANDBOX_UID,
+            f"job runs as uid {uid} gid {gid} in its own user namespace"
+            if own("user")
+            else f"job runs as uid {uid} in the host's user namespace",
+        )
+    )
+    cap = str(seen.get("cap_eff"))
+    rows.append(
+        Feature(
+            "capabilities",
+            cap.strip("0") == "" and str(seen.get("cap_bnd")).strip("0") == "",
+            f"effective {cap}, bounding {seen.get('cap_bnd')}, no_new_privs "
+            f"{seen.get('no_new_privs')}",
+        )
+    )
+    host_paths = seen.get("host_paths") or {}
+    assert isinstance(host_paths, dict)
+    rows.append(
+        Feature(
+            "mount_namespace",
+            own("mnt") and all(v != "ALLOWED" for v in host_paths.values()),
+            "minimal root: forgegym's package and a 0600 host file are "
+            + ", ".join(sorted(set(map(str, host_paths.values()))))
+            if own("mnt")
+            else "host mount namespace: the job sees the host's files (Landlock aside)",
+        )
+    )
+    rows.append(
+        Feature(
+            "ipc_namespace",
+            own("ipc"),
+            "SysV IPC objects live in the job's own namespace and die with it"
+            if own("ipc")
+            else "host IPC namespace: SysV objects can outlive a job",
+        )
+    )
+    rows.append(
+        Feature(
+            "pid_namespace",
+            seen.get("pid") == 1,
+            "job is PID 1 of its own PID namespace: its whole tree dies with it"
+            if seen.get("pid") == 1
+            else f"job is pid {seen.get('pid')} (no PID namespace)",
+        )
+    )
+    ifaces = seen.get("interfaces")
+    rows.append(
+        Feature(
+            "network_namespace",
+            own("net") and ifaces == ["lo"],
+            f"own network namespace, interfaces {ifaces}: no route out",
+        )
+    )
+    rows.append(
+        Feature(
+            "uts_namespace",
+            own("uts"),
+            f"hostname {seen.get('hostname')!r}",
+        )
+    )
+    sec = seen.get("seccomp")
+    rows.append(
+        Feature(
+            "seccomp",
+            sec == "2" and seen.get("keyctl") == "EPERM" and seen.get("ptrace") == "EPERM",
+            f"filter mode {sec}: keyctl {seen.get('keyctl')}, ptrace {seen.get('ptrace')} "
+            f"({len(confinement.DENIED_SYSCALLS)} syscalls and namespace-creating clone denied)",
+        )
+    )
+    abi = isolation.landlock_abi()
+    read_ok = (
+        str(seen.get("list_root", "")).startswith("denied")
+        and str(seen.get("read_pid1", "")).startswith(("denied", "missing"))
+        and all(v != "ALLOWED" for v in host_paths.values())
+    )
+    rows.append(
+        Feature(
+            "read_confinement",
+            read_ok,
+            f"Landlock ABI {abi}: reads only in the job's copy and the read-only runtime "
+            f"(listing / {seen.get('list_root')}, /proc/1 {seen.get('read_pid1')})",
+        )
+    )
+    rows.append(
+        Feature(
+            "landlock",
+            abi >= 1 and str(seen.get("write_tmp", "")) != "ALLOWED",
+            f"ABI {abi}: writes only in the job's copy (write to /tmp "
+            f"{seen.get('write_tmp')})"
+            + (", TCP denied, signals and abstract sockets scoped" if abi >= 6 else ""),
+        )
+    )
+    mount = seen.get("job_mount") or {}
+    assert isinstance(mount, dict)
+    size = int(mount.get("size_bytes") or 0)
+    rows.append(
+        Feature(
+            "job_tmpfs",
+            mount.get("fstype") == "tmpfs" and seen.get("cwd") == isolation.JOB_DIR,
+            f"fresh {size // (1 << 20)} MiB tmpfs on {seen.get('cwd')} per job and per rerun"
+            if mount.get("fstype") == "tmpfs"
+            else f"job copy on {mount.get('fstype') or 'the host disk'} at {seen.get('cwd')}",
+        )
+    )
+    env_keys = cast("list[str]", seen.get("env_keys") or [])
+    rows.append(
+        Feature(
+            "environment",
+            not any("KEY" in k or "TOKEN" in k for k in env_keys),
+            f"job environment: {', '.join(env_keys)}",
+        )
+    )
+    names = {r.name for r in rows}
+    for feat in isolation.probe():
+        if feat.name not in names:
+            rows.append(feat)
+    return rows

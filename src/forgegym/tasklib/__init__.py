@@ -1,0 +1,12 @@
+"""Material several families share: no family imports another, they import this.
+
+* :mod:`~forgegym.tasklib.mutations`: libcst mutation operators (bugs for Bugfix,
+  behaviour changes for Refactor's hacks, mutants for FlakyRepair's power check and
+  Oversight's corrupted code answers);
+* :mod:`~forgegym.tasklib.corpus`: the corpus of reference modules with their checks
+  (``data/modules/``) that Bugfix, Refactor and Oversight build tasks from;
+* :mod:`~forgegym.tasklib.values`: how a differential check compares two plain values,
+  and the sandbox call jobs that produce them.
+
+Layer: above ``grading`` and ``sandbox``; below ``envs``.
+"""

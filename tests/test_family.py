@@ -320,3 +320,30 @@ def test_trl_tools_are_derived_from_the_action_models() -> None:
     env.reset(task_id="guess/d2/5")
     assert "TOOL ERROR" in env.answer()  # a missing argument is reported, not raised
     assert env.get_reward() == 0.0  # unfinished: ended with `submit`
+
+
+def _named_references(text: str) -> list[str]:
+    """Every ``"forgegym.<module>:<attr>"`` reference quoted in ``text``."""
+    import re
+
+    return sorted(set(re.findall(r'"(forgegym(?:\.\w+)+:[\w.]+)"', text)))
+
+
+@pytest.mark.parametrize("where", ["forgegym.family docstring", "README"])
+def test_registration_examples_name_only_real_objects(where: str) -> None:
+    import forgegym.family as family_module
+    from forgegym.family import resolve
+
+    if where == "README":
+        text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    else:
+        text = family_module.__doc__ or ""
+    references = _named_references(text)
+    assert len(references) >= 8, references  # the example is there and quotes them
+    missing = []
+    for ref in references:
+        try:
+            resolve(ref)
+        except (ImportError, AttributeError) as exc:
+            missing.append(f"{ref}: {exc}")
+    assert not missing, missing

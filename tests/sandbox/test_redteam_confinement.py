@@ -631,7 +631,7 @@ try:
     _saved = {{k: _s.modules.pop(k) for k in list(_s.modules) if k.split(".")[0] == "forgegym"}}
     _s.path.insert(0, {src!r})
     try:
-        from forgegym.envs.flaky.generator import FlakyTaskBank as _Bank
+        from forgegym.envs.flaky.bank import FlakyTaskBank as _Bank
         _code = _Bank().get({task_id!r}).reference[{path!r}]
     finally:
         _s.path.remove({src!r})
@@ -651,7 +651,7 @@ else:
 def test_flaky_fix_rerendered_from_the_package_scores_as_noop() -> None:
     """A FlakyRepair patch that imports forgegym's own generator from the installed
     source tree and re-renders the task's reference fix (templates + scenario data)."""
-    from forgegym.envs.flaky.generator import FlakyTaskBank
+    from forgegym.envs.flaky.bank import FlakyTaskBank
 
     env = gym.make("Forge/FlakyRepair-v0", max_steps=1)
     try:

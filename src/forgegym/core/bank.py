@@ -22,14 +22,38 @@ a per-bank cache of built tasks. A family subclasses it, passes its ids to
 from __future__ import annotations
 
 import functools
+import gzip
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from forgegym.core.task import Task, UnknownTaskError
 
-__all__ = ["ManifestTaskBank"]
+__all__ = ["ManifestTaskBank", "load_manifest"]
+
+
+def load_manifest(
+    path: Path, *, rebuild: str, default: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A family's validated manifest (JSON, or gzip-compressed JSON for ``*.gz``).
+
+    A missing file is a ``FileNotFoundError`` that names the command rebuilding it
+    (``rebuild``), unless ``default`` is given (returned instead).
+    """
+    if not path.is_file():
+        if default is not None:
+            return default
+        raise FileNotFoundError(f"{path} is missing; regenerate it with `{rebuild}`")
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            loaded: dict[str, Any] = json.load(handle)
+            return loaded
+    loaded = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
 
 
 class ManifestTaskBank(ABC):

@@ -24,25 +24,29 @@ strings and imported only when first used)::
             task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",  # zero-arg factory
             action_models="forgegym.core.actions:CODE_ACTIONS",  # the env's action models
             grader="forgegym.envs.refactor.grader:RefactorGrader",
-            solved="forgegym.envs.refactor.grader:solved",     # (RewardBreakdown) -> bool
             reference="forgegym.envs.refactor.policies:reference_action",  # Task -> str
             partial="forgegym.envs.refactor.policies:partial_action",  # Task -> str | None
             hacks="forgegym.envs.refactor.hacks:HACKS",        # {name: Task -> str}
-            baselines="forgegym.envs.refactor.policies:BASELINES",  # {name: Task -> str}
+            baselines="forgegym.envs.oversight.policies:BASELINES",  # {name: Task -> str}
             bench="forgegym.envs.refactor.bench:run_bench",    # () -> None (optional)
-            stats="forgegym.envs.refactor.bank:stats",         # (bank) -> {label: count}
-            scanners={"refactor": "forgegym.envs.refactor.grader:scan_submission"},
+            stats="forgegym.envs.refactor.bank:bank_stats",    # (bank) -> {label: count}
+            scanners={"refactor": "forgegym.envs.refactor.static:scan_submission"},
         )
     )
 
+(``baselines`` borrows Oversight's here only to show the shape: Refactor has none.)
+The success predicate is not a field: the env class owns it
+(``success_predicate = staticmethod(solved)`` on the :class:`~forgegym.core.env.ForgeEnv`
+subclass), and :meth:`Family.is_solved` reads it from there.
+
 Every field except ``name``, ``envs`` and ``env_class`` is optional. A field is
 either the object itself or a ``"module:attr"`` string (``attr`` may be dotted, e.g.
-``"pkg.grader:MyGrader.solved"``); ``scanners`` maps names to such references (or is
+``"pkg.grader:MyGrader.method"``); ``scanners`` maps names to such references (or is
 one reference to such a mapping).
 
 Conventions: with ``package=__name__``, an unset field is found in the family
 package by its conventional name, and a reference may be relative to the package
-(``".generator:FlakyTaskBank"``). :meth:`Family.in_package` also derives the name
+(``".bank:FlakyTaskBank"``). :meth:`Family.in_package` also derives the name
 (the package's last component) and the env class (``<package>.env:<Stem>Env``, where
 ``<Stem>`` is the first id's name: ``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``), so a
 registration states only what is not conventional::
@@ -56,7 +60,6 @@ field          convention (``<package>.<module>:<attr>``)      default without i
 =============  =============================================  ============================
 ``task_bank``  ``bank:<Stem>TaskBank``                         :func:`default_task_bank`
 ``grader``     ``grader:<Stem>Grader``                         none
-``solved``     ``grader:solved``                               :func:`default_solved`
 ``scanners``   ``grader:scan_submission`` (named ``name``)     none
 ``reference``  ``policies:reference_action``                   :func:`default_reference_action`
 ``partial``    ``policies:partial_action``                     none
@@ -90,9 +93,10 @@ Rules the registry enforces or relies on:
 * the hacks a family names are part of the :class:`Family`, so ``tasks verify``
   and the conformance suite always check all of them (no import side effect can
   drop one);
-* ``solved`` is the public success predicate: ``info["success"]``, ``tasks
-  verify``, the TRL reward functions and curricula all use it (the env's
-  :meth:`~forgegym.core.env.ForgeEnv.solved` must agree with it).
+* the env class's ``success_predicate`` is the public success predicate:
+  ``info["success"]``, ``tasks verify``, the TRL reward functions and curricula all
+  use it, through :meth:`~forgegym.core.env.ForgeEnv.solved` or
+  :meth:`Family.is_solved`.
 
 Discovery: :func:`load_families` imports every subpackage of ``forgegym.envs``
 (and any ``forgegym.families`` entry point of an installed distribution); each

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import forgegym  # noqa: F401
+from forgegym.envs.flaky.bank import FlakyTaskBank
 from forgegym.envs.flaky.chaos import make_schedule, order_for
 from forgegym.envs.flaky.env import FlakyRepairEnv
-from forgegym.envs.flaky.generator import FlakyTaskBank, GeneratorConfig, fingerprint, generate
+from forgegym.envs.flaky.generator import GeneratorConfig, fingerprint, generate
 from forgegym.envs.flaky.grader import hack_findings, scan_wait_inflation
 from forgegym.envs.flaky.hacks import HACKS
 from forgegym.envs.flaky.hidden import FlakyHidden

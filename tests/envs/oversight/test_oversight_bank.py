@@ -47,7 +47,8 @@ def test_a_corruption_is_one_structured_edit_of_one_sentence() -> None:
 
 def test_sample_of_the_bank_validates(bank, grade) -> None:
     """What the manifest build checked for the whole bank, re-checked on a sample."""
-    from forgegym.envs.oversight.policies import HACKS, oracle
+    from forgegym.envs.oversight.hacks import HACKS
+    from forgegym.envs.oversight.policies import oracle
 
     for task_id in bank.task_ids(60, seed=4):
         task = bank.get(task_id)

@@ -8,7 +8,8 @@ import pytest
 from forgegym.envs.oversight.documents import CORRUPTIONS
 from forgegym.envs.oversight.episodes import build_text_task, hidden_of
 from forgegym.envs.oversight.grader import correction_credit, evidence_f1, find_quote
-from forgegym.envs.oversight.policies import BASELINES, HACKS, oracle, partial
+from forgegym.envs.oversight.hacks import HACKS
+from forgegym.envs.oversight.policies import BASELINES, oracle, partial
 from forgegym.envs.oversight.stats import p_corrupted
 
 

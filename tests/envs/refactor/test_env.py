@@ -9,7 +9,8 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401
-from forgegym.envs.refactor.hacks import HACKS, partial_action, reference_action
+from forgegym.envs.refactor.hacks import HACKS
+from forgegym.envs.refactor.policies import partial_action, reference_action
 
 SEED = "refactor/split_package/stats/seed"
 

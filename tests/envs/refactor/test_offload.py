@@ -15,7 +15,8 @@ import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.refactor import grader as grader_module
 from forgegym.envs.refactor import offload
 from forgegym.envs.refactor.grader import RefactorGrader, analyse, lint_credit
-from forgegym.envs.refactor.hacks import HACKS, reference_action, reference_files
+from forgegym.envs.refactor.hacks import HACKS
+from forgegym.envs.refactor.policies import reference_action, reference_files
 from forgegym.play.policies import NOOP_ACTION
 
 

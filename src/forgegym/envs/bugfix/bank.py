@@ -16,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.generator import DIFFICULTY_LEVELS, MANIFEST_PATH
@@ -31,12 +32,8 @@ FAMILY = "bugfix"
 
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
-    """The parsed manifest (cached)."""
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing; regenerate it with `python -m forgegym.envs.bugfix.generator`"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The validated manifest."""
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.bugfix.generator")
 
 
 def _drop_tests(test_source: str, names: Sequence[str]) -> str:

@@ -1,4 +1,5 @@
-"""Forge/FlakyRepair-v0: flaky-test repair with reproducible chaos.
+"""``Forge/FlakyRepair-v0``: flaky-test repair with reproducible chaos.
+See :class:`forgegym.envs.flaky.env.FlakyRepairEnv`.
 
 Registers the family on import. Kept import-light on purpose (every heavy part is a
 lazy ``"module:attr"`` reference): the sandbox child imports
@@ -11,15 +12,16 @@ from forgegym.family import Family, register_family
 
 __all__ = ["FAMILY"]
 
-# By convention (see forgegym.family): env:FlakyRepairEnv, solved, scanners, reference,
-# partial, hacks, bench. Named here: what lives elsewhere than the convention says.
+# By convention (see forgegym.family): env:FlakyRepairEnv, grader:scan_submission,
+# policies:reference_action/partial_action, hacks:HACKS, bench:run_bench,
+# bank:bank_stats. Named here: what the convention does not say.
 FAMILY = register_family(
     Family.in_package(
         __name__,
         "Forge/FlakyRepair-v0",
-        task_bank=".generator:FlakyTaskBank",
+        task_bank=".bank:FlakyTaskBank",
         action_models=".actions:FLAKY_ACTIONS",
-        stats=".generator:bank_stats",
+        grader=".grader:FlakyGrader",
         description="make a flaky test pass repeatably without weakening it",
     )
 )

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from forgegym.envs.flaky.bank import FlakyTaskBank
 from forgegym.envs.flaky.chaos import make_schedule
-from forgegym.envs.flaky.generator import FlakyTaskBank
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.runs import chaos_jobs
 from forgegym.sandbox.workspace import Workspace

@@ -12,7 +12,7 @@ from forgegym.core.env import check_positive_int
 from forgegym.core.task import Task
 from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.flaky.actions import FLAKY_ACTIONS
-from forgegym.envs.flaky.generator import FlakyTaskBank
+from forgegym.envs.flaky.bank import FlakyTaskBank
 from forgegym.envs.flaky.grader import FlakyGrader, PowerReference, solved
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.preflight import Preflight, preflight

@@ -17,25 +17,21 @@ import hashlib
 import json
 import random
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.templates import CATEGORIES, TEMPLATES, Variant
 
 __all__ = [
     "DIFFICULTIES",
-    "FlakyTaskBank",
     "GeneratorConfig",
     "MANIFEST_PATH",
     "fingerprint",
     "generate",
-    "load_manifest",
     "test_ids_of",
 ]
 
@@ -184,69 +180,6 @@ def generate(task_id: str) -> Task:
     )
 
 
-def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
-    """The validated manifest (``{"reruns":..., "entries": [...]}``); empty if absent."""
-    if not path.exists():
-        return {"reruns": 0, "entries": []}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-class FlakyTaskBank(ManifestTaskBank):
-    """The validated FlakyRepair scenarios (a :class:`~forgegym.core.bank.ManifestTaskBank`).
-
-    Args:
-        manifest: a manifest mapping (default: the shipped ``data/manifest.json``).
-        categories: restrict to these root-cause categories (``None``: all).
-    """
-
-    family = "flaky"
-    difficulty_levels: tuple[int, ...] = DIFFICULTIES
-
-    def __init__(
-        self, manifest: dict[str, Any] | None = None, categories: Sequence[str] | None = None
-    ) -> None:
-        data = manifest if manifest is not None else load_manifest()
-        if categories is not None:
-            unknown = sorted(set(categories) - set(CATEGORIES))
-            if unknown:
-                raise ValueError(f"categories: unknown {unknown}; known: {list(CATEGORIES)}")
-        entries = [
-            e
-            for e in data.get("entries", [])
-            if e.get("valid") and (categories is None or e["category"] in categories)
-        ]
-        self.manifest_reruns = int(data.get("reruns", 0))
-        self.entries: dict[str, dict[str, Any]] = {e["task_id"]: e for e in entries}
-        if not self.entries:
-            raise ValueError("manifest: no validated scenarios (run build_manifest first)")
-        super().__init__({t: int(e["difficulty"]) for t, e in self.entries.items()})
-
-    def category_counts(self) -> dict[str, int]:
-        """Validated scenarios per root-cause category (``flaky/<category>/...`` ids)."""
-        counts: dict[str, int] = {}
-        for task_id in self._ids:
-            category = task_id.split("/")[1]
-            counts[category] = counts.get(category, 0) + 1
-        return dict(sorted(counts.items()))
-
-    def build(self, task_id: str) -> Task:
-        task = generate(task_id)
-        expected = self.entries[task_id].get("fingerprint")
-        if expected and fingerprint(task.files) != expected:
-            raise UnknownTaskError(f"{task_id!r}: manifest is stale (fingerprint mismatch)")
-        return task
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        pool = list(self.ids(difficulty))
-        random.Random(seed).shuffle(pool)
-        return pool[: max(0, n)]
-
-    def baseline(self, task_id: str) -> float | None:
-        """The manifest's baseline pass rate (for the manifest's rerun count)."""
-        entry = self.entries.get(task_id)
-        return None if entry is None else entry.get("baseline_pass_rate")
-
-
 def build_manifest(
     config: GeneratorConfig, runner: Any, *, batch: int = 48, path: Path | None = None
 ) -> dict[str, Any]:
@@ -286,8 +219,3 @@ if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_templ
     )
     valid = [e for e in built["entries"] if e["valid"]]
     print(f"{len(valid)} valid of {len(built['entries'])}")
-
-
-def bank_stats(bank: Any) -> dict[str, int]:
-    """Validated scenarios per root-cause category (``{}`` for a one-repo bank)."""
-    return bank.category_counts() if isinstance(bank, FlakyTaskBank) else {}

@@ -7,25 +7,21 @@ Registers the family on import (import-light: everything heavy is a lazy referen
 
 from __future__ import annotations
 
-from forgegym.family import EnvSpec, Family, register_family
+from forgegym.family import Family, register_family
 
 __all__ = ["FAMILY"]
 
+# By convention (see forgegym.family): env:OversightEnv, bank:OversightTaskBank,
+# grader:OversightGrader, policies:reference_action/partial_action, hacks:HACKS,
+# bank:bank_stats. Named here: what the convention does not say.
 FAMILY = register_family(
-    Family(
-        name="oversight",
-        envs=(EnvSpec("Forge/Oversight-v0"),),
-        env_class="forgegym.envs.oversight.env:OversightEnv",
-        task_bank="forgegym.envs.oversight.bank:OversightBank",
-        action_models="forgegym.envs.oversight.actions:ACTION_MODELS",
-        grader="forgegym.envs.oversight.grader:OversightGrader",
-        reference="forgegym.envs.oversight.policies:oracle",
-        partial="forgegym.envs.oversight.policies:partial",
-        hacks="forgegym.envs.oversight.policies:HACKS",
-        baselines="forgegym.envs.oversight.policies:BASELINES",
-        stats="forgegym.envs.oversight.bank:bank_stats",
-        eval_stats="forgegym.envs.oversight.stats:stats_from_results",
-        report="forgegym.envs.oversight.stats:bank_report",
+    Family.in_package(
+        __name__,
+        "Forge/Oversight-v0",
+        action_models=".actions:ACTION_MODELS",
+        baselines=".policies:BASELINES",
+        eval_stats=".stats:stats_from_results",
+        report=".stats:bank_report",
         description="detect, explain and correct a corruption in another model's answer",
     )
 )

@@ -1,4 +1,4 @@
-"""``OversightBank``: the validated offline worker bank, served by id.
+"""``OversightTaskBank``: the validated offline worker bank, served by id.
 
 The shipped manifest (``data/manifest.json``, built once by
 ``python -m forgegym.envs.oversight.manifest``) lists the text episodes that passed
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from forgegym.core import bank as core_bank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.oversight.episodes import (
     ALL_DOMAINS,
@@ -29,21 +30,18 @@ from forgegym.envs.oversight.episodes import (
     text_corruption,
 )
 
-__all__ = ["MANIFEST_PATH", "OversightBank", "bank_stats", "load_manifest"]
+__all__ = ["MANIFEST_PATH", "OversightBank", "OversightTaskBank", "bank_stats", "load_manifest"]
 
 MANIFEST_PATH = Path(__file__).parent / "data" / "manifest.json"
 
 
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing; build it with `python -m forgegym.envs.oversight.manifest`"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The validated manifest."""
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.oversight.manifest")
 
 
-class OversightBank:
+class OversightTaskBank:
     """Serves the bank's episodes (see the module docstring).
 
     Args:
@@ -133,6 +131,10 @@ def _build(task_id: str, entry: dict[str, Any] | None) -> Task:
     return _build_cached(task_id, json.dumps(entry, sort_keys=True) if entry else None)
 
 
-def bank_stats(bank: OversightBank) -> dict[str, int]:
+def bank_stats(bank: OversightTaskBank) -> dict[str, int]:
     """Episodes per ``domain/corruption`` (for ``tasks verify``)."""
     return bank.category_counts()
+
+
+#: The name this bank had before the families shared one naming convention.
+OversightBank = OversightTaskBank

@@ -202,7 +202,8 @@ def _check_bank(bank: OversightBank, task_ids: list[str]) -> list[str]:
     """Grade oracle, no-op and hacks on each id; return the valid ones."""
     import gymnasium as gym
 
-    from forgegym.envs.oversight.policies import HACKS, oracle
+    from forgegym.envs.oversight.hacks import HACKS
+    from forgegym.envs.oversight.policies import oracle
     from forgegym.play.policies import NOOP_ACTION
 
     env = gym.make("Forge/Oversight-v0", max_steps=1, task_bank=bank).unwrapped

@@ -1,4 +1,5 @@
-"""Scripted overseers: the oracle (reference), a partial one, known hacks and baselines.
+"""Scripted overseers: the oracle (reference), a partial one and baselines (the known
+hacks are in :mod:`.hacks`).
 
 Each is a function ``Task -> action text`` (a single-turn verdict). The oracle reads the
 ground truth, so it is the ceiling validation checks; the baselines read only what an
@@ -19,20 +20,23 @@ from forgegym.envs.oversight.episodes import CODE_DOMAIN, hidden_of
 
 __all__ = [
     "BASELINES",
-    "HACKS",
     "always_clean",
     "always_corrupted",
     "keyword_overseer",
     "oracle",
+    "oracle_verdict",
     "partial",
+    "partial_action",
+    "reference_action",
+    "verdict_action",
 ]
 
 
-def _action(verdict: dict[str, Any]) -> str:
+def verdict_action(verdict: dict[str, Any]) -> str:
     return "```json\n" + json.dumps({"action": "verdict", **verdict}) + "\n```"
 
 
-def _oracle_verdict(task: Task) -> dict[str, Any]:
+def oracle_verdict(task: Task) -> dict[str, Any]:
     hidden = hidden_of(task)
     if hidden.corruption is None:
         return {
@@ -65,7 +69,7 @@ def _oracle_verdict(task: Task) -> dict[str, Any]:
 
 def oracle(task: Task) -> str:
     """The ground-truth verdict: type, exact span, mechanism, clean correction, q = 1."""
-    return _action(_oracle_verdict(task))
+    return verdict_action(oracle_verdict(task))
 
 
 def partial(task: Task) -> str | None:
@@ -75,48 +79,18 @@ def partial(task: Task) -> str | None:
     hidden = hidden_of(task)
     if hidden.corruption is None:
         return None
-    return _action({"corrupted": True, "corruption_type": hidden.corruption, "confidence": 0.8})
-
-
-# ------------------------------------------------------------------ known hacks
-def hack_all_types(task: Task) -> str:
-    """Claim every corruption type at once, quoting one sentence."""
-    verdict = _oracle_verdict(task)
-    verdict.update(corrupted=True, corruption_type=", ".join(CORRUPTIONS), confidence=1.0)
-    verdict.setdefault("evidence", hidden_of(task).worker_text.split(". ")[0])
-    return _action(verdict)
-
-
-def hack_whole_answer(task: Task) -> str:
-    """Quote the whole answer as evidence (it surely contains the corrupted span)."""
-    hidden = hidden_of(task)
-    verdict = _oracle_verdict(task)
-    verdict.update(corrupted=True, evidence=hidden.worker_text, confidence=1.0)
-    verdict.setdefault("corruption_type", "temporal_shift")
-    return _action(verdict)
-
-
-def hack_hedge(task: Task) -> str:
-    """Always confidence 0.5 (a Brier hedge) with an otherwise perfect verdict."""
-    verdict = _oracle_verdict(task)
-    verdict["confidence"] = 0.5
-    return _action(verdict)
-
-
-HACKS: dict[str, Callable[[Task], str]] = {
-    "all_types": hack_all_types,
-    "whole_answer_evidence": hack_whole_answer,
-    "hedged_confidence": hack_hedge,
-}
+    return verdict_action(
+        {"corrupted": True, "corruption_type": hidden.corruption, "confidence": 0.8}
+    )
 
 
 # ------------------------------------------------------------------ baselines
 def always_clean(task: Task) -> str:
-    return _action({"corrupted": False, "confidence": 0.9})
+    return verdict_action({"corrupted": False, "confidence": 0.9})
 
 
 def always_corrupted(task: Task) -> str:
-    return _action({"corrupted": True, "confidence": 0.9})
+    return verdict_action({"corrupted": True, "confidence": 0.9})
 
 
 _CUES: dict[str, tuple[str, ...]] = {
@@ -145,10 +119,10 @@ def keyword_overseer(task: Task) -> str:
     best = max(counts, key=lambda t: counts[t])
     threshold = 12 if code else 3
     if counts[best] < threshold:
-        return _action({"corrupted": False, "confidence": 0.6})
+        return verdict_action({"corrupted": False, "confidence": 0.6})
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip()]
     quote = max(sentences, key=lambda s: sum(s.lower().count(c) for c in _CUES[best]))
-    return _action(
+    return verdict_action(
         {
             "corrupted": True,
             "corruption_type": best,
@@ -164,3 +138,8 @@ BASELINES: dict[str, Callable[[Task], str]] = {
     "always_corrupted": always_corrupted,
     "keyword": keyword_overseer,
 }
+
+
+#: The family's conventional names (see :mod:`forgegym.family`).
+reference_action = oracle
+partial_action = partial

@@ -8,7 +8,7 @@ environment (gymnasium, pydantic models, ...) would cost more than the measured 
 
 from __future__ import annotations
 
-from forgegym.family import EnvSpec, Family, lazy_exports, register_family
+from forgegym.family import Family, lazy_exports, register_family
 
 __all__ = [
     "FAMILY",
@@ -19,19 +19,14 @@ __all__ = [
     "build_task",
 ]
 
+# By convention (see forgegym.family): env:PerformanceEnv, bank:PerformanceTaskBank,
+# grader:PerformanceGrader, policies:partial_action, hacks:HACKS, bench:run_bench,
+# bank:bank_stats. Named here: what the convention does not say.
 FAMILY = register_family(
-    Family(
-        name="performance",
-        envs=(EnvSpec("Forge/Performance-v0"),),
-        env_class="forgegym.envs.performance.env:PerformanceEnv",
-        task_bank="forgegym.envs.performance.bank:PerformanceTaskBank",
-        action_models="forgegym.core.actions:CODE_ACTIONS",
-        grader="forgegym.envs.performance.grader:PerformanceGrader",
-        partial="forgegym.envs.performance.policies:partial_action",
-        hacks="forgegym.envs.performance.hacks:HACKS",
-        bench="forgegym.envs.performance.bench:run_bench",
-        stats="forgegym.envs.performance.bank:bank_stats",
-        scanners={"performance": "forgegym.envs.performance.scan:scan_submission"},
+    Family.in_package(
+        __name__,
+        "Forge/Performance-v0",
+        scanners={"performance": ".scan:scan_submission"},
         description="make data structures fast under a complexity bound, measured by the parent",
         # The speed term uses CPU time measured by the parent: verdicts are stable under
         # load (benchmarks/performance_stability.py), the capped speed credit moves a little.

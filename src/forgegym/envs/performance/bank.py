@@ -8,11 +8,11 @@ not) and the catalogue digests they were validated against.
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task
 from forgegym.envs.performance.generator import (
@@ -32,11 +32,8 @@ __all__ = ["PerformanceTaskBank", "bank_stats", "load_manifest"]
 
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing; build it with `python -m forgegym.envs.performance.validate`"
-        )
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The validated manifest."""
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.performance.validate")
 
 
 class PerformanceTaskBank(ManifestTaskBank):

@@ -8,24 +8,17 @@ Registers the family on import (import-light: the sandbox child imports
 
 from __future__ import annotations
 
-from forgegym.family import EnvSpec, Family, lazy_exports, register_family
+from forgegym.family import Family, lazy_exports, register_family
 
 __all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank"]
 
+# Everything by convention (see forgegym.family): env:RefactorEnv, bank:RefactorTaskBank,
+# grader:RefactorGrader and scan_submission, policies:reference_action/partial_action,
+# hacks:HACKS, bench:run_bench, bank:bank_stats.
 FAMILY = register_family(
-    Family(
-        name="refactor",
-        envs=(EnvSpec("Forge/Refactor-v0"),),
-        env_class="forgegym.envs.refactor.env:RefactorEnv",
-        task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",
-        action_models="forgegym.core.actions:CODE_ACTIONS",
-        grader="forgegym.envs.refactor.grader:RefactorGrader",
-        reference="forgegym.envs.refactor.hacks:reference_action",
-        partial="forgegym.envs.refactor.hacks:partial_action",
-        hacks="forgegym.envs.refactor.hacks:HACKS",
-        bench="forgegym.envs.refactor.bench:run_bench",
-        stats="forgegym.envs.refactor.bank:bank_stats",
-        scanners={"refactor": "forgegym.envs.refactor.grader:scan_submission"},
+    Family.in_package(
+        __name__,
+        "Forge/Refactor-v0",
         description="restructure code without changing behaviour or public API",
     )
 )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gzip
 import json
 import math
 from collections import Counter
@@ -18,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.checking import expected_outcomes
@@ -49,12 +49,8 @@ _BAD = frozenset({"StepTimeout", "Skipped"})
 
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing; build it with `python -m forgegym.envs.refactor.generator`"
-        )
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return json.load(handle)
+    """The validated manifest."""
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.refactor.generator")
 
 
 def specs_for(kind: str, level: int, module: str) -> dict[str, RefactorSpec]:

@@ -1,4 +1,5 @@
-"""The reference refactoring, partial policies and the known hacks of ``Forge/Refactor-v0``.
+"""The known hacks of ``Forge/Refactor-v0`` (the reference and partial policies are in
+:mod:`.policies`).
 
 Every hack keeps the visible tests passing; each must score no more than doing nothing
 (``forgegym tasks verify`` checks it on every task):
@@ -14,15 +15,11 @@ Every hack keeps the visible tests passing; each must score no more than doing n
 * ``elide_code``: the reference with a moved function's body cut down;
 * ``behaviour_change``: the reference with one subtle mutation (the Bugfix engine);
 * ``drop_api``: the reference without one public name at its old import path.
-
-Partial policies: ``partial:api_kept`` does only the safe first part of the refactoring
-(the API kept, the structure not reached).
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import random
 import re
 from collections.abc import Callable
@@ -30,40 +27,10 @@ from collections.abc import Callable
 from forgegym.core.task import Task
 from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.hidden import RefactorHidden
+from forgegym.envs.refactor.policies import action_text, edits_for, module_path, reference_files
 from forgegym.tasklib.mutations import apply_mutations, enumerate_mutations
 
-__all__ = ["HACKS", "partial_action", "reference_action", "reference_files"]
-
-
-def _action(edits: list[dict[str, object]]) -> str:
-    actions: list[dict[str, object]] = []
-    if edits:
-        actions.append({"action": "edit", "edits": edits})
-    actions.append({"action": "submit"})
-    return "```json\n" + json.dumps(actions) + "\n```"
-
-
-def reference_files(task: Task) -> tuple[dict[str, str], list[str]]:
-    """The reference's written files and deleted files."""
-    return dict(task.reference), list(RefactorHidden.of(task).reference_deleted)
-
-
-def _edits(task: Task, files: dict[str, str], deleted: list[str]) -> list[dict[str, object]]:
-    edits: list[dict[str, object]] = [
-        {"path": p, "content": c} for p, c in sorted(files.items()) if task.files.get(p) != c
-    ]
-    edits += [{"path": p, "delete": True} for p in deleted if p in task.files]
-    return edits
-
-
-def reference_action(task: Task) -> str:
-    """Write the reference files, delete what the reference deletes, submit."""
-    files, deleted = reference_files(task)
-    return _action(_edits(task, files, deleted))
-
-
-def _module_path(task: Task) -> str:
-    return f"{RefactorHidden.of(task).module}.py"
+__all__ = ["HACKS"]
 
 
 def _main_file(task: Task) -> str:
@@ -94,7 +61,7 @@ def stub_package(task: Task) -> str:
         "_spec.loader.exec_module(_impl)\n"
         + "".join(f"{name} = _impl.{name}\n" for name in _public(task))
     )
-    return _action([{"path": f"{module}/__init__.py", "content": init}])
+    return action_text([{"path": f"{module}/__init__.py", "content": init}])
 
 
 def star_reexport(task: Task) -> str:
@@ -106,18 +73,18 @@ def star_reexport(task: Task) -> str:
             p.split("/")[1][:-3] for p in files if p.startswith(f"{module}/") and p != init_path
         )
         files[init_path] = "".join(f"from {module}.{s} import *  # noqa: F403\n" for s in subs)
-        return _action(_edits(task, files, deleted))
+        return action_text(edits_for(task, files, deleted))
     path = _main_file(task)
     files[f"{module}_impl.py"] = files[path]
     files[path] = f"from {module}_impl import *  # noqa: F403\n"
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 def exec_old_source(task: Task) -> str:
-    path = _module_path(task)
+    path = module_path(task)
     source = task.files.get(path) or next(iter(original_files(task).values()))
     content = f"_SOURCE = {source!r}\nexec(compile(_SOURCE, __file__, 'exec'))\n"
-    return _action([{"path": path, "content": content}])
+    return action_text([{"path": path, "content": content}])
 
 
 def module_getattr(task: Task) -> str:
@@ -136,7 +103,7 @@ def module_getattr(task: Task) -> str:
         "    return impl\n"
     )
     files[path] = text
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 def copy_not_move(task: Task) -> str:
@@ -145,10 +112,10 @@ def copy_not_move(task: Task) -> str:
     kind = RefactorHidden.of(task).kind
     if kind == "split_package":
         files[f"{module}/_legacy.py"] = next(iter(original_files(task).values()))
-        return _action(_edits(task, files, deleted))
+        return action_text(edits_for(task, files, deleted))
     if kind == "rename_alias":
         # The deprecated alias carries a full copy of the code instead of delegating.
-        path = _module_path(task)
+        path = module_path(task)
         text = files[path]
         for old in RefactorHidden.of(task).integrity["aliases"]:
             original = original_files(task)[path]
@@ -165,13 +132,13 @@ def copy_not_move(task: Task) -> str:
                 + text[end:]
             )
         files[path] = text
-        return _action(_edits(task, files, deleted))
+        return action_text(edits_for(task, files, deleted))
     # Other kinds: the old code kept beside the new as private copies.
     path = _main_file(task)
     original = next(iter(original_files(task).values()))
     copies = re.sub(r"^def (\w+)\(", r"def _legacy_\1(", original, flags=re.MULTILINE)
     files[path] = files[path] + "\n\n" + copies.split('"""', 2)[-1].lstrip("\n")
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 def _largest_function(text: str) -> ast.FunctionDef | None:
@@ -200,7 +167,7 @@ def elide_code(task: Task) -> str:
         f"{indent}return None\n",
     ]
     files[path] = "".join(lines)
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 def behaviour_change(task: Task) -> str:
@@ -248,7 +215,7 @@ def behaviour_change(task: Task) -> str:
             text = "".join(lines)
             break
     files[path] = text
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 def drop_api(task: Task) -> str:
@@ -256,7 +223,7 @@ def drop_api(task: Task) -> str:
     module = RefactorHidden.of(task).module
     name = _public(task)[-1]
     init_path = f"{module}/__init__.py"
-    path = init_path if init_path in files else _module_path(task)
+    path = init_path if init_path in files else module_path(task)
     text = files.get(path, task.files.get(path, ""))
     tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
@@ -274,7 +241,7 @@ def drop_api(task: Task) -> str:
             break
     text = "".join(lines).replace(f'"{name}", ', "").replace(f', "{name}"', "")
     files[path] = text
-    return _action(_edits(task, files, deleted))
+    return action_text(edits_for(task, files, deleted))
 
 
 HACKS: dict[str, Callable[[Task], str]] = {
@@ -287,41 +254,3 @@ HACKS: dict[str, Callable[[Task], str]] = {
     "behaviour_change": behaviour_change,
     "drop_api": drop_api,
 }
-
-
-def partial_action(task: Task) -> str | None:
-    """API and behaviour kept, structure only partly reached: the monolith moved into
-    the package ``__init__`` (split); the new name with a plain alias that does not warn
-    (rename); the class added but the module globals kept (state); the reference with
-    the old code left beside it otherwise (which the integrity checks may gate)."""
-    module = RefactorHidden.of(task).module
-    kind = RefactorHidden.of(task).kind
-    files, deleted = reference_files(task)
-    path = _module_path(task)
-    if kind == "split_package":
-        return _action([{"path": path, "move_to": f"{module}/__init__.py"}])
-    if kind == "rename_alias":
-        text = task.files[path]
-        for old, new in RefactorHidden.of(task).integrity["aliases"].items():
-            text = re.sub(rf"\b{re.escape(old)}\b", new, text) + f"\n\n{old} = {new}\n"
-        return _action([{"path": path, "content": text}])
-    if kind == "dead_code":
-        # Only the unused imports and module constants go; the dead functions and
-        # statements stay.
-        names = {r["name"] for r in RefactorHidden.of(task).structure if r["req"] == "not_defined"}
-        lines = task.files[path].splitlines(keepends=True)
-        kept = [
-            line
-            for line in lines
-            if not any(line == f"import {n}\n" or line.startswith(f"{n} = ") for n in names)
-        ]
-        if len(kept) == len(lines) or len(kept) + 2 * len(names) <= len(lines):
-            return None
-        return _action([{"path": path, "content": "".join(kept)}])
-    if kind == "state_to_object":
-        reference = files[path]
-        cls_start = reference.index("class ")
-        cls_end = reference.index("\n\n\n_default")
-        text = task.files[path].rstrip("\n") + "\n\n\n" + reference[cls_start:cls_end] + "\n"
-        return _action([{"path": path, "content": text}])
-    return None

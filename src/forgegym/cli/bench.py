@@ -1,0 +1,68 @@
+"""``forgegym bench``: runner latency, family grading, vector, Ray and GRPO throughput benchmarks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+from forgegym.cli.common import (
+    CLIError,
+    checked_env_ids,
+    require_extra,
+)
+
+__all__ = ["cmd_bench"]
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.env:
+        checked_env_ids([args.env])  # a clear error for an unknown id, before any work
+        if not (args.ray or args.vector or args.throughput):
+            from forgegym.family import families, family_for_env
+
+            if not family_for_env(args.env).has_bench:
+                with_bench = [i for f in families() if f.has_bench for i in f.env_ids]
+                raise CLIError(
+                    f"--env {args.env}: its family registers no grading benchmark; "
+                    f"these do: {', '.join(with_bench)}"
+                )
+    if args.throughput:
+        from forgegym.bench.throughput import bench_throughput
+
+        bench_throughput(
+            [args.env] if args.env else None,
+            tasks=args.tasks or 16,
+            group=args.group,
+            mix=args.mix,
+            reference=not args.no_reference,
+            repeats=args.repeats,
+        )
+        return 0
+    if args.ray:
+        require_extra("ray", "ray", "bench --ray")
+        from forgegym.bench.ray import print_ray_bench, run_ray_bench
+
+        bench = run_ray_bench(args.env, tasks=args.tasks or 8)
+        print_ray_bench(bench)
+        return 0 if bench.identical else 1
+    if args.vector:
+        from forgegym.bench.vector import run_vector_bench
+
+        for env_id in checked_env_ids([args.env] if args.env else None):
+            # Default: every env's grading fans out over all cores through the shared pool.
+            run_vector_bench(env_id)
+            # One sandbox worker per env process: what vectorisation adds when each env's
+            # step is serial (how a user runs N envs on N cores without oversubscription).
+            run_vector_bench(env_id, env_kwargs={"runner_workers": 1})
+        return 0
+    if args.env:
+        from forgegym.family import family_for_env
+
+        family_for_env(args.env).run_bench()
+        return 0
+    from forgegym.bench.runner import print_runner_bench, run_runner_bench
+
+    print_runner_bench(run_runner_bench(runs=args.runs))
+    return 0

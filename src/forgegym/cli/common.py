@@ -1,0 +1,302 @@
+"""Shared by the command modules: the parser classes, argument types, the checks that
+turn a user's mistake into one line (:class:`CLIError`) before any work starts, and
+progress helpers."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from forgegym.play.results import Episode, Results
+__all__ = [
+    "CLIError",
+    "HelpFormatter",
+    "POLICY_HELP",
+    "Parser",
+    "accepted_kwargs",
+    "advance_progress",
+    "check_env",
+    "check_listen",
+    "check_llm",
+    "check_output",
+    "checked_env_ids",
+    "int_at_least",
+    "is_user_error",
+    "make_console",
+    "one_line",
+    "parse_kwargs",
+    "port_number",
+    "record_episode",
+    "require_extra",
+]
+
+
+class CLIError(Exception):
+    """A user error: :func:`main` prints it as one line on stderr and exits with 2."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows every option's default; keeps multi-line descriptions as written.
+
+    A default of ``None`` or ``False`` (a flag, or "every id") is not shown; help text
+    that already says what its default is is left alone.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:  # laid out by hand (the examples)
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or "default" in text
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (``main`` prints them), not usage + error."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise CLIError(f"{message} (see `{self.prog} --help`)")
+
+
+def int_at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def port_number(text: str) -> int:
+    value = int_at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a TCP port in [0, 65535], got {value}")
+    return value  # type: ignore[no-any-return]
+
+
+def make_console() -> Any:
+    from rich.console import Console
+
+    # Piped output (CI logs, files) gets rich's 80 columns by default, which cuts env ids.
+    return Console() if sys.stdout.isatty() else Console(width=140)
+
+
+def one_line(message: str) -> str:
+    """A message as one line, without the ``argument:`` prefix library errors carry.
+
+    forgegym's ``ValueError`` messages start with the Python argument they name
+    (``"name: unknown policy 'x'"``); at the command line that name is noise.
+    """
+    text = " ".join(str(message).split())
+    return re.sub(r"^[a-z_][a-z0-9_]*: (?=\S)", "", text)
+
+
+def checked_env_ids(requested: Sequence[str] | None) -> list[str]:
+    from forgegym.family.registration import env_ids
+
+    known = env_ids()
+    if not requested or list(requested) == ["all"]:
+        return known
+    unknown = [e for e in requested if e not in known]
+    if unknown:
+        raise CLIError(f"unknown --env {', '.join(unknown)}; registered: {', '.join(known)}")
+    return list(dict.fromkeys(requested))
+
+
+def parse_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise CLIError(f"--env-kwarg expects KEY=VALUE with KEY an identifier, got {pair!r}")
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key] = value
+    return kwargs
+
+
+def accepted_kwargs(cls: type) -> set[str] | None:
+    """Keyword arguments ``cls(...)`` accepts, following ``**kwargs`` up the MRO.
+
+    ``None`` when that cannot be told from the signatures (constructing the env is
+    then the only check).
+    """
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            parameters = list(inspect.signature(init).parameters.values())[1:]
+        except (TypeError, ValueError):
+            return None
+        names.update(
+            p.name
+            for p in parameters
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not p.name.startswith("_")
+        )
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return names
+    return None
+
+
+def check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] = ()) -> None:
+    """Fail now, not after a progress bar: ``env_kwargs`` build ``env_id`` and every one
+    of ``policies`` exists for it."""
+    import gymnasium as gym
+
+    from forgegym.family import family_for_env
+    from forgegym.play.policies import policy_names
+
+    family = family_for_env(env_id)
+    accepted = accepted_kwargs(family.env_cls)
+    if accepted is not None:
+        for key in env_kwargs:
+            if key not in accepted:
+                raise CLIError(
+                    f"--env-kwarg {key}: {env_id} takes no argument {key!r}; "
+                    f"it takes {', '.join(sorted(accepted))}"
+                )
+    valid = policy_names(family.name)
+    for policy in policies:
+        if policy not in valid:
+            raise CLIError(
+                f"--policy {policy!r} is not a policy of {env_id}; choose from {', '.join(valid)}"
+            )
+    if not env_kwargs:
+        return
+    try:
+        env = gym.make(env_id, **env_kwargs)
+    except (TypeError, ValueError) as exc:
+        given = " ".join(f"{k}={json.dumps(v)}" for k, v in env_kwargs.items())
+        raise CLIError(f"--env-kwarg {given}: {env_id} rejects it: {one_line(str(exc))}") from None
+    env.close()
+
+
+def check_llm() -> None:
+    """``--policy llm``: the endpoint is configured and accepts connections."""
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from forgegym.play.policies.llm import LLMPolicy
+
+    try:
+        policy = LLMPolicy.from_env()
+    except ValueError as exc:
+        raise CLIError(f"--policy llm: {one_line(str(exc))}") from None
+    url = urlsplit(policy.base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise CLIError(
+            f"--policy llm: API_BASE_URL must be an http(s) URL, got {policy.base_url!r}"
+        )
+    host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+    via = ""
+    # urllib (what the policy uses) goes through HTTP(S)_PROXY: then the proxy must answer.
+    proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        parsed = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if parsed.hostname:
+            host, port, via = parsed.hostname, parsed.port or 80, f" via the proxy {proxy}"
+    try:
+        with socket.create_connection((host, port), timeout=10):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise CLIError(f"--policy llm: cannot reach {policy.base_url}{via} ({reason})") from None
+
+
+def check_output(value: str, flag: str, suffixes: Sequence[str] | None = None) -> Path:
+    """An output path that can be written: not a directory, its folder creatable and
+    writable, its suffix one of ``suffixes`` (when given)."""
+    path = Path(value)
+    if path.is_dir():
+        raise CLIError(f"{flag} {value}: is a directory; give a file path")
+    if suffixes is not None and path.suffix.lower().lstrip(".") not in suffixes:
+        raise CLIError(
+            f"{flag} {value}: the suffix names the format; use one of "
+            + ", ".join(f".{s}" for s in suffixes)
+        )
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise CLIError(f"{flag} {value}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CLIError(f"{flag} {value}: not writable")
+    return path
+
+
+def check_listen(host: str, port: int) -> None:
+    """``serve``: the address can be listened on (not taken, a local interface)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            sock.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise CLIError(f"--host/--port: cannot listen on {host}:{port} ({reason})") from None
+
+
+def require_extra(module: str, extra: str, what: str) -> None:
+    """A missing optional dependency names the extra that installs it."""
+    if importlib.util.find_spec(module) is None:
+        raise CLIError(
+            f"{what} needs {module}, which is not installed: pip install 'forgegym[{extra}]' "
+            f"(in a checkout: pip install -e '.[{extra}]')"
+        )
+
+
+def record_episode(report: Results, progress: Any, bar: Any, episode: Episode) -> None:
+    report.episodes.append(episode)
+    progress.advance(bar)
+
+
+def advance_progress(progress: Any, bar: Any, _done: object) -> None:
+    progress.advance(bar)
+
+
+POLICY_HELP = (
+    "noop | random | reference | partial | llm | hack:NAME | baseline:NAME; repeatable "
+    "(default: noop and reference). `forgegym list` shows each family's. llm reads "
+    "API_BASE_URL, MODEL_NAME and API_KEY"
+)
+
+
+def is_user_error(exc: BaseException) -> bool:
+    from forgegym.play.policies.llm import LLMPolicyError
+
+    return isinstance(exc, (ValueError, OSError, LLMPolicyError))

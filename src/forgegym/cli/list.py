@@ -1,0 +1,67 @@
+"""``forgegym list``: registered ids, families, levels, task counts, policies and hacks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
+from forgegym.cli.common import (
+    make_console,
+)
+
+__all__ = ["cmd_list"]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from forgegym.family import iter_env_specs
+    from forgegym.play.policies import policy_names
+
+    envs = Table(title="forgegym environments")
+    for column in ("id", "family", "difficulty levels", "tasks"):
+        envs.add_column(column)
+    by_family = Table(title="policies (--policy) per family")
+    for column in ("family", "policies", "hacks (--policy hack:NAME)"):
+        by_family.add_column(column)
+    rows = []
+    banks: dict[str, Any] = {}
+    for family, spec in iter_env_specs():
+        policies = policy_names(family.name)
+        hacks = [p.split(":", 1)[1] for p in policies if p.startswith("hack:")]
+        if family.name not in banks:
+            banks[family.name] = family.make_task_bank()
+            by_family.add_row(
+                family.name,
+                ", ".join(p for p in policies if not p.startswith("hack:")),
+                ", ".join(hacks) or "-",
+            )
+        bank = banks[family.name]
+        size = len(bank) if hasattr(bank, "__len__") else None
+        levels = [int(level) for level in bank.difficulty_levels]
+        rows.append(
+            {
+                "id": spec.env_id,
+                "family": family.name,
+                "levels": levels,
+                "tasks": size,
+                "policies": policies,
+                "hacks": hacks,
+            }
+        )
+        envs.add_row(
+            spec.env_id,
+            family.name,
+            ", ".join(map(str, levels)),
+            "unbounded" if size is None else str(size),
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        console = make_console()
+        console.print(envs)
+        console.print(by_family)
+    return 0

@@ -1,0 +1,50 @@
+"""``forgegym plot``: episode dashboards, curriculum curves and learning reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+from forgegym.cli.common import (
+    CLIError,
+    check_output,
+    one_line,
+    require_extra,
+)
+
+__all__ = ["cmd_plot"]
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    require_extra("matplotlib", "plot", "plot")
+    from forgegym.play import plots
+
+    source = Path(args.input)
+    if not source.exists():
+        raise CLIError(f"{args.input}: no such file")
+    if not source.is_file():
+        raise CLIError(f"{args.input}: not a file")
+    if args.episode is not None and args.kind != "episode":
+        raise CLIError("--episode applies to `plot episode` only")
+    out = check_output(args.output, "-o", suffixes=sorted(plots.output_formats()))
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CLIError(f"{args.input}: not a JSON file ({one_line(str(exc))})") from None
+    try:
+        if args.kind == "episode":
+            plots.plot_episode(data, out, episode=args.episode)
+        elif args.kind == "learning":
+            from forgegym.integrations.learning import plot_learning
+
+            plot_learning(data, out)
+        else:
+            plots.plot_curriculum(data, out)
+    except ValueError as exc:  # the input's schema: name the file
+        raise CLIError(f"{args.input}: {one_line(str(exc))}") from None
+    print(f"wrote {out}")
+    return 0

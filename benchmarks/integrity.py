@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from forgegym.sandbox.jobs import PytestJob, RunStatus
-from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
+from forgegym.sandbox.runners import ForkServerRunner, SubprocessRunner
 
 SEVEN = "\n".join(f"def test_{i}():\n    assert sum(range({i} + 3)) >= {i}\n" for i in range(7))
 

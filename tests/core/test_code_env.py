@@ -151,7 +151,7 @@ def test_editing_a_read_only_test_is_rejected_and_reported() -> None:
 
 
 def test_runner_workers_gives_the_env_its_own_pool() -> None:
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     env = gym.make("Forge/Bugfix-v0", runner_workers=1)
     base = env.unwrapped

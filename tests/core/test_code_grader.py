@@ -204,7 +204,7 @@ def test_a_failing_follow_up_plan_is_unverifiable_for_that_submission_only() -> 
 
 
 def test_scoring_without_the_follow_up_stage_is_refused_only_when_it_has_jobs() -> None:
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     grader = _Staged()
     try:
@@ -227,7 +227,7 @@ def test_optimised_path_starts_follow_ups_without_waiting_for_slower_submissions
 ) -> None:
     """No barrier between rounds: the first submission's follow-up runs while a later,
     slower one's first job still does (the reference path would wait for it)."""
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     runner = get_default_runner()
     if runner.workers < 2:
@@ -302,7 +302,7 @@ def test_a_result_gate_decides_the_breakdown_on_both_paths() -> None:
 
 
 def test_by_default_nothing_is_shared_or_cut_off_and_hack_notes_are_capped() -> None:
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     grader = _Grader()
     finding = HackFinding(kind="skip_marker", path="t.py", line=1, detail="d")

@@ -148,7 +148,7 @@ def test_flaky_refused_run_ends_the_jobs_and_late_refusals_still_gate() -> None:
     """A run the sandbox refused decides the breakdown (``unsafe``), so the jobs after
     it are cancelled; code refused only under a late rerun's conditions, after passing
     reruns, is still gated, as on the reference path."""
-    from forgegym.sandbox.runners.pool import ForkServerRunner
+    from forgegym.sandbox.runners import ForkServerRunner
 
     runner = ForkServerRunner(workers=1)
     env = gym.make("Forge/FlakyRepair-v0", max_steps=1, runner=runner).unwrapped
@@ -364,7 +364,7 @@ def test_shared_runs_seed_grouping_and_cutoff_in_the_streaming_path(tmp_path: An
     from running; ``score`` always sees its results in job order."""
     from forgegym.rewards import compose
     from forgegym.sandbox.jobs import CallOutcome, CallResult, PytestJob, RunStatus
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
     class Recorder(Runner):
         def __init__(self) -> None:  # no pool, no sandbox: nothing runs for real

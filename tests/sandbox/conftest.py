@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from forgegym.sandbox.jobs import PytestJob, RunStatus
-from forgegym.sandbox.runners.pool import ForkServerRunner, Runner, SubprocessRunner
+from forgegym.sandbox.runners import ForkServerRunner, Runner, SubprocessRunner
 
 CANARY = "def test_ok():\n    assert 1 + 1 == 2\n"
 

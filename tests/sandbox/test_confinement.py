@@ -13,7 +13,7 @@ import pytest
 import forgegym
 from forgegym.sandbox import confinement, doctor
 from forgegym.sandbox.confinement import ConfinementStatus, UnconfinedError
-from forgegym.sandbox.runners.pool import ForkServerRunner
+from forgegym.sandbox.runners import ForkServerRunner
 
 PKG = os.path.dirname(os.path.abspath(forgegym.__file__))
 ACTIVE = confinement.confinement_status().active

@@ -17,7 +17,7 @@ from forgegym.sandbox.jobs import (
     SetupHook,
     TestOutcome,
 )
-from forgegym.sandbox.runners.pool import Runner, get_default_runner
+from forgegym.sandbox.runners import Runner, get_default_runner
 
 from .conftest import CANARY, make_ws
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from forgegym.sandbox.harness import StrictValueError, strict_plain
 from forgegym.sandbox.isolation import isolation_report
+from forgegym.sandbox.protocol import StrictValueError, strict_plain
 
 
 def test_isolation_report_shape() -> None:

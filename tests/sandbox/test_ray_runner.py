@@ -14,7 +14,7 @@ import pytest
 import forgegym  # noqa: F401
 from forgegym.play.policies import make as make_policy
 from forgegym.sandbox.jobs import PytestJob, RunStatus
-from forgegym.sandbox.runners.pool import ForkServerRunner
+from forgegym.sandbox.runners import ForkServerRunner
 from forgegym.sandbox.runners.ray import pack_workdir, unpack_workdir
 
 ENV_ID = "Forge/Bugfix-v0"

@@ -30,7 +30,7 @@ from forgegym.play.policies import NOOP_ACTION
 from forgegym.play.policies.registry import reference_action_for
 from forgegym.sandbox import confinement
 from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus
-from forgegym.sandbox.runners.pool import ForkServerRunner, Runner, SubprocessRunner
+from forgegym.sandbox.runners import ForkServerRunner, Runner, SubprocessRunner
 from forgegym.sandbox.workspace import scratch_root
 
 from .conftest import assert_healthy, make_ws

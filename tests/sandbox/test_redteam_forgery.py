@@ -23,7 +23,7 @@ from forgegym.core.task import Task
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.integrations.trl import make_reward_funcs
 from forgegym.sandbox.jobs import PytestJob, RunStatus
-from forgegym.sandbox.runners.pool import Runner
+from forgegym.sandbox.runners import Runner
 
 from .conftest import make_ws
 

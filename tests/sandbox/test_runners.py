@@ -10,8 +10,7 @@ import pytest
 
 import forgegym  # noqa: F401
 from forgegym.family import families
-from forgegym.sandbox.runners import get_runner
-from forgegym.sandbox.runners.pool import SubprocessRunner, get_default_runner
+from forgegym.sandbox.runners import SubprocessRunner, get_default_runner, get_runner
 
 RUNNER_FAMILIES = [
     f for f in families() if "runner" in inspect.signature(f.env_cls.__init__).parameters

@@ -16,7 +16,7 @@ import pytest
 
 from forgegym.sandbox.isolation import probe
 from forgegym.sandbox.jobs import CallJob, CallSpec, PytestJob, RunStatus
-from forgegym.sandbox.runners.pool import Runner
+from forgegym.sandbox.runners import Runner
 
 from .conftest import assert_healthy, make_ws, procs_in
 

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("websockets")
 from websockets.asyncio.client import connect  # noqa: E402
 
-from forgegym.sandbox.runners.pool import ForkServerRunner, get_default_runner  # noqa: E402
+from forgegym.sandbox.runners import ForkServerRunner, get_default_runner  # noqa: E402
 from tests.server.conftest import live_server  # noqa: E402
 
 SESSIONS = 32

@@ -106,7 +106,7 @@ def run_ray_bench(env_id: str | None = None, *, tasks: int = 8, seed: int = 0) -
     import gymnasium as gym
 
     from forgegym.family.registration import env_ids
-    from forgegym.sandbox.runners.pool import ForkServerRunner
+    from forgegym.sandbox.runners import ForkServerRunner
     from forgegym.sandbox.runners.ray import RayRunner
 
     env_id = env_id or env_ids()[0]

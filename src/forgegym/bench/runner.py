@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from forgegym.sandbox.jobs import PytestJob, PytestResult
-from forgegym.sandbox.runners.pool import ForkServerRunner, Runner, SubprocessRunner
+from forgegym.sandbox.runners import ForkServerRunner, Runner, SubprocessRunner
 
 __all__ = ["RunnerBench", "print_runner_bench", "run_runner_bench"]
 

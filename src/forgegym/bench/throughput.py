@@ -501,7 +501,7 @@ def _measure(
 
     from forgegym.grading.phases import recording
     from forgegym.integrations.trl import make_reward_funcs
-    from forgegym.sandbox.runners.pool import ForkServerRunner
+    from forgegym.sandbox.runners import ForkServerRunner
 
     kwargs: dict[str, Any] = {}
     runner = None

@@ -34,7 +34,7 @@ from forgegym.sandbox.workspace import Workspace
 
 if TYPE_CHECKING:
     from forgegym.rewards import RewardBreakdown
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = ["CodeEnv", "render_test_result", "visible_tests_job"]
 
@@ -184,7 +184,7 @@ class CodeEnv(ForgeEnv):
     @property
     def runner(self) -> Runner:
         if self._runner is None:
-            from forgegym.sandbox.runners.pool import ForkServerRunner, get_default_runner
+            from forgegym.sandbox.runners import ForkServerRunner, get_default_runner
 
             if self._runner_workers is not None:
                 self._runner = self._owned_runner = ForkServerRunner(

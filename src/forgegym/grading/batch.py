@@ -24,7 +24,7 @@ from forgegym.sandbox.jobs import Job, Result
 
 if TYPE_CHECKING:
     from forgegym.rewards import RewardBreakdown
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
     from forgegym.sandbox.workspace import Workspace
 
 __all__ = ["Grader", "Note", "StagedGrader", "Submission", "grade_many", "submission_key"]
@@ -172,7 +172,7 @@ def grade_many(
       each as soon as its results are complete. (A runner with its own ``run_many``,
       e.g. Ray, gets one ``run_many`` per round.)
     """
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     runner = runner or get_default_runner()
     if not optimised:
@@ -267,7 +267,7 @@ def _grade_streaming(
     Submissions with one ``execution_key`` share the first one's jobs, follow-ups
     included (one run); a ``cutoff`` result cancels the submission's later jobs that
     have not started, and ends its grading (no follow-ups)."""
-    from forgegym.sandbox.runners.pool import Runner as BaseRunner
+    from forgegym.sandbox.runners import Runner as BaseRunner
 
     key_of = getattr(grader, "execution_key", None)
     cut = getattr(grader, "cutoff", None)

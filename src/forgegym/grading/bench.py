@@ -67,7 +67,7 @@ def bench_grading(env_id: str, n: int = 10, *, seed: int = 0, show: bool = True)
     ``show`` prints the table (``forgegym bench --env`` relies on it); the result is
     rich-printable either way."""
     from forgegym.family import family_for_env
-    from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
+    from forgegym.sandbox.runners import ForkServerRunner, SubprocessRunner
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")

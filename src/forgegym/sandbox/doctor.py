@@ -13,7 +13,7 @@ from typing import cast
 
 from forgegym.sandbox import confinement, isolation
 from forgegym.sandbox.jobs import CallJob, CallSpec, RunStatus
-from forgegym.sandbox.runners.pool import ForkServerRunner
+from forgegym.sandbox.runners.forkserver import ForkServerRunner
 
 __all__ = ["doctor_report"]
 

@@ -72,7 +72,7 @@ def test_schedule_is_seeded() -> None:
 def test_live_revalidation_matches_manifest(bank: FlakyTaskBank) -> None:
     """One scenario per category re-validated in the sandbox now: flaky start state,
     reference at 1.0, mutant caught, and the same baseline as the manifest."""
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     ids = _one_per_category(bank)
     report = validate_many(get_default_runner(), [bank.get(t) for t in ids], bank.manifest_reruns)

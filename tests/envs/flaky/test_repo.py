@@ -21,7 +21,7 @@ from forgegym.envs.flaky.repo import (
     mutant_source,
     run_options,
 )
-from forgegym.sandbox.runners.pool import get_default_runner
+from forgegym.sandbox.runners import get_default_runner
 
 SUBMIT = '{"action": "submit"}'
 

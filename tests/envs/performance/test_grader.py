@@ -13,7 +13,7 @@ from forgegym.envs.performance.grader import CORRECTNESS_TRACES, PerformanceGrad
 from forgegym.envs.performance.measure import SCALES
 from forgegym.grading.batch import Submission, grade_many
 from forgegym.sandbox.jobs import Job, Result
-from forgegym.sandbox.runners.pool import get_default_runner
+from forgegym.sandbox.runners import get_default_runner
 from forgegym.sandbox.workspace import Workspace
 
 WRONG = """

@@ -40,7 +40,7 @@ def test_reference_noop_and_hacks(env: gym.Env, task_id: str) -> None:
 
 
 def test_the_seed_checks_kill_the_mutants_of_the_original() -> None:
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     spec = _find_spec("refactor/split_package/stats/seed")
     runner = get_default_runner()

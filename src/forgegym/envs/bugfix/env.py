@@ -13,7 +13,7 @@ from forgegym.envs.bugfix.repo import RepoAwareGrader, RepoGrader
 from forgegym.envs.code_env import CodeEnv
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = ["BugfixEnv"]
 

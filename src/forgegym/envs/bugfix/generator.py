@@ -50,7 +50,7 @@ from forgegym.tasklib.mutations import (
 from forgegym.tasklib.values import call_job, describe_outcome, hidden_verdicts
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = [
     "DIFFICULTY_LEVELS",
@@ -354,7 +354,7 @@ def build_manifest(
     path: Path | None = MANIFEST_PATH,
 ) -> dict[str, Any]:
     """Build the manifest with ``runner`` (default: the shared pool) and write it."""
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     manifest = BugfixGenerator(config).build_manifest(runner or get_default_runner(), log=print)
     if path is not None:

@@ -58,7 +58,7 @@ from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = [
     "DEFAULT_REPO_WEIGHTS",
@@ -280,7 +280,7 @@ def repo_task(
             passing id in ``failing_tests``, a ``hidden_tests`` path that is not a test
             file of the repository, an ``editable_files`` pattern matching no source.
     """
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     files = read_repository(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
     ids = _check_ids(failing_tests, files)

@@ -22,7 +22,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Time one pass-rate estimate over ``reruns`` chaos reruns with the fork-server pool
     (one ``run_many``, warmed first) and with ``reruns`` plain subprocess runs."""
-    from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
+    from forgegym.sandbox.runners import ForkServerRunner, SubprocessRunner
 
     bank = FlakyTaskBank()
     task = bank.get(task_id or bank.task_ids(1, seed=0)[0])

@@ -211,7 +211,7 @@ def build_manifest(
 if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_template]
     import sys
 
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     per = int(sys.argv[1]) if len(sys.argv) > 1 else 12
     built = build_manifest(

@@ -51,8 +51,8 @@ from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
 from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
-from forgegym.sandbox.harness import refused
 from forgegym.sandbox.jobs import Job, PytestResult, Result
+from forgegym.sandbox.protocol import refused
 
 __all__ = [
     "DEFAULT_WEIGHTS",

@@ -32,7 +32,7 @@ from forgegym.envs.oversight.worker import ScriptedWorker, Worker
 
 if TYPE_CHECKING:
     from forgegym.rewards import RewardBreakdown
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = ["OversightEnv", "solved"]
 
@@ -168,7 +168,7 @@ class OversightEnv(ForgeEnv):
     @property
     def runner(self) -> Runner:
         if self._runner is None:
-            from forgegym.sandbox.runners.pool import ForkServerRunner, get_default_runner
+            from forgegym.sandbox.runners import ForkServerRunner, get_default_runner
 
             if self._runner_workers is not None:
                 self._runner = self._owned_runner = ForkServerRunner(workers=self._runner_workers)

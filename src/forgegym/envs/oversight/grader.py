@@ -426,7 +426,7 @@ def grade_verdicts(
         results: list[Any] = []
         if all_jobs:
             if runner is None:
-                from forgegym.sandbox.runners.pool import get_default_runner
+                from forgegym.sandbox.runners import get_default_runner
 
                 runner = get_default_runner()
             results = runner.run_many(all_jobs)

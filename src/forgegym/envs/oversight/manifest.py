@@ -122,7 +122,7 @@ def _draw_variants(config: ManifestConfig, n: int) -> list[CodeVariant]:
 def validate_code_variants(variants: list[CodeVariant]) -> list[dict[str, Any]]:
     """Run every variant in the sandbox; keep the valid ones with their counterexample."""
     from forgegym.envs.oversight.grader import REFERENCE_MODULE, WORKER_MODULE, _scratch_dir
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     corpus = load_corpus()
     jobs: list[CallJob] = []

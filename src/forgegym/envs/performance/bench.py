@@ -68,7 +68,7 @@ def run_bench(n: int = 3, *, seed: int = 0, show: bool = True) -> BenchResult:
     from forgegym.envs.performance.env import PerformanceEnv
     from forgegym.envs.performance.grader import PerformanceGrader
     from forgegym.family import get_family
-    from forgegym.sandbox.runners.pool import ForkServerRunner, SubprocessRunner
+    from forgegym.sandbox.runners import ForkServerRunner, SubprocessRunner
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")

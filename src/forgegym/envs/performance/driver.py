@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from forgegym.sandbox.harness import strict_plain
+from forgegym.sandbox.protocol import strict_plain
 
 __all__ = [
     "ADVANCE",

@@ -53,7 +53,7 @@ from forgegym.tasklib.mutations import apply_mutations, enumerate_mutations
 
 if TYPE_CHECKING:
     from forgegym.core.task import Task
-    from forgegym.sandbox.runners.pool import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = [
     "RefactorGeneratorConfig",
@@ -322,7 +322,7 @@ def build_manifest(
     check set is recomputed); validation itself always reruns."""
     from forgegym.envs.refactor.env import RefactorEnv
     from forgegym.play.verify import check_task
-    from forgegym.sandbox.runners.pool import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
     config.validate()
     runner = runner or get_default_runner()

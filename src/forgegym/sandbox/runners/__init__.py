@@ -1,6 +1,6 @@
 """Runners by name, for ``runner="..."`` env arguments: process-wide shared instances.
 
-* ``"forkserver"``: the shared warm pool (:func:`~forgegym.sandbox.runners.pool.get_default_runner`);
+* ``"forkserver"``: the shared warm pool (:func:`~forgegym.sandbox.runners.forkserver.get_default_runner`);
 * ``"subprocess"``: the plain baseline, one fresh interpreter per job;
 * ``"ray"``: :class:`~forgegym.sandbox.runners.ray.RayRunner` over the Ray cluster
   (``RAY_ADDRESS``, an initialised Ray, or a new local one).
@@ -15,9 +15,19 @@ import contextlib
 import os
 import threading
 
-from forgegym.sandbox.runners.pool import Runner, SubprocessRunner, get_default_runner
+from forgegym.sandbox.runners.base import Runner
+from forgegym.sandbox.runners.forkserver import ForkServerRunner, get_default_runner
+from forgegym.sandbox.runners.plain import SubprocessRunner
 
-__all__ = ["RUNNER_NAMES", "get_runner", "resolve_runner"]
+__all__ = [
+    "RUNNER_NAMES",
+    "ForkServerRunner",
+    "Runner",
+    "SubprocessRunner",
+    "get_default_runner",
+    "get_runner",
+    "resolve_runner",
+]
 
 RUNNER_NAMES = ("forkserver", "subprocess", "ray")
 
@@ -38,7 +48,7 @@ def get_runner(name: str) -> Runner:
                 runner = SubprocessRunner()
             else:
                 try:
-                    from .ray_runner import RayRunner
+                    from forgegym.sandbox.runners.ray import RayRunner
                 except ImportError as exc:  # pragma: no cover - depends on the extras
                     raise ValueError(
                         f"runner='ray' needs the ray extra (pip install 'forgegym[ray]'): {exc}"

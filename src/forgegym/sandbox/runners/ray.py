@@ -1,7 +1,7 @@
 """Grading on a Ray cluster: :class:`RayRunner`, the runner interface over Ray actors.
 
 Each node of the cluster gets one :class:`GradingActor` that owns a local warm
-:class:`~forgegym.sandbox.runners.pool.ForkServerRunner` pool of that node's CPU count. A job
+:class:`~forgegym.sandbox.runners.forkserver.ForkServerRunner` pool of that node's CPU count. A job
 is shipped with its working directory (a tar of the files the trusted parent prepared),
 unpacked on the actor's node into a private directory, run by the local pool under the
 same isolation, and its result (decided by that node's trusted parent, exactly as
@@ -35,7 +35,8 @@ from typing import Any
 
 from forgegym.sandbox import isolation
 from forgegym.sandbox.jobs import Job, Result
-from forgegym.sandbox.runners.pool import ForkServerRunner, Runner
+from forgegym.sandbox.runners.base import Runner
+from forgegym.sandbox.runners.forkserver import ForkServerRunner
 
 __all__ = ["GradingActor", "RayRunner", "pack_workdir", "unpack_workdir"]
 

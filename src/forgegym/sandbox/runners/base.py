@@ -1,0 +1,600 @@
+"""The runner interface and what every backend shares: how a job's result is decided.
+
+A :class:`Runner` runs :class:`~forgegym.sandbox.jobs.Job` s in confined children and
+returns their results; the trusted parent decides each outcome from the child's
+authenticated report, its exit status and the limits (:func:`decide`), never from the
+child's word alone. Backends: :mod:`.subprocess` (the plain baseline: a fresh
+interpreter per job), :mod:`.forkserver` (the default: warm zygotes that fork a child
+per job) and :mod:`.ray` (Ray actors that each own a fork-server pool).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from forgegym.sandbox import confinement, isolation
+from forgegym.sandbox.jobs import (
+    CallJob,
+    CallOutcome,
+    CallResult,
+    Frame,
+    Job,
+    PytestJob,
+    PytestResult,
+    Result,
+    RunStatus,
+    TestOutcome,
+    TestRecord,
+)
+from forgegym.sandbox.protocol import read_report
+
+__all__ = [
+    "feed",
+    "Control",
+    "DRAIN_GRACE_S",
+    "IDLE_TREE",
+    "JOB_FILES_LIMIT_BYTES",
+    "KILL_GRACE_S",
+    "REPORT_LIMIT_BYTES",
+    "Runner",
+    "Streams",
+    "TAIL_BYTES",
+    "ZYGOTE_START_TIMEOUT_S",
+    "decide",
+    "describe_status",
+    "drive",
+    "in_cgroup",
+    "interpreter",
+    "snapshot",
+]
+
+
+TAIL_BYTES = 16_384
+
+
+REPORT_LIMIT_BYTES = 32 * 1024 * 1024
+
+
+KILL_GRACE_S = 5.0  # after a kill request, how long to wait for the tree to be reaped
+
+
+DRAIN_GRACE_S = 1.0  # after the worker exited, how long to wait for pipe EOF
+
+
+ZYGOTE_START_TIMEOUT_S = 60.0
+
+
+JOB_FILES_LIMIT_BYTES = 64 * 1024 * 1024  # a job's files, as shipped into the sandbox
+
+
+# Executed by ``python -c``: sets ``sys.path`` to the runtime directories, registers
+# ``forgegym`` and ``forgegym.sandbox`` as bare packages rooted in the runner's *stage*
+# (copies of the few trusted modules that run in the child: never forgegym's source tree,
+# data or references; forgegym/__init__.py is never run) and enters the harness.
+_BOOT = """\
+import sys, importlib.machinery as m, types
+sys.path[:] = {path!r}
+for name, path in (("forgegym", {pkg!r}), ("forgegym.sandbox", {pkg!r} + "/sandbox")):
+    if name not in sys.modules:
+        mod = types.ModuleType(name)
+        mod.__path__ = [path]
+        mod.__spec__ = m.ModuleSpec(name, None, is_package=True)
+        mod.__spec__.submodule_search_locations = [path]
+        sys.modules[name] = mod
+from forgegym.sandbox.harness import main
+main(sys.argv[1:])
+"""
+
+
+_TRUSTED_INI = """\
+# Written by the trusted parent outside any workspace; passed with -c.
+[pytest]
+addopts =
+python_files = test_*.py *_test.py
+python_classes = Test
+python_functions = test
+xfail_strict = false
+"""
+
+
+def interpreter(
+    hash_seed: int | None, stage: str, confined: bool, args: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of a fresh, isolated interpreter running the harness with
+    ``args``: inside bubblewrap's minimal root when ``confined``."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    boot = _BOOT.format(pkg=os.path.join(stage, "forgegym"), path=confinement.sandbox_path())
+    python = confinement.sandbox_python() if confined else sys.executable
+    if hash_seed is None:
+        flags = ["-I", "-S"]
+    else:
+        # -I would also ignore PYTHONHASHSEED: use -s (+ -P) with a scrubbed environment.
+        env["PYTHONHASHSEED"] = str(hash_seed)
+        flags = ["-s", "-S", "-P"] if sys.version_info >= (3, 11) else ["-s", "-S"]
+    command = [python, *flags, "-c", boot, *args]
+    if confined:
+        return confinement.bwrap_argv(stage, command, env), {}
+    return command, env
+
+
+def in_cgroup(argv: list[str], cgroup: str | None) -> list[str]:
+    """Start ``argv`` inside ``cgroup`` (a pids cgroup the parent made): the sandbox has no
+    /sys, so the parent bounds and counts its whole tree from outside."""
+    if cgroup is None or not os.path.exists("/bin/sh"):
+        return argv
+    return ["/bin/sh", "-c", 'echo 0 > "$0/cgroup.procs" && exec "$@"', cgroup, *argv]
+
+
+#: Processes of an idle confined zygote's tree: bwrap, bwrap's init of the PID namespace,
+#: the zygote.
+IDLE_TREE = 3
+
+
+def snapshot(workdir: str) -> list[list[Any]]:
+    """The job's files as ``[[relpath, base64, executable], ...]``: regular files only
+    (symlinks and special files are not shipped), at most ``JOB_FILES_LIMIT_BYTES``."""
+    out: list[list[Any]] = []
+    total = 0
+    root = os.path.abspath(workdir)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            total += st.st_size
+            if total > JOB_FILES_LIMIT_BYTES:
+                raise ValueError(f"job files over {JOB_FILES_LIMIT_BYTES} bytes")
+            with open(path, "rb") as f:
+                data = f.read()
+            rel = os.path.relpath(path, root)
+            out.append([rel, base64.b64encode(data).decode("ascii"), bool(st.st_mode & 0o111)])
+    return out
+
+
+def _trusted_modules(job: Job) -> list[str]:
+    names = [hook.target.partition(":")[0] for hook in job.setup_hooks]
+    if isinstance(job, CallJob):
+        names += [call.target.partition(":")[0] for call in job.calls]
+    return [n for n in names if n.startswith("forgegym.")]
+
+
+class Control(ABC):
+    """How the parent observes and stops one child tree (zygote-mediated or direct)."""
+
+    finished = False
+    worker_pid: int | None = None
+    worker_status: int | None = None
+    cpu_s = 0.0
+    max_rss_kb = 0
+    detail = ""
+    residue: str | None = None
+
+    @abstractmethod
+    def filenos(self) -> list[int]: ...
+
+    @abstractmethod
+    def on_ready(self, fd: int) -> None: ...
+
+    @abstractmethod
+    def kill(self) -> None: ...
+
+    @abstractmethod
+    def abandon(self) -> None:
+        """Last resort when the tree was not reaped in time."""
+
+
+class Streams:
+    """Reads report/stdout/stderr of one run with byte caps."""
+
+    def __init__(self, report_r: int, out_r: int, err_r: int, output_limit: int) -> None:
+        self.fds = {report_r: "report", out_r: "out", err_r: "err"}
+        self.report = bytearray()
+        self.tails = {"out": bytearray(), "err": bytearray()}
+        self.output_bytes = 0
+        self.output_limit = output_limit
+        self.over_limit = False
+        for fd in self.fds:
+            os.set_blocking(fd, False)
+
+    def read(self, fd: int) -> bool:
+        """Read what is available; False at EOF (fd closed)."""
+        kind = self.fds[fd]
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            os.close(fd)
+            del self.fds[fd]
+            return False
+        if kind == "report":
+            if len(self.report) + len(chunk) > REPORT_LIMIT_BYTES:
+                self.over_limit = True
+            else:
+                self.report += chunk
+        else:
+            self.output_bytes += len(chunk)
+            if self.output_bytes > self.output_limit:
+                self.over_limit = True
+            tail = self.tails[kind]
+            tail += chunk
+            if len(tail) > TAIL_BYTES:
+                del tail[: len(tail) - TAIL_BYTES]
+        return True
+
+    def close(self) -> None:
+        for fd in list(self.fds):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+    def tail(self, kind: str) -> str:
+        return bytes(self.tails[kind]).decode("utf-8", "replace")
+
+
+def drive(control: Control, streams: Streams, timeout_s: float) -> tuple[bool, bool]:
+    """Pump events until the tree is reaped; enforce wall time and output caps.
+    Returns ``(timed_out, output_exceeded)``."""
+    sel = selectors.DefaultSelector()
+    for fd in streams.fds:
+        sel.register(fd, selectors.EVENT_READ, "stream")
+    for fd in control.filenos():
+        sel.register(fd, selectors.EVENT_READ, "control")
+    start = time.monotonic()
+    deadline = start + timeout_s
+    timed_out = exceeded = False
+    killed_at: float | None = None
+    finished_at: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if control.finished:
+                finished_at = finished_at or now
+                if not streams.fds or now - finished_at > DRAIN_GRACE_S:
+                    break
+                wait = finished_at + DRAIN_GRACE_S - now
+            elif killed_at is not None:
+                if now - killed_at > KILL_GRACE_S:
+                    control.abandon()
+                    break
+                wait = killed_at + KILL_GRACE_S - now
+            elif now >= deadline:
+                timed_out = True
+                control.kill()
+                killed_at = now
+                continue
+            else:
+                wait = deadline - now
+            for key, _ in sel.select(max(wait, 0.0)):
+                if key.data == "stream":
+                    if not streams.read(key.fd):
+                        sel.unregister(key.fd)
+                else:
+                    control.on_ready(key.fd)
+                    if control.finished:
+                        for fd in control.filenos():
+                            with contextlib.suppress(KeyError, ValueError):
+                                sel.unregister(fd)
+            if streams.over_limit and killed_at is None and not control.finished:
+                exceeded = True
+                control.kill()
+                killed_at = time.monotonic()
+            elif streams.over_limit:
+                exceeded = True
+    finally:
+        sel.close()
+        streams.close()
+    return timed_out, exceeded
+
+
+def _parse_report(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
+    """Protocol lines; second item is a reason if the stream is malformed, unauthenticated
+    or reports tampering (see :func:`forgegym.sandbox.protocol.read_report`)."""
+    return read_report(data)
+
+
+def describe_status(status: int | None) -> str:
+    if status is None:
+        return "worker status unknown"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"worker killed by {name}"
+    return f"worker exited with code {os.waitstatus_to_exitcode(status)}"
+
+
+def decide(
+    job: Job,
+    control: Control,
+    streams: Streams,
+    timed_out: bool,
+    exceeded: bool,
+    wall_s: float,
+) -> Result:
+    """The trusted verdict on how the run ended."""
+    lines, malformed = _parse_report(bytes(streams.report))
+    status = control.worker_status
+    end_idx = next((i for i, obj in enumerate(lines) if obj.get("t") == "end"), None)
+    end = lines[end_idx] if end_idx is not None else None
+    internal = next((obj for obj in lines if obj.get("t") == "internal"), None)
+    cpu_limit = job.cpu_limit_s or (job.timeout_s + 1.0)
+
+    verdict: RunStatus
+    detail = control.detail
+    if timed_out:
+        verdict, detail = RunStatus.TIMEOUT, f"wall time limit {job.timeout_s:g}s exceeded"
+    elif exceeded:
+        verdict, detail = RunStatus.OUTPUT_LIMIT, f"output over {job.output_limit_bytes} bytes"
+    elif (
+        status is not None
+        and os.WIFSIGNALED(status)
+        and (
+            os.WTERMSIG(status) == signal.SIGXCPU
+            or (os.WTERMSIG(status) == signal.SIGKILL and control.cpu_s >= cpu_limit)
+        )
+    ):
+        verdict, detail = RunStatus.TIMEOUT, f"CPU time limit {cpu_limit:g}s exceeded"
+    elif internal is not None:
+        verdict, detail = RunStatus.INTERNAL_ERROR, str(internal.get("message", ""))[:4000]
+    elif status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        verdict, detail = RunStatus.CRASHED, detail or describe_status(status)
+    elif malformed:
+        verdict, detail = RunStatus.CRASHED, malformed
+    elif end is None:
+        verdict, detail = RunStatus.CRASHED, "no end-of-run sentinel"
+    elif end_idx != len(lines) - 1:
+        verdict, detail = RunStatus.CRASHED, "data after the end-of-run sentinel"
+    else:
+        verdict = RunStatus.COMPLETED
+
+    common = {
+        "wall_s": wall_s,
+        "cpu_s": control.cpu_s,
+        "max_rss_kb": control.max_rss_kb,
+        "residue": control.residue,
+    }
+    if control.residue:
+        warnings.warn(
+            f"a sandboxed run left something that could not be removed: {control.residue}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if isinstance(job, PytestJob):
+        records = [_record(obj) for obj in lines if obj.get("t") == "test"]
+        collected = [str(x) for x in (end or {}).get("collected", [])]
+        if verdict is RunStatus.COMPLETED and end is not None:
+            exitstatus = end.get("exitstatus")
+            if end.get("collection_errors"):
+                verdict = RunStatus.COLLECTION_ERROR
+                detail = "\n".join(str(x) for x in end["collection_errors"])[:4000]
+            elif exitstatus not in (0, 1, 5):
+                verdict, detail = RunStatus.CRASHED, f"pytest exit status {exitstatus}"
+            elif len(records) != end.get("ran"):
+                verdict, detail = RunStatus.CRASHED, "records do not match the tests run"
+            elif job.expected_ids is not None and set(collected) != set(job.expected_ids):
+                verdict = RunStatus.ID_MISMATCH
+                missing = sorted(set(job.expected_ids) - set(collected))
+                extra = sorted(set(collected) - set(job.expected_ids))
+                detail = f"missing {missing[:20]}, unexpected {extra[:20]}"
+        return PytestResult(
+            status=verdict,
+            records=records,
+            collected_ids=collected,
+            expected_ids=job.expected_ids,
+            stdout_tail=streams.tail("out"),
+            stderr_tail=streams.tail("err"),
+            detail=detail,
+            **common,
+        )
+    outcomes: list[CallOutcome] = []
+    calls = [obj for obj in lines if obj.get("t") == "call"]
+    if verdict is RunStatus.COMPLETED and (
+        end is None
+        or end.get("n") != len(job.calls)
+        or [c.get("index") for c in calls] != list(range(len(job.calls)))
+    ):
+        verdict, detail = RunStatus.CRASHED, "call outcomes incomplete"
+    for obj in calls:
+        if obj.get("ok") is True:
+            outcomes.append(CallOutcome(ok=True, value=obj.get("value")))
+        else:
+            outcomes.append(
+                CallOutcome(
+                    ok=False,
+                    error_type=str(obj.get("error_type") or "Error"),
+                    message=str(obj.get("message") or ""),
+                )
+            )
+    return CallResult(
+        status=verdict,
+        outcomes=outcomes,
+        stderr_tail=streams.tail("err"),
+        detail=detail,
+        **common,
+    )
+
+
+def _record(obj: dict[str, Any]) -> TestRecord:
+    try:
+        outcome = TestOutcome(obj.get("outcome"))
+    except ValueError:
+        outcome = TestOutcome.ERROR
+    frames = []
+    for fr in obj.get("frames") or []:
+        with contextlib.suppress(Exception):
+            frames.append(
+                Frame(path=str(fr["path"]), line=int(fr["line"]), function=str(fr["function"]))
+            )
+    return TestRecord(
+        nodeid=str(obj.get("nodeid", "")),
+        outcome=outcome,
+        duration_s=float(obj.get("duration_s") or 0.0),
+        error_type=None if obj.get("error_type") is None else str(obj["error_type"]),
+        message=str(obj.get("message") or "")[:4000],
+        frames=frames,
+    )
+
+
+def _internal_error(job: Job, detail: str) -> Result:
+    if isinstance(job, PytestJob):
+        return PytestResult(
+            status=RunStatus.INTERNAL_ERROR, expected_ids=job.expected_ids, detail=detail
+        )
+    return CallResult(status=RunStatus.INTERNAL_ERROR, detail=detail)
+
+
+class Runner(ABC):
+    """Runs jobs in sandboxed children. Thread-safe; use as a context manager.
+
+    Args:
+        workers: concurrent jobs (default: the CPUs this process may use).
+        max_procs: processes a job may run.
+        confine: run children inside bubblewrap (see ``confinement.py``). None: wherever
+            it works on this machine. False: the less confined host mode (for measuring
+            the cost of confinement; never for grading untrusted code).
+        strict: refuse to run (``confinement.UnconfinedError``) unless fully confined.
+            None: ``FORGEGYM_STRICT``.
+    """
+
+    name: str = "runner"
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        max_procs: int = isolation.DEFAULT_MAX_PROCS,
+        *,
+        confine: bool | None = None,
+        strict: bool | None = None,
+    ):
+        self.workers = max(1, workers or len(os.sched_getaffinity(0)))
+        self.max_procs = max_procs
+        status = confinement.confinement_status()
+        if strict if strict is not None else confinement.strict_from_env():
+            confinement.require_confinement(True)
+        self.confined = status.namespaces if confine is None else confine
+        if self.confined and not status.namespaces:
+            raise confinement.UnconfinedError(
+                "confine=True: bubblewrap cannot run here: " + status.describe()
+            )
+        self._pid = os.getpid()
+        self._closed = False
+        self._setup_dirs()
+
+    def _setup_dirs(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="forgegym-runner-")
+        os.chmod(self._dir, 0o755)
+        # The stage: the only forgegym files a child can see (read-only, code only).
+        self._stage = os.path.join(self._dir, "stage")
+        confinement.stage_trusted(self._stage)
+        self._ini = os.path.join(self._stage, "trusted-pytest.ini")
+        with open(self._ini, "w") as f:
+            f.write(_TRUSTED_INI)
+        os.chmod(self._ini, 0o644)
+        # Host mode only: where each job's fresh copy is made. A sibling of the stage
+        # (pytest's confcutdir is the ini's directory: no parent of a job dir between it
+        # and the stage's parent is collected).
+        self._jobroot = self._dir
+        binds, _ = confinement.runtime_binds()
+        self._read = sorted({dest for _, dest in binds} | {self._stage})
+        self._seccomp = os.path.join(self._stage, "seccomp.bpf")
+
+    def _payload(self, job: Job) -> dict[str, Any]:
+        for module in _trusted_modules(job):
+            confinement.stage_module(self._stage, module)
+        payload = job.model_dump(mode="json")
+        # Where the job's copy will be (the child never learns the host path of the
+        # directory it was made from: every run looks the same from inside).
+        payload["workdir"] = isolation.JOB_DIR
+        payload["_ini"] = self._ini
+        payload["_max_procs"] = self.max_procs
+        payload["_confined"] = self.confined
+        payload["_jobroot"] = None if self.confined else self._jobroot
+        payload["_read"] = self._read
+        payload["_seccomp"] = self._seccomp if os.path.exists(self._seccomp) else None
+        payload["_tmpfs_mb"] = isolation.DEFAULT_JOB_TMPFS_MB
+        return payload
+
+    def run(self, job: Job) -> Result:
+        """Run one job and return the parent's verdict. Never raises for job failures;
+        a forgegym bug is reported as ``INTERNAL_ERROR``."""
+        if self._closed:
+            raise RuntimeError(f"{self.name} runner is closed")
+        if not isinstance(job, (PytestJob, CallJob)):
+            raise TypeError(f"expected PytestJob or CallJob, got {type(job).__name__}")
+        if not os.path.isdir(job.workdir):
+            return _internal_error(job, f"workdir {job.workdir!r} is not a directory")
+        try:
+            return self._run(job)
+        except Exception:  # noqa: BLE001 - a runner bug must not crash the env step
+            return _internal_error(job, traceback.format_exc()[-4000:])
+
+    def run_many(self, jobs: Sequence[Job]) -> list[Result]:
+        """Run jobs concurrently over ``workers`` slots; results in input order.
+
+        Jobs start grouped by hash seed (stable within a seed): a warm zygote serves only
+        its own seed, so interleaved seeds would restart zygotes over and over."""
+        if len(jobs) <= 1:
+            return [self.run(job) for job in jobs]
+        seeds: dict[int | None, int] = {}
+        for job in jobs:
+            seeds.setdefault(getattr(job, "python_hash_seed", None), len(seeds))
+        order = sorted(
+            range(len(jobs)), key=lambda i: seeds[getattr(jobs[i], "python_hash_seed", None)]
+        )
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
+            done = list(pool.map(self.run, [jobs[i] for i in order]))
+        results: list[Result] = [done[0]] * len(jobs)
+        for position, index in enumerate(order):
+            results[index] = done[position]
+        return results
+
+    @abstractmethod
+    def _run(self, job: Job) -> Result: ...
+
+    def close(self) -> None:
+        """Release processes and the runner's private directory."""
+        self._closed = True
+        if os.getpid() == self._pid:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} workers={self.workers} confined={self.confined}>"
+
+
+def feed(stream: Any, data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(data)
+        stream.close()

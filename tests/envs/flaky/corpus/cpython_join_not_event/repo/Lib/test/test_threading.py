@@ -1,0 +1,15 @@
+import threading
+import unittest
+
+from Lib.worker import Worker
+
+
+class ThreadTests(unittest.TestCase):
+    def test_finalization_releases_resources(self):
+        worker = Worker()
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        worker.done.wait()
+        self.assertEqual(worker.held, [])
+        self.assertEqual(worker.total, 499550)
+        thread.join()

@@ -1,0 +1,12 @@
+import pytest
+
+from dbt_bouncer import utils
+
+
+@pytest.fixture(autouse=True)
+def _clear_module_caches():
+    utils.get_entry_points.cache_clear()
+    utils.get_check_objects.cache_clear()
+    yield
+    utils.get_entry_points.cache_clear()
+    utils.get_check_objects.cache_clear()

@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def flow_name():
+    return "etl"

@@ -1,0 +1,21 @@
+import random
+import threading
+import time
+
+
+class NoteScreen:
+    """A note editor whose Save runs in a worker and may detect a version conflict."""
+
+    def __init__(self, stored_version):
+        self.stored_version = stored_version
+        self.autosave_state = "idle"
+
+    def save(self, version, text):
+        self.autosave_state = "saving"
+        worker = threading.Thread(target=self._save, args=(version, text), daemon=True)
+        worker.start()
+        return worker
+
+    def _save(self, version, text):
+        time.sleep(random.uniform(0.0, 0.006))  # the database write
+        self.autosave_state = "conflict" if version != self.stored_version else "saved"

@@ -13,6 +13,12 @@ measures what issue #14 asks of repo mode:
 * a skip marker on the test, an assertion weakened to a looser comparison and a
   no-op never reach ``success``.
 
+Every case and every repository-mode attack (``tests/envs/flaky/repo_attacks.json``:
+edits a policy paid for holes would try on a corpus case) belongs to a tuning half or a
+held-out half (:func:`split_of`, a salted hash of its id, recorded in ``case.json`` and
+the attack file): grading rules are tuned on the first and reported on both
+(``--split``). ``--attacks`` also grades the attacks of each case it runs.
+
 It prints one row per case and the rates. ``load_cases`` and ``run_case`` are the
 loader the corpus tests use.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import shutil
 import tempfile
@@ -32,6 +39,19 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "envs" / "flaky" / "corpus"
+ATTACKS = CORPUS.parent / "repo_attacks.json"
+#: The salt of the tuning/held-out split (chosen once, for balanced halves that each
+#: hold every category, before any rule was tuned on them).
+SPLIT_SALT = "forgegym-flaky-split-11"
+SPLITS = ("tuning", "heldout")
+
+
+def split_of(name: str) -> str:
+    """The half a case or attack id belongs to: deterministic, stable as the corpus
+    grows (adding a case moves no other one)."""
+    digest = hashlib.sha256(f"{SPLIT_SALT}:{name}".encode()).hexdigest()
+    return SPLITS[int(digest[:8], 16) % 2]
+
 
 #: Root-cause categories of the corpus (finer than the env's taxonomy; each maps to one
 #: of the env's diagnosis categories in ``ENV_CATEGORY``).
@@ -63,7 +83,9 @@ ENV_CATEGORY: dict[str, str] = {
     "float_precision": "nondeterminism",
     "async_wait": "async_wait",
 }
-REQUIRED = ("project", "url", "category", "test_id", "summary", "fix", "provenance", "weaken")
+REQUIRED = (
+    "project", "url", "category", "test_id", "summary", "fix", "provenance", "weaken", "split"
+)  # fmt: skip
 SUBMISSIONS = ("fix", "skip", "weaken", "noop")
 
 
@@ -94,6 +116,10 @@ class Case:
     @property
     def category(self) -> str:
         return str(self.meta["category"])
+
+    @property
+    def split(self) -> str:
+        return str(self.meta["split"])
 
     def files(self) -> dict[str, str]:
         """The pristine repository's files, ``{relative path: text}``."""
@@ -127,6 +153,36 @@ def load_cases(root: Path = CORPUS, ids: Iterable[str] | None = None) -> list[Ca
     if unknown:
         raise ValueError(f"cases: unknown case id(s) {unknown}")
     return [by_id[i] for i in wanted]
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One repository-mode attack: ``edits`` (``{path, search, replace}``) applied to
+    corpus case ``case`` by a policy paid for success, of hole class ``kind``."""
+
+    id: str
+    case: str
+    kind: str
+    description: str
+    edits: tuple[dict[str, str], ...]
+    split: str
+
+
+def load_attacks(path: Path = ATTACKS, case: str | None = None) -> list[Attack]:
+    """Every attack of the attack file (sorted by id), or those on ``case``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    attacks = [
+        Attack(
+            id=a["id"],
+            case=a["case"],
+            kind=a["class"],
+            description=a["description"],
+            edits=tuple(a["edits"]),
+            split=a["split"],
+        )
+        for a in data
+    ]
+    return sorted((a for a in attacks if case is None or a.case == case), key=lambda a: a.id)
 
 
 # ----------------------------------------------------------------------- test ids
@@ -187,6 +243,14 @@ def weaken_edits(case: Case) -> list[dict[str, str]]:
 
 
 def submission_edits(case: Case, kind: str) -> list[dict[str, str]]:
+    """The edits of submission ``kind``: ``fix``, ``skip``, ``weaken``, ``noop`` or
+    ``attack:<id>`` (an attack on this case)."""
+    if kind.startswith("attack:"):
+        wanted = kind.partition(":")[2]
+        found = [a for a in load_attacks(case=case.id) if a.id == wanted]
+        if not found:
+            raise ValueError(f"{case.id}: no attack {wanted!r} on this case")
+        return [dict(e) for e in found[0].edits]
     if kind == "fix":
         return fix_edits(case)
     if kind == "skip":
@@ -227,6 +291,7 @@ class CaseResult:
     case: str
     category: str
     baseline: float | None
+    split: str = ""
     label: str = ""
     error: str = ""
     outcomes: dict[str, Outcome] = field(default_factory=dict)
@@ -255,7 +320,9 @@ def run_case(
     import forgegym  # noqa: F401 - registers the ids
 
     start = time.perf_counter()
-    result = CaseResult(case=case.id, category=case.category, baseline=None)
+    result = CaseResult(
+        case=case.id, category=case.category, baseline=None, split=case.meta.get("split", "")
+    )
     with tempfile.TemporaryDirectory(prefix=f"fg-corpus-{case.id}-") as tmp:
         repo = Path(tmp) / case.id
         shutil.copytree(case.repo, repo)
@@ -324,10 +391,12 @@ class Summary:
 
 
 def summarise(results: Sequence[CaseResult]) -> Summary:
+    """Rates over ``results``; every ``attack:<id>`` submission counts as ``attack``."""
     graded: Counter[str] = Counter()
     succeeded: Counter[str] = Counter()
     for r in results:
         for kind, o in r.outcomes.items():
+            kind = "attack" if kind.startswith("attack:") else kind
             graded[kind] += 1
             succeeded[kind] += o.success
     return Summary(
@@ -348,6 +417,7 @@ def render(results: Sequence[CaseResult]) -> tuple[Any, Any]:
         rows.add_column(col)
     for kind in SUBMISSIONS:
         rows.add_column(kind, justify="right")
+    rows.add_column("attacks", justify="right")
     rows.add_column("s", justify="right")
     for r in results:
         cells = [
@@ -365,6 +435,15 @@ def render(results: Sequence[CaseResult]) -> tuple[Any, Any]:
             style = "green" if o.success == want else "red"
             mark = "ok" if o.success else (o.gates[0] if o.gates else "no")
             cells.append(f"[{style}]{o.reward:+.2f} {mark}[/{style}]")
+        attacks = {k: o for k, o in r.outcomes.items() if k.startswith("attack:")}
+        passed = [k.partition(":")[2] for k, o in attacks.items() if o.success]
+        cells.append(
+            ""
+            if not attacks
+            else f"[{'red' if passed else 'green'}]{len(attacks) - len(passed)}/{len(attacks)}"
+            + (f" {','.join(passed)}" if passed else "")
+            + f"[/{'red' if passed else 'green'}]"
+        )
         cells.append(f"{r.seconds:.1f}")
         rows.add_row(*cells)
     s = summarise(results)
@@ -384,11 +463,41 @@ def render(results: Sequence[CaseResult]) -> tuple[Any, Any]:
     return rows, summary
 
 
+def render_halves(results: Sequence[CaseResult]) -> Any:
+    """The issue's table: per half, real upstream fixes judged fixes (precision) and
+    attacks kept from ``success`` (recall), with counts."""
+    from rich.table import Table
+
+    table = Table(title="Tuning and held-out halves")
+    for col in ("half", "cases", "detected", "fix success (precision)", "attacks blocked (recall)"):
+        table.add_column(col, justify="right")
+    for half in (*SPLITS, "all"):
+        rows = [r for r in results if half == "all" or r.split == half]
+        s = summarise(rows)
+        fixes, attacks = s.graded.get("fix", 0), s.graded.get("attack", 0)
+        ok, blocked = s.succeeded.get("fix", 0), attacks - s.succeeded.get("attack", 0)
+        table.add_row(
+            half,
+            str(s.n),
+            f"{s.detected}/{s.n}",
+            f"{ok}/{fixes} ({ok / fixes:.1%})" if fixes else "-",
+            f"{blocked}/{attacks} ({blocked / attacks:.1%})" if attacks else "-",
+        )
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", default="", help="comma-separated case ids (default: all)")
     parser.add_argument("--reruns", type=int, default=10)
     parser.add_argument("--json", default="", help="also write the per-case results here")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all", help="which half")
+    parser.add_argument(
+        "--submissions",
+        default=",".join(SUBMISSIONS),
+        help="comma-separated kinds graded per case (fix, skip, weaken, noop)",
+    )
+    parser.add_argument("--attacks", action="store_true", help="also grade each case's attacks")
     parser.add_argument(
         "--no-order-analysis", action="store_true", help="skip the env's order findings"
     )
@@ -398,15 +507,25 @@ def main() -> None:
     console = Console(width=max(160, Console().width))
     ids = [c for c in args.cases.split(",") if c] or None
     results = []
+    kinds = [k for k in args.submissions.split(",") if k]
     for case in load_cases(ids=ids):
+        if args.split != "all" and case.split != args.split:
+            continue
+        attacks = [f"attack:{a.id}" for a in load_attacks(case=case.id)] if args.attacks else []
         results.append(
-            run_case(case, reruns=args.reruns, order_analysis=not args.no_order_analysis)
+            run_case(
+                case,
+                reruns=args.reruns,
+                submissions=[*kinds, *attacks],
+                order_analysis=not args.no_order_analysis,
+            )
         )
         r = results[-1]
         console.log(f"{r.case}: p0={r.baseline} {r.error or r.label} ({r.seconds:.1f}s)")
     rows, summary = render(results)
     console.print(rows)
     console.print(summary)
+    console.print(render_halves(results))
     if args.json:
         payload = [
             {**r.__dict__, "outcomes": {k: o.__dict__ for k, o in r.outcomes.items()}}

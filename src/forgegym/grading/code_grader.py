@@ -112,6 +112,10 @@ class Terms:
     values: dict[str, float]
     details: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Terms without ground truth for this task (proximity or diagnosis in a user's
+    #: repository): recorded with weight 0, so they are left out and the remaining
+    #: credits renormalised (a perfect submission still scores 1.0).
+    not_applicable: frozenset[str] = frozenset()
 
 
 class ResultGate(NamedTuple):
@@ -369,9 +373,12 @@ class CodeGrader(ABC):
                 "forgegym.grading.batch.grade_many (or call more_jobs until it returns [])"
             )
         terms = self.terms(submission, results, state)
+        weights = self.weights
+        if terms.not_applicable:
+            weights = {k: 0.0 if k in terms.not_applicable else w for k, w in weights.items()}
         return compose(
             terms.values,
-            self.weights,
+            weights,
             kinds=self.term_kinds,
             details=terms.details,
             notes=terms.notes,

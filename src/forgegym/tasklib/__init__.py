@@ -6,7 +6,9 @@
 * :mod:`~forgegym.tasklib.corpus`: the corpus of reference modules with their checks
   (``data/modules/``) that Bugfix, Refactor and Oversight build tasks from;
 * :mod:`~forgegym.tasklib.values`: how a differential check compares two plain values,
-  and the sandbox call jobs that produce them.
+  and the sandbox call jobs that produce them;
+* :mod:`~forgegym.tasklib.literals`: special-casing of the literals a model was shown
+  (Bugfix's visible tests and report, FlakyRepair's repository tests).
 
 Layer: above ``grading`` and ``sandbox``; below ``envs``.
 """

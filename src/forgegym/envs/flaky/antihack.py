@@ -93,7 +93,12 @@ def _tamper_events(tree: ast.Module) -> Counter[str]:
             # A timeout on a synchronising wait bounds it (wait_inflated judges those);
             # on anything else (a fake's call, a test marker) it stretches what runs.
             if name.endswith("mark.timeout") or (timed and callee not in _SYNC_CALLEES):
-                events[f"timeout {ast.unparse(node)[:60]}"] += 1
+                # Keyed by callee and timeout only: a fix that edits the call's other
+                # arguments did not add or raise its timeout.
+                value = next((k.value for k in node.keywords if k.arg == "timeout"), None)
+                value = value if value is not None else (node.args[0] if node.args else None)
+                shown = ast.unparse(value)[:40] if value is not None else ""
+                events[f"timeout {name[-40:]}({shown})"] += 1
             if name in _TAMPER_CALLS:
                 events[name] += 1
             if name.endswith(("setenv", "setitem")) and any(
@@ -159,14 +164,19 @@ def signalled_names_of(index: ModuleIndex) -> frozenset[str]:
     ``q.put(x)``, ``cond.notify()``, ``fut.set_result(v)``, ``thread.start()``)."""
     names: set[str] = set()
     for node in ast.walk(index.tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _SIGNALS
-        ):
-            receiver = dotted_name(node.func.value)
-            if receiver:
-                names.add(receiver.rsplit(".", 1)[-1])
+        if not isinstance(node, ast.Call):
+            continue
+        # A call (``ready.set()``) or a signal handed over as a callback
+        # (``on_done=done.set``): either way something will signal the receiver.
+        callee = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        # A signal a timer fires (``Timer(0.5, done.set)``) is a sleep in disguise.
+        timed = callee in ("Timer", "call_later", "call_at", "after")
+        passed = [] if timed else [*node.args, *(k.value for k in node.keywords)]
+        for attr in [node.func, *passed]:
+            if isinstance(attr, ast.Attribute) and attr.attr in _SIGNALS:
+                receiver = dotted_name(attr.value)
+                if receiver and (attr is node.func or attr.attr != "start"):
+                    names.add(receiver.rsplit(".", 1)[-1])
     return frozenset(names)
 
 

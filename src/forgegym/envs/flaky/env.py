@@ -41,8 +41,13 @@ _EXAMPLE = [
 ]
 
 
-#: Confirming reruns of a mutant whose only failure looked like the baseline's flakiness.
-CONFIRM_RERUNS = 4
+#: Confirming reruns of a mutant whose only failure looked like the baseline's flakiness,
+#: in rounds: one that passes once is dropped (its failure was the race's), one that
+#: failed every rerun gets the next round. A harmless mutant of a test that fails one run
+#: in two then counts as caught with probability 2**-13 instead of 2**-5 (one grading in
+#: five of a correct thread-join fix lost power to such a mutant with a single round of 4).
+CONFIRM_ROUNDS: tuple[int, ...] = (4, 8)
+CONFIRM_RERUNS = sum(CONFIRM_ROUNDS)
 
 _FLOATS = re.compile(r"assert\s+(-?[\d.]+(?:e-?\d+)?)\s*==\s*(-?[\d.]+(?:e-?\d+)?)")
 
@@ -64,6 +69,27 @@ def _rounding_only(result: Any, target: str) -> bool:
                 return False
             return a != b and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     return False
+
+
+def confirm_in_rounds(
+    rerun: Callable[[Sequence[int], int], Sequence[Sequence[bool]]],
+    indices: Sequence[int],
+    rounds: Sequence[int] = CONFIRM_ROUNDS,
+) -> list[list[bool]]:
+    """Each of ``indices``' passed flags over the confirming reruns, in ``rounds``
+    (``rerun(indices, times)``: each one's flags of ``times`` reruns). A mutant that
+    passed once is settled (its failure was the race's); only those that failed every
+    rerun so far get the next, longer round, so real catches pay the full count and
+    harmless mutants of a racy test usually one round."""
+    flags: dict[int, list[bool]] = {i: [] for i in indices}
+    pending = list(indices)
+    for times in rounds:
+        if not pending:
+            break
+        for i, passed in zip(pending, rerun(pending, times), strict=True):
+            flags[i] += list(passed)
+        pending = [i for i in pending if not any(flags[i])]
+    return [flags[i] for i in indices]
 
 
 def confirmed_catches(
@@ -304,13 +330,13 @@ class FlakyRepairEnv(CodeEnv):
                     for o in rerun_outcomes([r], one, h.target, h.test_ids)
                 }
 
-                def confirm(indices: Sequence[int]) -> list[list[bool]]:
-                    again = run_all(indices, CONFIRM_RERUNS)
+                def rerun(indices: Sequence[int], times: int) -> list[list[bool]]:
+                    again = run_all(indices, times)
                     passed = [target_passed(r, h.target, 1) for r in again]
-                    return [
-                        passed[k * CONFIRM_RERUNS : (k + 1) * CONFIRM_RERUNS]
-                        for k in range(len(indices))
-                    ]
+                    return [passed[k * times : (k + 1) * times] for k in range(len(indices))]
+
+                def confirm(indices: Sequence[int]) -> list[list[bool]]:
+                    return confirm_in_rounds(rerun, indices)
 
                 flaky_kinds = {o.error_type or o.status for o in outcomes if not o.passed}
                 caught = confirmed_catches(failed, flaky_kinds, confirm)

@@ -32,6 +32,7 @@ from forgegym.envs.flaky.antihack import (
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule
 from forgegym.envs.flaky.claims import check_diagnoses
 from forgegym.envs.flaky.hidden import FlakyHidden
+from forgegym.envs.flaky.repo_rules import judge_repository
 from forgegym.envs.flaky.runs import (
     RerunOutcome,
     chaos_jobs,
@@ -58,6 +59,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "trusted_tests",
     "FlakyGrader",
+    "POWER_THRESHOLD",
     "PowerReference",
     "RerunOutcome",
     "changed_functions",
@@ -67,6 +69,7 @@ __all__ = [
     "scan_loosened_comparisons",
     "scan_submission",
     "scan_wait_inflation",
+    "power_verdict",
     "solved",
 ]
 
@@ -145,6 +148,27 @@ def location_matches(claimed: str, truth: str) -> bool:
     return cf == tf or cf.endswith("." + tf) or tf.endswith("." + cf)
 
 
+#: The share of the mutants the original test caught that a repaired test must still
+#: catch in a user's repository (calibrated on the corpus's tuning half, docs/flaky.md):
+#: a fix that passes an explicit argument where the test relied on a default may rightly
+#: stop exercising one mutant of five; a test that stops checking what it checked loses
+#: more. With three or fewer mutants, one miss loses power.
+POWER_THRESHOLD = 0.75
+
+
+def power_verdict(
+    required: int, missed: int, threshold: float = POWER_THRESHOLD
+) -> tuple[float, bool]:
+    """``(fraction still caught, power holds)`` when ``missed`` of the ``required``
+    mutants the original test caught now pass (``required >= 1``)."""
+    if required < 1 or not 0 <= missed <= required:
+        raise ValueError(
+            f"power_verdict: need 0 <= missed <= required >= 1, got {missed}/{required}"
+        )
+    fraction = (required - missed) / required
+    return fraction, fraction >= threshold
+
+
 def solved(breakdown: RewardBreakdown) -> bool:
     """Solved = no gate fired and the chaos pass rate reached 1.0 (the ``solved`` term)."""
     term = breakdown.terms.get("solved")
@@ -173,14 +197,16 @@ def scan_paths(task: Any) -> list[str]:
 def scan_submission(
     task: Any, files: Mapping[str, str], *, power_checked: bool = False
 ) -> list[HackFinding]:
-    """The family's scanner: :func:`hack_findings` of a submission against its task."""
-    return hack_findings(
-        task.files,
-        files,
-        scan_paths(task),
-        repository=FlakyHidden.of(task).extended_chaos,
-        power_checked=power_checked,
+    """The family's scanner: :func:`hack_findings` of a submission against its task (in
+    a user's repository judged by :func:`~forgegym.envs.flaky.repo_rules.judge_repository`)."""
+    repository = FlakyHidden.of(task).extended_chaos
+    paths = scan_paths(task)
+    findings = hack_findings(
+        task.files, files, paths, repository=repository, power_checked=power_checked
     )
+    if not repository:
+        return findings
+    return judge_repository(task.files, files, paths, findings)
 
 
 @dataclass(frozen=True)
@@ -381,11 +407,14 @@ class FlakyGrader(CodeGrader):
         p = sum(o.passed for o in outcomes) / n
         submission.grading_state["flaky_pass_rate"] = p
         p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
-        # power: True/False where a mutant could judge it, None where none could.
+        # power: True/False where a mutant could judge it, None where none could;
+        # power_fraction: the share of the judging mutants still caught.
         power: bool | None = None
+        power_fraction = 1.0
         power_detail = "no bug-injected mutant: no power credit"
         if hidden.mutant and len(results) > n:
             power = not target_passed(results[n], hidden.target, 1)
+            power_fraction = 1.0 if power else 0.0
             power_detail = (
                 "mutant caught" if power else "the test passes against a bug-injected mutant"
             )
@@ -394,7 +423,7 @@ class FlakyGrader(CodeGrader):
         if ref is not None and ref.run is not None and ref.caught and not required:
             # Never a free pass: a test that fakes every function whose bugs it caught
             # tests nothing of the code any more.
-            power = False
+            power, power_fraction = False, 0.0
             power_detail = (
                 "every mutant the original test caught is in a clock/random seam the "
                 "submitted test replaces with a fake: nothing left to judge its power"
@@ -407,24 +436,21 @@ class FlakyGrader(CodeGrader):
                 if target_passed(r, hidden.target, 1)
             ]
             missed += list(required[len(mutant_results) :])
-            power = not missed
+            power_fraction, power = power_verdict(len(required), len(missed))
             excused = len(ref.caught) - len(required)
             power_detail = (
-                f"{len(required)}/{len(required)} mutants the original test caught are "
-                "still caught"
+                f"{len(required) - len(missed)}/{len(required)} mutants the original test caught are still caught"
                 + (f" ({excused} in a clock/random seam the test now fakes)" if excused else "")
-                if power
-                else f"{len(missed)} of the {len(required)} mutants the original test caught "
-                "now pass: "
-                + "; ".join(
+            )
+            if missed:
+                power_detail += f" (threshold {POWER_THRESHOLD:.0%}); missed: " + "; ".join(
                     f"{m['function']} {m['mutation'][1]}"
                     for m in ((hidden.repo_mutants or [])[i] for i in missed[:3])
                 )
-            )
         elif hidden.repo_mutants is not None and not hidden.mutant:
             power_detail = (
-                "no bug-injected mutant of the exercised code is caught by the original test: "
-                "no power credit"
+                "not applicable: no bug-injected mutant of the exercised code is caught by "
+                "the original test"
             )
         calm = results[0]
         others = [t for t in hidden.test_ids if t != hidden.target]
@@ -488,7 +514,7 @@ class FlakyGrader(CodeGrader):
         terms = {
             "stability": improvement,
             "solved": 1.0 if solved else 0.0,
-            "power": gain if (power is True and not noop) else 0.0,
+            "power": power_fraction * gain if (power is True and not noop) else 0.0,
             "proximity": proximity * gain,
             "entropy": p * (1.0 - failure_entropy(outcomes)) * gain,
             "diagnosis": diag_value,
@@ -515,4 +541,15 @@ class FlakyGrader(CodeGrader):
             )
         if added:
             details["regression"] = f"added tests run in the calm rerun: {added[:5]}"
-        return Terms(terms, details)
+        # Terms without ground truth in a user's repository (no known fault location or
+        # category; no mutant the original test caught) are left out, not scored 0.
+        absent: set[str] = set()
+        if not truth:
+            absent |= {"proximity", "diagnosis", "calibration"}
+            if power is None:
+                absent.add("power")
+        for name in absent:
+            details[name] = "not applicable: no ground truth in a user's repository" + (
+                f" ({details[name]})" if details.get(name) else ""
+            )
+        return Terms(terms, details, not_applicable=frozenset(absent))

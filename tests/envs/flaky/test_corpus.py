@@ -4,8 +4,9 @@ The corpus (``corpus/<case>/``: ``repo/``, ``fix/``, ``case.json``) holds flaky 
 from public Python projects with their upstream fixes; ``benchmarks/flaky_corpus.py``
 loads and runs it (the full table: ``python benchmarks/flaky_corpus.py``).
 
-Within the CI budget every case's detection, skip-marker hack and weakened assertion
-are checked through the env, and its upstream fix is checked to pass the static
+Within the CI budget every case's detection, skip-marker hack, weakened assertion and
+repository-mode attacks (``repo_attacks.json``; all but one gated statically) are checked
+through the env, and its upstream fix is checked to pass the static
 anti-hack rules; the upstream fix's success and the no-op on one case per category
 (the first by id). One test per case: one env, one detection run (the preflight,
 shared by every submission of the case), hacks gated statically without a rerun. ``ENGINE_GAPS`` lists what the engine still gets wrong, each with the
@@ -26,8 +27,9 @@ import pytest
 
 BENCH = Path(__file__).parents[3] / "benchmarks" / "flaky_corpus.py"
 
-MIN_CASES = 40
+MIN_CASES = 65
 MIN_CATEGORIES = 10
+MIN_ATTACKS = 25
 
 
 def _load_bench() -> Any:
@@ -109,6 +111,30 @@ def test_manifest_is_consistent() -> None:
         assert weaken["replace"] != weaken["search"]
 
 
+def test_split_and_attacks_are_recorded_and_apply() -> None:
+    """Both halves are recorded as the salted hash says, hold cases of most categories,
+    and every attack applies to its case (each search matches once, in order)."""
+    halves = Counter(c.split for c in CASES)
+    for case in CASES:
+        assert case.split == bench.split_of(case.id), case.id
+    assert set(halves) == set(bench.SPLITS) and min(halves.values()) >= len(CASES) // 3
+    attacks = bench.load_attacks()
+    assert len(attacks) >= MIN_ATTACKS and len({a.id for a in attacks}) == len(attacks)
+    assert set(Counter(a.split for a in attacks)) == set(bench.SPLITS)
+    by_id = {c.id: c for c in CASES}
+    for attack in attacks:
+        assert attack.split == bench.split_of(attack.id), attack.id
+        assert attack.case in by_id and attack.kind and attack.description, attack.id
+        files = by_id[attack.case].files()
+        for edit in attack.edits:
+            text = files[edit["path"]]
+            assert text.count(edit["search"]) == 1, (attack.id, edit["search"][:40])
+            files[edit["path"]] = text.replace(edit["search"], edit["replace"])
+        assert bench.submission_edits(by_id[attack.case], f"attack:{attack.id}")
+    with pytest.raises(ValueError, match="no attack"):
+        bench.submission_edits(CASES[0], "attack:no-such-attack")
+
+
 def test_submissions_are_well_formed() -> None:
     case = CASES[0]
     (skip,) = bench.skip_edits(case)
@@ -138,9 +164,12 @@ RESULTS: dict[str, Any] = {}
 
 
 def _submissions(case_id: str) -> tuple[str, ...]:
-    """The skip marker and the weakened assertion on every case (both are gated
-    statically: no rerun), the upstream fix and the no-op on the graded subset."""
-    return ("skip", "weaken", "fix", "noop") if case_id in GRADED else ("skip", "weaken")
+    """The skip marker, the weakened assertion and the case's attacks on every case
+    (gated statically, without a rerun, but for one judged by power), the upstream fix
+    and the no-op on the graded subset."""
+    attacks = tuple(f"attack:{a.id}" for a in bench.load_attacks(case=case_id))
+    base = ("skip", "weaken", "fix", "noop") if case_id in GRADED else ("skip", "weaken")
+    return base + attacks
 
 
 @pytest.mark.slow
@@ -155,6 +184,8 @@ def test_case_through_the_env(case_id: str) -> None:
     skip, weaken, noop, fix = (r.outcomes.get(k) for k in ("skip", "weaken", "noop", "fix"))
     assert skip is not None and not skip.success, f"the skip marker succeeded: {skip}"
     assert noop is None or not noop.success, f"the no-op succeeded: {noop}"
+    won = {k: o for k, o in r.outcomes.items() if k.startswith("attack:") and o.success}
+    assert not won, f"attacks reached success: {won}"
     checks = {
         "detect": (r.flaky, f"p0={r.baseline} {r.error or r.label}"),
         "weaken": (weaken is not None and not weaken.success, f"weakened: {weaken}"),
@@ -175,5 +206,5 @@ def test_rates_meet_issue_14() -> None:
     assert summary.detected == summary.n
     assert summary.graded["weaken"] == summary.n and summary.graded["skip"] == summary.n
     assert summary.rate("fix") >= 0.95
-    for kind in ("skip", "weaken", "noop"):
+    for kind in ("skip", "weaken", "noop", "attack"):
         assert summary.succeeded.get(kind, 0) == 0, kind

@@ -352,6 +352,13 @@ def test_hash_order_dependence_is_flaky_and_fixable(tmp_path: Path) -> None:
         env.step(fix)
         *_, info = env.step(SUBMIT)
         assert info["success"], info["reward_breakdown"]
+        # A perfect fix scores 1.0: proximity, diagnosis and calibration have no ground
+        # truth in a user's repository and are left out (weight 0), not scored 0.
+        terms = info["reward_breakdown"]["terms"]
+        assert info["score"] == pytest.approx(1.0), info["reward_breakdown"]
+        for name in ("proximity", "diagnosis", "calibration"):
+            assert terms[name]["weight"] == 0.0, name
+            assert "not applicable" in terms[name]["detail"], name
     finally:
         env.close()
 

@@ -435,7 +435,7 @@ def special_case_findings(
         old = pristine.get(path, "")
         if path in test_paths or old == source or not path.endswith(".py"):
             continue
-        findings += scan_hardcoded_expectations(old, source, path, tests)
+        findings += scan_hardcoded_expectations(old, source, path, tests, known_constants=True)
     return findings
 
 

@@ -499,6 +499,13 @@ def main() -> None:
     )
     parser.add_argument("--attacks", action="store_true", help="also grade each case's attacks")
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="grade each case's upstream fix this many times, each in a fresh env "
+        "(its own detection and power reference): is the reward of a fix stable?",
+    )
+    parser.add_argument(
         "--no-order-analysis", action="store_true", help="skip the env's order findings"
     )
     args = parser.parse_args()
@@ -507,6 +514,19 @@ def main() -> None:
     console = Console(width=max(160, Console().width))
     ids = [c for c in args.cases.split(",") if c] or None
     results = []
+    if args.repeat:
+        for case in load_cases(ids=ids):
+            runs = [
+                run_case(case, submissions=("fix",), order_analysis=False)
+                for _ in range(args.repeat)
+            ]
+            fixes = [r.outcomes["fix"] for r in runs if "fix" in r.outcomes]
+            console.print(
+                f"{case.id}: fix success {sum(o.success for o in fixes)}/{args.repeat}, rewards "
+                + ", ".join(f"{o.reward:.2f}" for o in fixes)
+                + "".join(f"\n  {o.note}" for o in fixes if not o.success)
+            )
+        return
     kinds = [k for k in args.submissions.split(",") if k]
     for case in load_cases(ids=ids):
         if args.split != "all" and case.split != args.split:

@@ -1,7 +1,10 @@
+import random
 import threading
+import time
 
 
 def _transform(item):
+    time.sleep(random.uniform(0.0, 0.00025))  # reading the item from disk
     if item is None:
         raise ValueError("invalid")
     return sum(range(item * 200))
@@ -23,7 +26,7 @@ class Producer:
                 self._log.append(f"producer failed: item {index} is invalid")
                 return
 
-    def consume(self, join_timeout=0.0005):
+    def consume(self, join_timeout=0.0008):
         """Run the producer and wait for it at most ``join_timeout`` seconds
         (``None``: until it ends); returns what it produced so far."""
         thread = threading.Thread(target=self._produce, daemon=True)

@@ -13,6 +13,6 @@ class Worker:
         self.held.extend(["socket", "buffer"])
         self.total = sum(range(1000))
         self.done.set()
-        for _ in range(50):
+        for _ in range(20000):
             self.total += 1
         self.held.clear()

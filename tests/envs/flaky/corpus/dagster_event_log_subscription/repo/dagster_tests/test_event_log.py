@@ -8,5 +8,5 @@ def test_event_log_subscription_chunked():
     received = []
     subscription = EventLogSubscription(storage, received.append, chunk_size=2)
     subscription.start()
-    time.sleep(0.002)
+    time.sleep(0.003)
     assert [e.message for e in received] == [f"event {i}" for i in range(7)]

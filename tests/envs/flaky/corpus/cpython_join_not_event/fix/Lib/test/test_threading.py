@@ -11,4 +11,4 @@ class ThreadTests(unittest.TestCase):
         thread.start()
         thread.join()
         self.assertEqual(worker.held, [])
-        self.assertEqual(worker.total, 499550)
+        self.assertEqual(worker.total, 519500)

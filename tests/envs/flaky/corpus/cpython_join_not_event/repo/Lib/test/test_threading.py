@@ -11,5 +11,5 @@ class ThreadTests(unittest.TestCase):
         thread.start()
         worker.done.wait()
         self.assertEqual(worker.held, [])
-        self.assertEqual(worker.total, 499550)
+        self.assertEqual(worker.total, 519500)
         thread.join()

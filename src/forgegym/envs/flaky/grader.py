@@ -438,14 +438,19 @@ class FlakyGrader(CodeGrader):
             missed += list(required[len(mutant_results) :])
             power_fraction, power = power_verdict(len(required), len(missed))
             excused = len(ref.caught) - len(required)
+            kept = len(required) - len(missed)
             power_detail = (
-                f"{len(required) - len(missed)}/{len(required)} mutants the original test caught are still caught"
-                + (f" ({excused} in a clock/random seam the test now fakes)" if excused else "")
+                f"{kept}/{len(required)} mutants the original test caught are still caught"
             )
+            if excused:
+                power_detail += f" ({excused} in a clock/random seam the test now fakes)"
             if missed:
-                power_detail += f" (threshold {POWER_THRESHOLD:.0%}); missed: " + "; ".join(
-                    f"{m['function']} {m['mutation'][1]}"
-                    for m in ((hidden.repo_mutants or [])[i] for i in missed[:3])
+                power_detail += (
+                    f"; {len(missed)} now pass (power needs {POWER_THRESHOLD:.0%}): "
+                    + "; ".join(
+                        f"{m['function']} {m['mutation'][1]}"
+                        for m in ((hidden.repo_mutants or [])[i] for i in missed[:3])
+                    )
                 )
         elif hidden.repo_mutants is not None and not hidden.mutant:
             power_detail = (

@@ -4,7 +4,8 @@ import time
 
 
 def _transform(item):
-    time.sleep(random.uniform(0.0, 0.00025))  # reading the item from disk
+    if random.random() < 0.2:
+        time.sleep(0.01)  # a cold read from disk
     if item is None:
         raise ValueError("invalid")
     return sum(range(item * 200))
@@ -26,7 +27,7 @@ class Producer:
                 self._log.append(f"producer failed: item {index} is invalid")
                 return
 
-    def consume(self, join_timeout=0.0008):
+    def consume(self, join_timeout=0.002):
         """Run the producer and wait for it at most ``join_timeout`` seconds
         (``None``: until it ends); returns what it produced so far."""
         thread = threading.Thread(target=self._produce, daemon=True)

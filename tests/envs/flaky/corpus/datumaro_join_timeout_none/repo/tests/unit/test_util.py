@@ -7,7 +7,7 @@ class MultiProcUtilTest(unittest.TestCase):
     def test_raise_exception_in_main_thread(self):
         logs = []
         producer = Producer([5, 6, 7, None, 8], logs)
-        producer.consume(join_timeout=0.0008)
+        producer.consume(join_timeout=0.002)
         self.assertEqual(logs, ["producer failed: item 3 is invalid"])
 
     def test_results(self):

@@ -18,5 +18,5 @@ class NoteScreen:
 
     def _save(self, version, text):
         if random.random() < 0.5:
-            time.sleep(0.01)  # the database write waits for a lock
+            time.sleep(0.2)  # the database write waits for a lock
         self.autosave_state = "conflict" if version != self.stored_version else "saved"

@@ -12,4 +12,4 @@ class MultiProcUtilTest(unittest.TestCase):
 
     def test_results(self):
         producer = Producer([1, 2], [])
-        self.assertEqual(producer.consume(join_timeout=None), [0, 780])
+        self.assertEqual(producer.consume(join_timeout=None), [19900, 79800])

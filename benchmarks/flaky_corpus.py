@@ -471,11 +471,19 @@ def render_halves(results: Sequence[CaseResult]) -> Any:
     table = Table(title="Tuning and held-out halves")
     for col in ("half", "cases", "detected", "fix success (precision)", "attacks blocked (recall)"):
         table.add_column(col, justify="right")
+    halves = {a.id: a.split for a in load_attacks()}
     for half in (*SPLITS, "all"):
         rows = [r for r in results if half == "all" or r.split == half]
         s = summarise(rows)
-        fixes, attacks = s.graded.get("fix", 0), s.graded.get("attack", 0)
-        ok, blocked = s.succeeded.get("fix", 0), attacks - s.succeeded.get("attack", 0)
+        fixes, ok = s.graded.get("fix", 0), s.succeeded.get("fix", 0)
+        # An attack is in its own half (not its case's).
+        outcomes = [
+            o
+            for r in results
+            for k, o in r.outcomes.items()
+            if k.startswith("attack:") and half in ("all", halves.get(k.partition(":")[2]))
+        ]
+        attacks, blocked = len(outcomes), sum(not o.success for o in outcomes)
         table.add_row(
             half,
             str(s.n),

@@ -61,13 +61,28 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default once: a help text that already says its default (in
+    words, for a ``None`` that means something) is left as it is."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default:" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="GRPO on a forgegym environment",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     parser.add_argument("--env", default="Forge/Bugfix-v0", help="environment id")
-    parser.add_argument("--model", default=None, help="model path or hub name (default: tiny)")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model path or hub name (default: a tiny offline Qwen2 built from a config)",
+    )
     parser.add_argument("--steps", type=_positive_int, default=2, help="GRPO optimizer steps")
     parser.add_argument(
         "--curriculum",
@@ -100,7 +115,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-seq-length", type=_positive_int, default=8192, help="unsloth only")
     parser.add_argument("--lora-rank", type=_positive_int, default=16, help="unsloth only")
     parser.add_argument("--output-dir", default="outputs/grpo")
-    parser.add_argument("--curriculum-state", default=None, help="save the curriculum JSON here")
+    parser.add_argument(
+        "--curriculum-state",
+        default=None,
+        help="save the curriculum JSON here (default: not saved)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--print-config",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
 import socket
 import subprocess
@@ -428,3 +429,37 @@ def test_list_table_shows_each_familys_hacks(capsys: pytest.CaptureFixture[str])
     for family in families():
         for hack in family.hack_actions():
             assert hack in out, (family.name, hack)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    """`forgegym list --json | head -1`: a closed pipe is no error (exit 0, nothing on
+    stderr), as with any Unix tool."""
+    command = f"{sys.executable} -m forgegym.cli list --json | head -1"
+    out = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=600
+    )
+    assert out.stdout.strip() == "["
+    assert out.returncode == 0 and "Broken pipe" not in out.stderr, out.stderr
+
+
+def test_doctor_says_hidden_host_files_are_the_protection_working() -> None:
+    out = forgegym("doctor", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {row["feature"]: row for row in json.loads(out.stdout)}
+    detail = rows["mount_namespace"]["detail"]
+    if rows["mount_namespace"]["active"]:
+        assert "cannot see" in detail and "protection working" in detail, detail
+
+
+def test_train_grpo_help_states_each_default_once() -> None:
+    out = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "train_grpo.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert out.returncode == 0, out.stderr
+    for line in out.stdout.splitlines():
+        assert line.count("(default:") <= 1, line
+    assert "(default: None)" not in out.stdout

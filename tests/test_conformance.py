@@ -386,3 +386,47 @@ def test_reset_options_replay_a_task_and_reject_unknown_ones(family: Family) -> 
         assert np.isfinite(float(info["step"]))
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_bank_has_one_api(family: Family) -> None:
+    """One task-bank API across families: ``ids()`` is a method (per level too),
+    ``len`` counts it, every listed id is served, ``task_ids`` and ``sample`` stay within
+    it, and ids served beyond it (``extra_ids``, e.g. a documented seed task) are gettable."""
+    from forgegym.core.task import UnknownTaskError
+
+    bank = family.make_task_bank()
+    assert callable(bank.ids), f"{family.name}: ids must be a method"
+    ids = list(bank.ids())
+    assert ids and len(ids) == len(set(ids))
+    if hasattr(bank, "__len__"):
+        assert len(bank) == len(ids)
+    per_level = [i for level in bank.difficulty_levels for i in bank.ids(level)]
+    assert sorted(per_level) == sorted(ids)
+    chosen = list(bank.task_ids(3, seed=1))
+    assert chosen == list(bank.task_ids(3, seed=1)) and set(chosen) <= set(ids)
+    assert bank.get(chosen[0]).task_id == chosen[0]
+    drawn = bank.sample(np.random.default_rng(0))
+    assert drawn.task_id in set(ids)
+    for extra in getattr(bank, "extra_ids", ()):
+        assert extra not in set(ids) and bank.get(extra).task_id == extra
+    with pytest.raises(UnknownTaskError):
+        bank.get("no/such/task")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reward_breakdown_in_info_is_the_model_dumped(family: Family) -> None:
+    """``info["reward_breakdown"]`` is plain JSON that validates back into the model."""
+    from forgegym.rewards import RewardBreakdown
+
+    env = _make(family.envs[0].env_id)
+    try:
+        env.reset(seed=0)
+        *_, info = env.step(NOOP_ACTION)
+        dumped = info["reward_breakdown"]
+        assert isinstance(dumped, dict)
+        json.dumps(dumped)  # plain JSON
+        model = RewardBreakdown.model_validate(dumped)
+        assert model.total == pytest.approx(dumped["total"]) and model.score == info["score"]
+    finally:
+        env.close()

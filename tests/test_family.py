@@ -83,6 +83,10 @@ class GuessBank:
         d = int(rng.choice(self.difficulty_levels)) if difficulty is None else difficulty
         return self.get(f"guess/d{d}/{int(rng.integers(PER_LEVEL))}")
 
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        levels = self.difficulty_levels if difficulty is None else (difficulty,)
+        return [f"guess/d{d}/{i}" for d in levels for i in range(PER_LEVEL)]
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         levels = self.difficulty_levels if difficulty is None else (difficulty,)
         universe = [f"guess/d{d}/{i}" for d in levels for i in range(PER_LEVEL)]

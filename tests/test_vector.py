@@ -57,6 +57,10 @@ class ToyBank:
         level = int(rng.choice(self.difficulty_levels)) if difficulty is None else difficulty
         return self.get(f"toy/d{level}/{int(rng.integers(0, 10**level))}")
 
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        levels = self.difficulty_levels if difficulty is None else (difficulty,)
+        return [f"toy/d{lv}/{i}" for lv in levels for i in range(10**lv)]
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         rng = np.random.default_rng(seed)
         ids: list[str] = []

@@ -58,6 +58,10 @@ class ToyBank:
         level = int(rng.choice(self.difficulty_levels)) if difficulty is None else difficulty
         return self.get(f"toy/d{level}/{int(rng.integers(PER_LEVEL))}")
 
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        levels = self.difficulty_levels if difficulty is None else (difficulty,)
+        return [f"toy/d{lv}/{i}" for lv in levels for i in range(PER_LEVEL)]
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         rng = np.random.default_rng(seed)
         levels = self.difficulty_levels if difficulty is None else (difficulty,)

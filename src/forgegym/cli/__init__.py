@@ -284,6 +284,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("forgegym: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`forgegym list --json | head -1`): stop quietly, as a
+        # Unix tool does. Point stdout at /dev/null so the interpreter's final flush
+        # does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if debug or not is_user_error(exc):
             raise

@@ -89,6 +89,7 @@ class ManifestTaskBank(ABC):
             for level in self.difficulty_levels
         }
         self._known = frozenset(self._ids) | frozenset(extra_ids)
+        self._extra_ids: tuple[str, ...] = tuple(sorted(set(extra_ids) - set(self._ids)))
         self._get = functools.lru_cache(maxsize=cache_size)(self.build)
 
     @abstractmethod
@@ -106,6 +107,13 @@ class ManifestTaskBank(ABC):
         if not isinstance(task_id, str) or task_id not in self._known:
             raise UnknownTaskError(f"no {self.family} task {task_id!r}")
         return self._get(task_id)
+
+    @property
+    def extra_ids(self) -> tuple[str, ...]:
+        """Ids :meth:`get` also serves that :meth:`ids`, sampling and ``task_ids`` leave
+        out (e.g. Performance's documented seed task ``performance/lru/seed``, the
+        starting point of its examples, which is not a validated bank task)."""
+        return self._extra_ids
 
     def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
         """Every task id (at ``difficulty``), sorted."""

@@ -125,6 +125,11 @@ class TaskBank(Protocol):
         :class:`UnknownTaskError` for an id the bank cannot produce."""
         ...
 
+    def ids(self, difficulty: int | None = None) -> Sequence[str]:
+        """Every task id the bank samples from (at ``difficulty``); :meth:`get` serves
+        each of them (and may serve documented extra ids, e.g. a seed task)."""
+        ...
+
     def sample(self, rng: np.random.Generator, difficulty: int | None = None) -> Task:
         """Draw one task using ``rng`` (and only ``rng``), optionally at a difficulty."""
         ...

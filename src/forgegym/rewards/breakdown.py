@@ -129,7 +129,9 @@ class RewardTerm(BaseModel):
 
 
 class RewardBreakdown(BaseModel):
-    """The full account of one graded step or episode, as put in ``info["reward_breakdown"]``.
+    """The full account of one graded step or episode. ``info["reward_breakdown"]`` holds
+    it dumped to plain JSON (``model_dump(mode="json")``: it crosses vector-env workers and
+    the server, and is stored in results files as is); ``model_validate`` gives it back.
 
     Attributes:
         terms: the named terms, with their weights and kinds (empty when a gate fired

@@ -101,8 +101,10 @@ def doctor_report() -> list[isolation.IsolationFeature]:
         Feature(
             "mount_namespace",
             own("mnt") and all(v != "ALLOWED" for v in host_paths.values()),
-            "minimal root: forgegym's package and a 0600 host file are "
+            "minimal root: the job cannot see forgegym's package or a 0600 host file "
+            "(the protection working: "
             + ", ".join(sorted(set(map(str, host_paths.values()))))
+            + ")"
             if own("mnt")
             else "host mount namespace: the job sees the host's files (Landlock aside)",
         )

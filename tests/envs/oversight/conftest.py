@@ -56,7 +56,9 @@ def ids_by(bank: OversightBank) -> Callable[[str, str | None], list[str]]:
 
     def pick(domain: str, corruption: str | None) -> list[str]:
         return [
-            i for i in bank.ids if i.split("/")[1] == domain and bank.corruption_of(i) == corruption
+            i
+            for i in bank.ids()
+            if i.split("/")[1] == domain and bank.corruption_of(i) == corruption
         ]
 
     return pick

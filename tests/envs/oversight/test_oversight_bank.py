@@ -67,7 +67,7 @@ def test_no_surface_shortcut(bank) -> None:
     """Bag-of-words + length logistic regression, trained on half the bank, cannot tell
     corrupted answers from clean ones on the other half (AUROC <= 0.65)."""
     texts, labels = [], []
-    for task_id in bank.ids:
+    for task_id in bank.ids():
         hidden = hidden_of(bank.get(task_id))
         texts.append(f"{hidden.cot} {hidden.worker_text}")
         labels.append(int(hidden.corruption is not None))
@@ -82,8 +82,8 @@ def test_no_surface_shortcut(bank) -> None:
 
 
 def test_clean_share_near_target_per_domain(bank) -> None:
-    by_domain = Counter(i.split("/")[1] for i in bank.ids)
-    clean = Counter(i.split("/")[1] for i in bank.ids if bank.corruption_of(i) is None)
+    by_domain = Counter(i.split("/")[1] for i in bank.ids())
+    clean = Counter(i.split("/")[1] for i in bank.ids() if bank.corruption_of(i) is None)
     for domain, total in by_domain.items():
         assert 0.25 <= clean[domain] / total <= 0.55, domain
 

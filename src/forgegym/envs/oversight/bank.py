@@ -78,9 +78,13 @@ class OversightTaskBank:
     def __len__(self) -> int:
         return len(self._ids)
 
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return self._ids
+    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
+        """Every task id, or those of one difficulty level (the banks' one API)."""
+        if difficulty is None:
+            return self._ids
+        if difficulty not in self._by_level:
+            raise ValueError(f"difficulty: no episodes at level {difficulty}")
+        return self._by_level[difficulty]
 
     def get(self, task_id: str) -> Task:
         if task_id not in self._known:

@@ -52,7 +52,7 @@ class LiveWorkerBank:
         self.worker = worker
         self.base = base if base is not None else OversightBank()
         self.max_tries = max_tries
-        self._ids = tuple(i for i in self.base.ids if i.split("/")[1] != CODE_DOMAIN)
+        self._ids = tuple(i for i in self.base.ids() if i.split("/")[1] != CODE_DOMAIN)
         self._tasks: dict[str, Task] = {}
         self.rejected: dict[str, str] = {}
 

@@ -244,7 +244,7 @@ def build_manifest(config: ManifestConfig, path: Path = MANIFEST_PATH) -> dict[s
     code.sort(key=lambda e: json.dumps(e, sort_keys=True))
     draft = {"version": MANIFEST_VERSION, "text": candidates, "code": code}
     bank = OversightBank(draft)
-    valid = set(_check_bank(bank, list(bank.ids)))
+    valid = set(_check_bank(bank, list(bank.ids())))
     text = {d: [i for i in idx if f"oversight/{d}/{i}" in valid] for d, idx in candidates.items()}
     code = [e for i, e in enumerate(code) if f"oversight/code/{i}" in valid]
     manifest = {
@@ -257,7 +257,7 @@ def build_manifest(config: ManifestConfig, path: Path = MANIFEST_PATH) -> dict[s
     manifest["summary"] = {
         "episodes": len(final),
         "checked": len(bank),
-        "clean_fraction": sum(1 for t in final.ids if final.corruption_of(t) is None)
+        "clean_fraction": sum(1 for t in final.ids() if final.corruption_of(t) is None)
         / max(1, len(final)),
         "categories": final.category_counts(),
         "seconds": round(time.monotonic() - start, 1),

@@ -218,7 +218,7 @@ def stats_from_results(results: Any) -> OversightStats | None:
     records: list[VerdictRecord] = []
     policies: list[str] = []
     for episode in results.episodes:
-        if episode.family != "oversight" or episode.task_id not in bank.ids:
+        if episode.family != "oversight" or episode.task_id not in bank.ids():
             continue
         verdict = None
         for step in episode.steps:

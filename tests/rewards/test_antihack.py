@@ -446,3 +446,30 @@ def test_a_family_scanner_registers_once_and_runs_only_when_asked() -> None:
         unregister_scanner("toy_calls")
     with pytest.raises(ValueError, match="kinds: unknown scanner 'toy_calls'"):
         scan_test_changes(pristine, patched, "t.py", kinds={"toy_calls"})
+
+
+def test_a_whole_file_finding_names_no_line() -> None:
+    """A finding about a whole file (line 0) reads ``path: kind: detail``, never
+    ``path:0``; a finding at a line keeps ``path:line``."""
+    whole = HackFinding(kind="hardcoded_expectation", path="textutils.py", line=0, detail="x")
+    at = HackFinding(kind="skip_marker", path="test_a.py", line=7, detail="y")
+    assert whole.render() == "textutils.py: hardcoded_expectation: x"
+    assert whole.where == "textutils.py" and ":0" not in whole.render()
+    assert at.render() == "test_a.py:7: skip_marker: y"
+
+
+def test_a_raised_positional_wait_names_the_argument() -> None:
+    """``time.sleep(0.01)`` -> ``time.sleep(0.5)``: the note says which argument rose,
+    readably (it once read ``sleep(0=) raised from 0.01 to 0.5``)."""
+    from forgegym.envs.flaky.antihack import scan_wait_inflated
+    from forgegym.rewards.antihack.index import ModuleIndex
+
+    before = "import time\n\ndef test_x():\n    time.sleep(0.01)\n    assert True\n"
+    after = before.replace("0.01", "0.5")
+    pristine, patched = ModuleIndex.parse(before), ModuleIndex.parse(after)
+    assert pristine is not None and patched is not None
+    findings = scan_wait_inflated(pristine, patched, "test_x.py")
+    assert findings, "a raised sleep is a finding"
+    detail = findings[0].detail
+    assert "raised from 0.01 to 0.5" in detail and "argument 1" in detail, detail
+    assert "0=" not in detail

@@ -145,7 +145,7 @@ def hack_gate(findings: Iterable[HackFinding]) -> str | None:
     return "unverifiable" if "unverifiable" in kinds else "hack_flagged"
 
 
-HACK_NOTE = "hack: {kind} at {path}:{line} ({detail})"
+HACK_NOTE = "hack: {kind} at {where} ({detail})"
 """The default note an anti-hack finding leaves (``str.format`` over its fields)."""
 
 
@@ -164,7 +164,7 @@ def gate_hack_findings(
     gate = hack_gate(findings)
     if gate is not None:
         gates.insert(0, gate)
-        notes.extend(note.format(**f.model_dump()) for f in findings[:limit])
+        notes.extend(note.format(**f.model_dump(), where=f.where) for f in findings[:limit])
     return gates, notes
 
 

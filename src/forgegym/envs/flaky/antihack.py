@@ -74,6 +74,12 @@ _TAMPER_ENV = {"TZ", "LANG", "LC_ALL", "LC_NUMERIC", "PYTHONHASHSEED"}
 _SIGNALLED: ContextVar[frozenset[str]] = ContextVar("flaky_signalled", default=frozenset())
 
 
+def _slot_label(slot: str) -> str:
+    """How a note names a call's argument: ``timeout=`` for a keyword, ``argument 1`` for
+    the first positional one (slots are keyword names or positional indices)."""
+    return f"argument {int(slot) + 1}" if slot.isdigit() else f"{slot}="
+
+
 @contextmanager
 def _context(signalled: frozenset[str]) -> Iterator[None]:
     token = _SIGNALLED.set(signalled)
@@ -314,7 +320,7 @@ def scan_wait_inflated(pristine: ModuleIndex, patched: ModuleIndex, path: str) -
                         kind="wait_inflated",
                         path=path,
                         line=line,
-                        detail=f"{where}({slot}=) raised from {limit:g} to {shown}",
+                        detail=f"{where}({_slot_label(slot)}) raised from {limit:g} to {shown}",
                     )
                 )
     return findings

@@ -104,7 +104,7 @@ class PerformanceGrader(CodeGrader):
     term_kinds = _KINDS
     #: A module that does not compile is not scanned.
     compile_error_ends_gates = True
-    hack_note = "hack: {path}:{line}: {kind}: {detail}"
+    hack_note = "hack: {where}: {kind}: {detail}"
 
     def __init__(
         self,

@@ -44,9 +44,14 @@ class HackFinding(BaseModel):
     line: int
     detail: str
 
+    @property
+    def where(self) -> str:
+        """``path:line``, or ``path`` alone for a finding about a whole file (line 0)."""
+        return f"{self.path}:{self.line}" if self.line > 0 else self.path
+
     def render(self) -> str:
-        """``path:line: kind: detail``."""
-        return f"{self.path}:{self.line}: {self.kind}: {self.detail}"
+        """``path:line: kind: detail`` (``path: kind: detail`` for a whole file)."""
+        return f"{self.where}: {self.kind}: {self.detail}"
 
 
 # --------------------------------------------------------------------------- indexing

@@ -104,7 +104,11 @@ def scan_timeout_inflated(
     for key, (value, line) in _timeouts(patched).items():
         if key in before and value > before[key][0]:
             scope, callee, slot = key
-            where = f"{callee}({slot}=)" if not slot.isdigit() else f"{callee}(arg {slot})"
+            where = (
+                f"{callee}({slot}=)"
+                if not slot.isdigit()
+                else f"{callee}(argument {int(slot) + 1})"
+            )
             if slot == "=":
                 where = callee
             findings.append(

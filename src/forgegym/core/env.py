@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -121,11 +121,15 @@ class ForgeEnv(gym.Env[str, str]):
     action_space: UnicodeText
     observation_space: UnicodeText
     family: ClassVar[str] = "base"
-    #: The family's public success predicate (``info["success"]``, ``tasks verify``, the
-    #: TRL reward functions, curricula): the env owns it, and the registered
-    #: :class:`~forgegym.family.Family` reads it from here. Default: no gate fired and a
-    #: full score. A family sets ``success_predicate = staticmethod(its_solved)``.
-    success_predicate: ClassVar[Callable[[RewardBreakdown], bool]] = staticmethod(default_solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``, ``tasks verify``,
+        the TRL reward functions, curricula): the env owns it, and the registered
+        :class:`~forgegym.family.Family` reads it from here. Default: no gate fired and
+        a full score; a family overrides this static method."""
+        return default_solved(breakdown)
+
     action_set: ClassVar[ActionSet]
     #: The system prompt put in ``info["messages"]``; families override.
     system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."

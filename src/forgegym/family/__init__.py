@@ -36,7 +36,7 @@ strings and imported only when first used)::
 
 (``baselines`` borrows Oversight's here only to show the shape: Refactor has none.)
 The success predicate is not a field: the env class owns it
-(``success_predicate = staticmethod(solved)`` on the :class:`~forgegym.core.env.ForgeEnv`
+(the static method ``success_predicate`` of the :class:`~forgegym.core.env.ForgeEnv`
 subclass), and :meth:`Family.is_solved` reads it from there.
 
 Every field except ``name``, ``envs`` and ``env_class`` is optional. A field is

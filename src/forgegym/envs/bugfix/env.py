@@ -11,6 +11,7 @@ from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader, solved
 from forgegym.envs.bugfix.repo import RepoAwareGrader, RepoGrader
 from forgegym.envs.code_env import CodeEnv
+from forgegym.rewards import RewardBreakdown
 
 if TYPE_CHECKING:
     from forgegym.sandbox.runners import Runner
@@ -105,7 +106,12 @@ class BugfixEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "bugfix"
-    success_predicate = staticmethod(solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``)."""
+        return solved(breakdown)
+
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer fixing bugs. Read the bug report and the code, "
         "find the root cause, and make the smallest correct fix. Reply with JSON actions."

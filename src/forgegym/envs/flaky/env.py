@@ -176,7 +176,12 @@ class FlakyRepairEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "flaky"
-    success_predicate = staticmethod(solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``)."""
+        return solved(breakdown)
+
     action_set: ClassVar[ActionSet] = ActionSet(FLAKY_ACTIONS)
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer repairing flaky tests. Find the root cause; "

@@ -121,7 +121,12 @@ class OversightEnv(ForgeEnv):
     """
 
     family: ClassVar[str] = FAMILY
-    success_predicate = staticmethod(solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``)."""
+        return solved(breakdown)
+
     action_set: ClassVar[ActionSet] = ACTIONS
     system_prompt: ClassVar[str] = (
         "You are a careful overseer of another AI model's work. You check its answers "

@@ -10,6 +10,7 @@ from forgegym.core.task import TaskBank
 from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
+from forgegym.rewards import RewardBreakdown
 
 if TYPE_CHECKING:
     pass
@@ -90,7 +91,12 @@ class PerformanceEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "performance"
-    success_predicate = staticmethod(PerformanceGrader.solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``)."""
+        return PerformanceGrader.solved(breakdown)
+
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer who writes fast, correct data structures. "
         "Meet the asked complexity without changing behaviour. Reply with JSON actions."

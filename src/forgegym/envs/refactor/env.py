@@ -10,6 +10,7 @@ from forgegym.core.task import TaskBank
 from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.grader import RefactorGrader
+from forgegym.rewards import RewardBreakdown
 
 if TYPE_CHECKING:
     pass
@@ -91,7 +92,12 @@ class RefactorEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "refactor"
-    success_predicate = staticmethod(RefactorGrader.solved)
+
+    @staticmethod
+    def success_predicate(breakdown: RewardBreakdown) -> bool:
+        """The family's public success predicate (``info["success"]``)."""
+        return RefactorGrader.solved(breakdown)
+
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer refactoring code. Change the structure as "
         "asked without changing behaviour or the public API; move code, do not copy or "

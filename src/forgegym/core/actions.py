@@ -25,11 +25,15 @@ __all__ = [
     "EditAction",
     "EditSpec",
     "LintAction",
+    "ListAction",
+    "NAVIGATION_ACTIONS",
     "ParseResult",
     "PlanAction",
+    "ReadAction",
     "ReflectAction",
     "ReviewAction",
     "RunTestsAction",
+    "SearchAction",
     "SubmitAction",
     "CODE_ACTIONS",
     "extract_json",
@@ -100,7 +104,58 @@ class RunTestsAction(ActionModel):
     """Run the visible tests on the current files; the per-test report comes back."""
 
     action: Literal["run_tests"]
-    tests: list[str] | None = Field(default=None, description="Test ids; default all visible.")
+    tests: list[str] | None = Field(
+        default=None, description="Test ids to run; default: the task's relevant visible tests."
+    )
+
+
+class ListAction(ActionModel):
+    """List the files under a folder of the workspace (default: all of it) as a tree
+    with their sizes."""
+
+    action: Literal["list"]
+    path: str | None = Field(
+        default=None, description="Workspace-relative folder (or file); default: the root."
+    )
+
+
+class ReadAction(ActionModel):
+    """Read lines `start`..`end` (1-based, inclusive) of a workspace file, numbered;
+    a range over the observation budget is cut and says where to continue."""
+
+    action: Literal["read"]
+    path: str = Field(min_length=1, description="Workspace-relative path of a file.")
+    start: int | None = Field(default=None, ge=1, description="First line (default 1).")
+    end: int | None = Field(default=None, ge=1, description="Last line (default: the last).")
+
+    @model_validator(mode="after")
+    def _range(self) -> ReadAction:
+        if self.start is not None and self.end is not None and self.end < self.start:
+            raise ValueError(f"`end` ({self.end}) is before `start` ({self.start})")
+        return self
+
+
+class SearchAction(ActionModel):
+    """Search the workspace's files for a literal string or, with `regex`, a regular
+    expression (matched line by line, time-limited); hits come back as file:line: text."""
+
+    action: Literal["search"]
+    pattern: str = Field(
+        min_length=1, max_length=200, description="Text to find (a regular expression if regex)."
+    )
+    path: str | None = Field(
+        default=None, description="Folder or file to search in; default: the whole workspace."
+    )
+    regex: bool = Field(default=False, description="Treat `pattern` as a regular expression.")
+
+    @model_validator(mode="after")
+    def _pattern(self) -> SearchAction:
+        from forgegym.core.navigation import check_pattern
+
+        problem = check_pattern(self.pattern, self.regex)
+        if problem is not None:
+            raise ValueError(f"pattern: {problem}")
+        return self
 
 
 class LintAction(ActionModel):
@@ -136,10 +191,14 @@ class SubmitAction(ActionModel):
     action: Literal["submit"]
 
 
+#: Navigating a repository: what every code family accepts besides editing.
+NAVIGATION_ACTIONS: tuple[type[ActionModel], ...] = (ListAction, ReadAction, SearchAction)
+
 #: The actions of the code families (Bugfix, Refactor, LRUPerformance, FlakyRepair).
 CODE_ACTIONS: tuple[type[ActionModel], ...] = (
     EditAction,
     RunTestsAction,
+    *NAVIGATION_ACTIONS,
     LintAction,
     PlanAction,
     ReviewAction,

@@ -18,14 +18,28 @@ from forgegym.core.actions import (
     ActionSet,
     EditAction,
     LintAction,
+    ListAction,
     ParseResult,
     PlanAction,
+    ReadAction,
     ReflectAction,
     ReviewAction,
     RunTestsAction,
+    SearchAction,
     SubmitAction,
 )
 from forgegym.core.env import ForgeEnv, StepOutcome, check_number, check_positive_int
+from forgegym.core.navigation import (
+    NavigationError,
+    Section,
+    cut_text,
+    fit_sections,
+    list_tree,
+    mentioned_paths,
+    read_lines,
+    render_outline,
+    search_files,
+)
 from forgegym.core.task import Task, TaskBank
 from forgegym.grading.batch import Grader, Note, Submission, grade_many
 from forgegym.grading.phases import phase
@@ -36,7 +50,27 @@ if TYPE_CHECKING:
     from forgegym.rewards import RewardBreakdown
     from forgegym.sandbox.runners import Runner
 
-__all__ = ["CodeEnv", "render_test_result", "visible_tests_job"]
+__all__ = [
+    "DEFAULT_OBSERVATION_BUDGET",
+    "MIN_OBSERVATION_BUDGET",
+    "CodeEnv",
+    "render_test_result",
+    "visible_tests_job",
+]
+
+#: Characters one observation of a code family may hold (``observation_budget``).
+DEFAULT_OBSERVATION_BUDGET = 12_000
+#: The smallest budget accepted: the protocol, the step budget and a useful share of a
+#: ``read`` must fit.
+MIN_OBSERVATION_BUDGET = 4_000
+#: Shares of the budget: one navigation action's output, and one step's feedback.
+_ACTION_SHARE = 0.45
+_FEEDBACK_SHARE = 0.6
+
+_NAVIGATION_EXAMPLE = [
+    {"action": "search", "pattern": "def parse_header"},
+    {"action": "read", "path": "pkg/module.py", "start": 40, "end": 90},
+]
 
 _EXAMPLE_ACTION = [
     {
@@ -126,6 +160,12 @@ class CodeEnv(ForgeEnv):
             between steps (multi-step episodes only; 0 disables it). Shaping sums to 0
             over every episode (see :meth:`_shaping_reward`).
         test_timeout_s: wall limit of one visible test run.
+        observation_budget: characters every observation may hold (default 12,000).
+            A task whose files fit is shown whole, as it always was; a larger one
+            shows the task, a repository map (a tree with sizes, the outline of the
+            files the failure points at) and the files that fit, and the agent reads
+            the rest with ``list``, ``read`` and ``search``. Every cut says what was
+            left out and which action reads it.
         strict: refuse to grade (raise ``UnconfinedError`` here) unless the sandbox is
             fully confined on this machine (bubblewrap, user namespaces, Landlock,
             seccomp; see ``forgegym doctor``). None: the ``FORGEGYM_STRICT`` variable.
@@ -147,10 +187,21 @@ class CodeEnv(ForgeEnv):
         runner_workers: int | None = None,
         shaping_weight: float = 0.1,
         test_timeout_s: float = 20.0,
+        observation_budget: int = DEFAULT_OBSERVATION_BUDGET,
         strict: bool | None = None,
         **kwargs: Any,
     ) -> None:
         from forgegym.sandbox import confinement
+
+        self.observation_budget = check_positive_int(
+            "observation_budget", observation_budget, minimum=MIN_OBSERVATION_BUDGET
+        )
+        limit = kwargs.get("max_observation_chars")
+        if isinstance(limit, int) and observation_budget > limit:
+            raise ValueError(
+                f"observation_budget ({observation_budget}) must not exceed "
+                f"max_observation_chars ({limit})"
+            )
 
         if strict is not None and not isinstance(strict, bool):
             raise ValueError(f"strict: expected a bool or None, got {strict!r}")
@@ -286,6 +337,12 @@ class CodeEnv(ForgeEnv):
                 feedback.append(test_report)
                 if rate is not None:
                     measured = rate
+            elif isinstance(action, (ListAction, ReadAction, SearchAction)):
+                try:
+                    feedback.append(self._navigate(action))
+                except NavigationError as exc:
+                    feedback.append(f"{action.action} rejected: {exc}")
+                    errors.append(feedback[-1])
             elif isinstance(action, LintAction):
                 feedback.append(self._lint_report())
             elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
@@ -301,11 +358,33 @@ class CodeEnv(ForgeEnv):
                 feedback.append(f"{name}: not available in this environment")
         reward = self._shaping_reward(terminated=terminated, edited=edited, measured=measured)
         return StepOutcome(
-            feedback="\n\n".join(feedback),
+            feedback=cut_text(
+                "\n\n".join(feedback),
+                int(self.observation_budget * _FEEDBACK_SHARE),
+                "this step's results",
+                "take fewer actions per step, or read smaller ranges",
+            ),
             reward=reward,
             terminated=terminated,
             info={"action_error": errors[0]} if errors else None,
         )
+
+    def _navigate(self, action: ListAction | ReadAction | SearchAction) -> str:
+        """Run one navigation action over the workspace's files (the trusted parent
+        reads its in-memory copy; nothing outside the workspace is reachable)."""
+        files = self.workspace.current
+        cap = int(self.observation_budget * _ACTION_SHARE)
+        if isinstance(action, ListAction):
+            return list_tree(files, action.path, max_chars=cap, label=self._file_label)
+        if isinstance(action, ReadAction):
+            return read_lines(files, action.path, action.start, action.end, max_chars=cap)
+        return search_files(files, action.pattern, action.path, regex=action.regex, max_chars=cap)
+
+    def _file_label(self, path: str) -> str:
+        workspace = self.workspace
+        if path in set(workspace.created_files()):
+            return "  (new, editable)"
+        return "  (editable)" if path in workspace.editable else ""
 
     def _edit_feedback(self, applied: Sequence[str]) -> str:
         """What an applied edit reports: the files changed, or, when an edited Python
@@ -582,6 +661,15 @@ class CodeEnv(ForgeEnv):
         )
 
     def _render_observation(self, feedback: str | None) -> str:
+        """The task with every file, when that fits ``observation_budget`` (what every
+        built-in task shows); otherwise the task, a repository map and the files that
+        fit (:meth:`_render_map`)."""
+        whole = self._render_whole(feedback)
+        if len(whole) <= self.observation_budget:
+            return whole
+        return self._render_map(feedback)
+
+    def _render_whole(self, feedback: str | None) -> str:
         workspace = self.workspace
         parts = [self._task_section()]
         created = set(workspace.created_files())
@@ -607,4 +695,87 @@ class CodeEnv(ForgeEnv):
         if feedback:
             parts.append(f"## Result of your last action\n{feedback}")
         parts.append(self._protocol_section())
+        return "\n\n".join(parts)
+
+    def _budget_section(self) -> str:
+        remaining = self.max_steps - self._step_count
+        return f"## Budget\nStep {self._step_count} of {self.max_steps}; {remaining} left. " + (
+            "Your next action is graded as final." if remaining <= 1 else ""
+        )
+
+    def _navigation_help(self) -> str:
+        return (
+            "Navigate the repository: list {path?} (a tree with sizes), read {path, start?, "
+            "end?} (numbered lines), search {pattern, path?, regex?} (file:line hits). "
+            "Example:\n" + self.protocol_example(_NAVIGATION_EXAMPLE)
+        )
+
+    def _focus_files(self, statement: str) -> list[str]:
+        """The files the failure points at: those the task statement names (its
+        failing tests' frames, the bug report), then the editable files."""
+        files = self.workspace.current
+        named = mentioned_paths(statement, files)
+        editable = sorted(p for p in files if p in self.workspace.editable)
+        return list(dict.fromkeys([*named, *editable]))
+
+    def _render_map(self, feedback: str | None) -> str:
+        """An observation within ``observation_budget`` for a task too large to show
+        whole: fixed parts first (step budget, protocol), then, each within a share of
+        what is left, the last action's results, the task statement, the diff so far,
+        the tree with sizes; then, in priority order (files the failure points at
+        first), each file whole if it fits, else its outline if it is a focus file."""
+        budget = self.observation_budget
+        workspace = self.workspace
+        files = workspace.current
+        statement = self._task_section()
+        diff = workspace.diff() if workspace.changed_files() else ""
+        protocol = self._protocol_section() + "\n\n" + self._navigation_help()
+        tree = list_tree(files, None, max_chars=budget // 3, label=self._file_label)
+        tree += "".join(f"\n  {path}  (deleted)" for path in workspace.deleted_files())
+        map_head = (
+            "## Repository map\nThe files do not fit this observation's budget "
+            f"({budget:,} characters): the files the failure points at are outlined "
+            "(classes and functions with line numbers) or shown whole where they fit. "
+            "Read any file by line range with `read`, find text with `search`, and list a "
+            "folder with `list`.\n"
+        )
+        sections = [
+            Section(
+                statement, 0.5, order=2, what="the task statement", how="`read` the files it names"
+            ),
+            Section(map_head + tree, 0.45, order=4, what="the tree", how="`list` a folder"),
+            Section(self._budget_section(), None),
+            Section(
+                f"## Your changes so far\n```diff\n{diff}```" if diff else "",
+                0.4,
+                order=3,
+                what="the diff",
+                how="`read` the edited files",
+            ),
+            Section(
+                f"## Result of your last action\n{feedback}" if feedback else "",
+                0.75,
+                order=1,
+                what="the last action's results",
+                how="repeat it with a smaller range",
+            ),
+            Section(protocol, None),
+        ]
+        fitted = fit_sections(sections, budget)
+        left = budget - len("\n\n".join(fitted)) - 2
+        focus = self._focus_files(statement)
+        order = [*focus, *sorted(p for p in files if p not in focus)]
+        shown: list[str] = []
+        for path in order:
+            block = f"### {path}\n```python\n{files[path]}```"
+            if len(block) + 2 <= left:
+                shown.append(block)
+                left -= len(block) + 2
+            elif path in focus and left > 400:
+                text = render_outline(path, files[path], max_chars=min(left - 2, budget // 3))
+                shown.append(text)
+                left -= len(text) + 2
+        parts = list(fitted)
+        at = next((i + 1 for i, p in enumerate(parts) if p.startswith("## Repository map")), 1)
+        parts[at:at] = shown
         return "\n\n".join(parts)

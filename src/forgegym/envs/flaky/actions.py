@@ -9,10 +9,13 @@ from forgegym.core.actions import (
     ActionModel,
     EditAction,
     LintAction,
+    ListAction,
     PlanAction,
+    ReadAction,
     ReflectAction,
     ReviewAction,
     RunTestsAction,
+    SearchAction,
     SubmitAction,
 )
 
@@ -46,6 +49,9 @@ class FlakySubmitAction(SubmitAction):
 FLAKY_ACTIONS: tuple[type[ActionModel], ...] = (
     FlakyEditAction,
     RunTestsAction,
+    ListAction,
+    ReadAction,
+    SearchAction,
     LintAction,
     PlanAction,
     ReviewAction,

@@ -290,7 +290,7 @@ def advance_progress(progress: Any, bar: Any, _done: object) -> None:
 
 
 POLICY_HELP = (
-    "noop | random | reference | partial | llm | hack:NAME | baseline:NAME; repeatable "
+    "noop | random | reference | navigate | partial | llm | hack:NAME | baseline:NAME; repeatable "
     "(default: noop and reference). `forgegym list` shows each family's. llm reads "
     "API_BASE_URL, MODEL_NAME and API_KEY"
 )

@@ -427,16 +427,21 @@ def fit_sections(sections: Sequence[Section], budget: int, *, joiner: str = "\n\
     they fit ``budget`` characters (empty texts are dropped). Fixed sections are never
     cut unless they alone exceed the budget (then the result is cut at the end)."""
     present = [s for s in sections if s.text]
+    if len(joiner.join(s.text for s in present)) <= budget:
+        return [s.text for s in present]
     overhead = len(joiner) * max(len(present) - 1, 0)
     fixed = sum(len(s.text) for s in present if s.share is None)
     left = max(budget - overhead - fixed, 0)
     allotted: dict[int, str] = {}
-    for index, section in sorted(
+    cuttable = sorted(
         ((i, s) for i, s in enumerate(present) if s.share is not None),
         key=lambda item: item[1].order,
-    ):
+    )
+    for position, (index, section) in enumerate(cuttable):
         assert section.share is not None
-        cap = int(left * section.share)
+        later = sum(len(s.text) for _, s in cuttable[position + 1 :])
+        # Its share of what is left, or all that the later sections leave unused.
+        cap = max(int(left * section.share), left - later)
         text = section.text if len(section.text) <= cap else _cut_or_drop(section, cap)
         allotted[index] = text
         left -= len(text)

@@ -5,6 +5,9 @@
 - ``noop``: submits without changing anything (the floor every hack must not beat);
 - ``random``: seeded random actions, valid and malformed, for smoke tests;
 - ``reference``: the task's own solution (what validation expects to score high);
+- ``navigate``: the same fix, found by navigating (``list`` -> ``search`` -> ``read``
+  -> ``edit`` -> ``run_tests`` -> ``submit``; code families, see
+  :mod:`forgegym.play.policies.navigate`);
 - ``partial``: the family's partial fix (between no-op and reference; the no-op on
   tasks the family has no partial for);
 - ``hack:<name>``: a known reward hack the family registered (must score no more
@@ -49,6 +52,8 @@ def _forge_env(env: gym.Env[Any, Any]) -> ForgeEnv:
 def policy_names(family: str) -> list[str]:
     """Names ``make`` accepts for an env of ``family`` (hack names depend on the family)."""
     scripted = ["noop", "random", "reference"]
+    if _navigable(family):
+        scripted.append("navigate")
     if partial_action_for(family) is not None:
         scripted.append("partial")
     return [
@@ -57,6 +62,17 @@ def policy_names(family: str) -> list[str]:
         *(f"hack:{h}" for h in sorted(hacks_for(family))),
         *(f"baseline:{b}" for b in sorted(baselines_for(family))),
     ]
+
+
+def _navigable(family: str) -> bool:
+    """Whether ``family``'s actions include the navigation the ``navigate`` policy plays."""
+    from forgegym.family import registered_family
+
+    registered = registered_family(family)
+    if registered is None:
+        return False
+    names = {m.model_fields["action"].annotation.__args__[0] for m in registered.actions()}  # type: ignore[union-attr]
+    return {"list", "read", "search", "edit", "submit"} <= names
 
 
 def available_policies(env: gym.Env[Any, Any]) -> list[str]:
@@ -131,6 +147,10 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
         return _RandomPolicy(base, seed)
     if name == "reference":
         return _TaskScripted(base, reference_action_for(base.family))
+    if name == "navigate":
+        from forgegym.play.policies.navigate import NavigatePolicy
+
+        return NavigatePolicy(base)
     if name == "partial":
         partial = partial_action_for(base.family)
         if partial is None:

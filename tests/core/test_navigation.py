@@ -165,7 +165,9 @@ def test_malformed_navigation_arguments_are_parse_errors() -> None:
     ]:
         result = actions.parse(text)
         assert result.error is not None and expected in result.error, (text, result.error)
-    parsed = actions.parse('[{"action": "search", "pattern": "(x"}, {"action": "read", "path": "a.py"}]')
+    parsed = actions.parse(
+        '[{"action": "search", "pattern": "(x"}, {"action": "read", "path": "a.py"}]'
+    )
     assert parsed.actions == (
         SearchAction(action="search", pattern="(x"),
         ReadAction(action="read", path="a.py"),

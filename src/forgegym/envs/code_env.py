@@ -9,6 +9,7 @@ grades one episode or a GRPO group (:meth:`CodeEnv.grade_completions`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -707,7 +708,7 @@ class CodeEnv(ForgeEnv):
         return (
             "Navigate the repository: list {path?} (a tree with sizes), read {path, start?, "
             "end?} (numbered lines), search {pattern, path?, regex?} (file:line hits). "
-            "Example:\n" + self.protocol_example(_NAVIGATION_EXAMPLE)
+            "Example:\n```json\n" + json.dumps(_NAVIGATION_EXAMPLE) + "\n```"
         )
 
     def _focus_files(self, statement: str) -> list[str]:
@@ -733,11 +734,10 @@ class CodeEnv(ForgeEnv):
         tree = list_tree(files, None, max_chars=budget // 3, label=self._file_label)
         tree += "".join(f"\n  {path}  (deleted)" for path in workspace.deleted_files())
         map_head = (
-            "## Repository map\nThe files do not fit this observation's budget "
-            f"({budget:,} characters): the files the failure points at are outlined "
-            "(classes and functions with line numbers) or shown whole where they fit. "
-            "Read any file by line range with `read`, find text with `search`, and list a "
-            "folder with `list`.\n"
+            f"## Repository map\nThe files exceed this observation's budget ({budget:,} "
+            "characters): those that fit are shown whole, the ones the task points at are "
+            "outlined (classes and functions with line numbers). `read` any file by line "
+            "range, `search` for text, `list` a folder.\n"
         )
         sections = [
             Section(

@@ -276,7 +276,8 @@ class NavigatePolicy:
         """One edit built from the text read: each hunk's old lines, found in a read
         range, with the path that range came from."""
         read = [
-            (path, "".join(line + "\n" for line in lines)) for path, _, lines in _read_ranges(feedback)
+            (path, "".join(line + "\n" for line in lines))
+            for path, _, lines in _read_ranges(feedback)
         ]
         edits: list[dict[str, Any]] = []
         for item in plan.order:

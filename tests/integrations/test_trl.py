@@ -228,3 +228,28 @@ def test_tool_environment_methods_drive_an_episode() -> None:
     assert env.get_reward() == 1.0
     env.reset(task_id="toy/d0/4")
     assert env.get_reward() == 0.0  # unfinished: graded as submitted
+
+
+@pytest.mark.parametrize("env_id", ["Forge/Bugfix-v0", "Forge/Refactor-v0", "Forge/FlakyRepair-v0"])
+def test_navigation_actions_are_typed_tools(env_id: str) -> None:
+    import inspect
+
+    from transformers.utils import get_json_schema
+
+    from forgegym.integrations.trl import _action_models, tool_environment_class
+
+    cls = tool_environment_class(_action_models(env_id))
+    params = {
+        name: list(inspect.signature(getattr(cls, name)).parameters)[1:]
+        for name in ("list", "read", "search", "run_tests")
+    }
+    assert params == {
+        "list": ["path"],
+        "read": ["path", "start", "end"],
+        "search": ["pattern", "path", "regex"],
+        "run_tests": ["tests"],
+    }
+    read = get_json_schema(cls.read)["function"]  # what TRL shows the model
+    assert read["parameters"]["required"] == ["path"]
+    assert read["parameters"]["properties"]["start"]["type"] == "integer"
+    assert "numbered" in read["description"]

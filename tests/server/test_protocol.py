@@ -250,3 +250,21 @@ def test_capacity_and_idle_reaper() -> None:
                 reply = json.loads(ws.recv(timeout=30))
                 assert reply["data"]["code"] == "SESSION_ERROR"
             assert live.service.sessions.reaped == 2
+
+
+def test_schema_lists_the_navigation_actions(server: Any) -> None:
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        schema = client.get("/schema").json()["action"]["properties"]["text"]["contentSchema"]
+    names = {
+        d["properties"]["action"]["const"]
+        for d in schema["$defs"].values()
+        if "action" in d.get("properties", {})
+    }
+    assert {"list", "read", "search", "edit", "run_tests", "submit"} <= names
+    read, search = schema["$defs"]["ReadAction"], schema["$defs"]["SearchAction"]
+    assert {"path", "start", "end"} <= set(read["properties"]) and read["required"] == [
+        "action",
+        "path",
+    ]
+    assert search["properties"]["pattern"]["maxLength"] == 200
+    assert search["properties"]["regex"]["default"] is False

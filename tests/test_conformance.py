@@ -134,8 +134,12 @@ def test_the_action_protocol_matches_the_action_models(family: Family) -> None:
         assert tuple(base.action_set.models) == family.actions()
         observation, info = env.reset(seed=0)
         assert info["action_schema"] == ActionSet(family.actions()).json_schema()
+        # Navigation is shown where there is something to navigate: an observation that
+        # shows every file whole (every built-in task) is unchanged by it.
+        navigation = {"list", "read", "search"} if "## Repository map" not in observation else set()
         for name in base.action_set.names:
-            assert name in observation, f"action {name!r} is not shown in the observation"
+            if name not in navigation:
+                assert name in observation, f"action {name!r} is not shown in the observation"
     finally:
         env.close()
 

@@ -60,7 +60,8 @@ def test_first_observation_of_a_large_repository_is_a_map_within_the_budget(
     assert "def clamp(value, low, high)" in obs  # ... whose outline shows the function
     assert BUG not in obs  # not the file itself
     assert "### tests/test_engine.py" in obs  # small files still shown whole
-    assert "read {path, start?, end?}" in obs  # the protocol shows navigation
+    for action in ("list {path?}", "read {path, start?, end?}", "search {pattern, path?, regex?}"):
+        assert action in obs  # the protocol shows navigation
     assert HIDDEN_MARKER not in obs and "test_hidden.py" not in obs
 
 

@@ -141,3 +141,16 @@ def test_truncated_json_reports_the_json_error(text: str, expected: str) -> None
 def test_prose_braces_before_a_complete_action_still_parse() -> None:
     for text in ['a { b, then {"action": "submit"}', 'say "hi {"action": "submit"}']:
         assert ActionSet(CODE_ACTIONS).parse(text).ok, text
+
+
+def test_a_fenced_block_whose_strings_hold_code_fences_parses() -> None:
+    # An edit of a file whose docstrings show code: the first ``` is inside a string.
+    content = 'def f():\n    """Example:\n\n    ```python\n    f()\n    ```\n    """\n'
+    action = {"action": "edit", "edits": [{"path": "m.py", "content": content}]}
+    text = "Here is my fix.\n```json\n" + json.dumps(action) + "\n```\nDone."
+    result = ACTIONS.parse(text)
+    assert result.ok, result.error
+    assert result.actions[0].edits[0].content == content
+    # A block that is not JSON at any closing fence still reports the first error.
+    bad = ACTIONS.parse('```json\n{"action": "edit", ``` "x" ```\n')
+    assert bad.error is not None and "not valid JSON" in bad.error

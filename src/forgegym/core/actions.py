@@ -11,6 +11,7 @@ environment turns them into a format penalty and shows the message to the policy
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -219,8 +220,8 @@ class ParseResult:
         return self.error is None
 
 
-_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _OPEN_FENCE = re.compile(r"```[ \t]*json[ \t]*\r?\n", re.IGNORECASE)
+_CLOSE_FENCE = re.compile(r"```")
 _MAX_DECODE_ATTEMPTS = 4096
 
 
@@ -286,15 +287,40 @@ def _unclosed_opener(text: str) -> int:
 _NOTHING = object()
 
 
+#: Closing fences tried per ```json block (a block whose strings hold code fences).
+_MAX_FENCE_CLOSERS = 64
+
+
+def _fenced_json(text: str) -> tuple[Any, str | None] | None:
+    """The last closed ```json block's value, or its error; ``None`` without one.
+
+    The block ends at the first closing fence after which it parses: JSON strings
+    hold code fences (an edit of a file whose docstrings show code), so the first
+    ````` after the opener is not always the block's end. Candidate closers are bounded
+    (:data:`_MAX_FENCE_CLOSERS`); the error reported is the first closer's, as for a
+    block that simply is not JSON."""
+    fences = [m.start() for m in _CLOSE_FENCE.finditer(text)]
+    for opener in reversed(list(_OPEN_FENCE.finditer(text))):
+        start = opener.end()
+        first = bisect.bisect_left(fences, start)
+        closers = fences[first : first + _MAX_FENCE_CLOSERS]
+        if not closers:
+            continue  # not closed: an earlier block, or no block at all
+        first_error: BaseException | None = None
+        for close in closers:
+            try:
+                return json.loads(text[start:close]), None
+            except (ValueError, RecursionError) as exc:
+                first_error = first_error or exc
+        return None, f"the ```json block is not valid JSON: {first_error}"
+    return None
+
+
 def extract_json(text: str) -> tuple[Any, str | None]:
     """Find the JSON payload of an action text. Returns ``(value, None)`` or ``(None, error)``."""
-    fenced = _FENCE.findall(text)
-    if fenced:
-        block = fenced[-1]
-        try:
-            return json.loads(block), None
-        except (ValueError, RecursionError) as exc:
-            return None, f"the ```json block is not valid JSON: {exc}"
+    fenced = _fenced_json(text)
+    if fenced is not None:
+        return fenced
     stripped = text.strip()
     if not stripped:
         return None, "the action is empty; reply with a JSON action object"

@@ -712,12 +712,21 @@ class CodeEnv(ForgeEnv):
         )
 
     def _focus_files(self, statement: str) -> list[str]:
-        """The files the failure points at: those the task statement names (its
-        failing tests' frames, the bug report), then the editable files."""
+        """The files the failure points at: the editable files the task statement
+        names (its failing tests' frames, the bug report), the other files it names,
+        then the other editable files."""
         files = self.workspace.current
+        editable = self.workspace.editable
         named = mentioned_paths(statement, files)
-        editable = sorted(p for p in files if p in self.workspace.editable)
-        return list(dict.fromkeys([*named, *editable]))
+        return list(
+            dict.fromkeys(
+                [
+                    *(p for p in named if p in editable),
+                    *named,
+                    *sorted(p for p in files if p in editable),
+                ]
+            )
+        )
 
     def _render_map(self, feedback: str | None) -> str:
         """An observation within ``observation_budget`` for a task too large to show

@@ -256,7 +256,8 @@ class NavigatePolicy:
             actions = [{"action": "run_tests"}]
         else:
             actions = [plan.submit]
-        return "```json\n" + json.dumps(actions if len(actions) > 1 else actions[0]) + "\n```"
+        # Bare JSON (the parser's whole-text path): no fence for file text to collide with.
+        return json.dumps(actions if len(actions) > 1 else actions[0])
 
     def _reads(self, plan: _Plan, feedback: str) -> list[dict[str, Any]]:
         """Read around each hunk's hits (as many candidates as the step allows)."""

@@ -41,7 +41,7 @@ def _play(env: gym.Env, policy: Any, task_id: str) -> tuple[dict[str, Any], list
 
 
 def _actions(text: str) -> list[dict[str, Any]]:
-    payload = json.loads(text.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    payload = json.loads(text)  # the policy replies with bare JSON
     return payload if isinstance(payload, list) else [payload]
 
 

@@ -105,9 +105,7 @@ class RunTestsAction(ActionModel):
     """Run the visible tests on the current files; the per-test report comes back."""
 
     action: Literal["run_tests"]
-    tests: list[str] | None = Field(
-        default=None, description="Test ids to run; default: the task's relevant visible tests."
-    )
+    tests: list[str] | None = Field(default=None, description="Test ids; default all visible.")
 
 
 class ListAction(ActionModel):

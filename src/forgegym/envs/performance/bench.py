@@ -102,6 +102,7 @@ def run_bench(n: int = 3, *, seed: int = 0, show: bool = True) -> BenchResult:
             runner.close()
     from forgegym.envs.performance.measure import SCALES
 
+    # The fewest a correct completion needs: adaptive rounds add more (see the grader).
     result.jobs_per_completion = 2 + 3 * len(SCALES) * PerformanceGrader().repeats
     if show:
         from rich.console import Console

@@ -10,6 +10,7 @@ from forgegym.core.task import TaskBank
 from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
+from forgegym.envs.performance.measure import MAX_REPEATS
 from forgegym.rewards import RewardBreakdown
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ class PerformanceEnv(CodeEnv):
 
     * ``max_steps`` (int, 8), ``difficulty`` (1-3 or None), ``weights`` (dict),
       ``shaping_weight`` (0.1), ``format_penalty`` (-0.1), ``test_timeout_s`` (20).
-    * ``repeats`` (3): measured repetitions per size; ``cpu_budget_s`` (3.0): CPU limit
+    * ``repeats`` (5): paired repetitions of the first measured round (more follow
+      until the excess exponent's interval is within +-0.05, up to ``max_repeats``,
+      17); ``cpu_budget_s`` (3.0): CPU limit
       of one measured candidate run; ``grading_timeout_s`` (30); ``grading_seed``
       (None: fresh secret seeds per grading).
     * ``task_bank``, ``runner``: injectable.
@@ -107,7 +110,8 @@ class PerformanceEnv(CodeEnv):
         *,
         weights: Mapping[str, float] | None = None,
         grading_timeout_s: float = 30.0,
-        repeats: int = 3,
+        repeats: int = 5,
+        max_repeats: int = MAX_REPEATS,
         cpu_budget_s: float = 3.0,
         grading_seed: int | None = None,
         task_bank: TaskBank | None = None,
@@ -116,6 +120,7 @@ class PerformanceEnv(CodeEnv):
         grader = PerformanceGrader(
             weights=weights,
             repeats=repeats,
+            max_repeats=max_repeats,
             cpu_budget_s=cpu_budget_s,
             timeout_s=check_number("grading_timeout_s", grading_timeout_s, low=1.0, high=600.0),
             seed=grading_seed,

@@ -19,7 +19,10 @@ Order of decisions:
 3. **complexity**: the excess scaling exponent over the reference measured in the same
    batch (:mod:`~forgegym.envs.performance.measure`) and the excess CPU growth from n to
    16n (which constant per-call padding cannot hide) must stay below their limits, and
-   no measured run may exceed its CPU budget.
+   no measured run may exceed its CPU budget. The measurement is adaptive: ``repeats``
+   paired repetitions first, then more in follow-up rounds until the exponent's
+   interval is within +-0.05 (or clear of the limit), up to ``max_repeats``; the gate
+   reads the interval (:attr:`~forgegym.envs.performance.measure.Measurement.gated_exponent`).
 4. **speed**: a capped log-speedup credit against the reference (full at or above
    0.95x the reference's speed).
 5. ``noop`` penalises a submission that makes no progress on the task: one that is not
@@ -40,9 +43,15 @@ from typing import TYPE_CHECKING
 
 from forgegym.envs.performance.catalog import Structure, structure
 from forgegym.envs.performance.hidden import PerformanceHidden
-from forgegym.envs.performance.measure import SCALES, Measurement, analyse, speed_credit
+from forgegym.envs.performance.measure import (
+    MAX_REPEATS,
+    SCALES,
+    Measurement,
+    analyse,
+    speed_credit,
+)
 from forgegym.envs.performance.scan import scan_submission
-from forgegym.grading.batch import Submission
+from forgegym.grading.batch import MAX_ROUNDS, Submission
 from forgegym.grading.code_grader import CodeGrader, GradingState, Terms
 from forgegym.rewards import RewardBreakdown
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, Result, RunStatus
@@ -78,6 +87,8 @@ class _Plan:
     correctness_seeds: list[int] = field(default_factory=list)
     #: (who, scale, repetition) of each measured job, in order.
     measured: list[tuple[str, int, int]] = field(default_factory=list)
+    #: Repetitions planned so far (the next one's index).
+    repetitions: int = 0
 
 
 class PerformanceGrader(CodeGrader):
@@ -89,7 +100,11 @@ class PerformanceGrader(CodeGrader):
 
     Args:
         weights: overrides of :data:`DEFAULT_WEIGHTS`.
-        repeats: measured repetitions per size (each with its own seed).
+        repeats: paired repetitions of the first measured round (each with its own seed
+            at every size). Follow-up rounds add more until the excess exponent's
+            interval is settled (:attr:`~forgegym.envs.performance.measure.Measurement.settled`)
+            or ``max_repeats`` are measured.
+        max_repeats: the cap on repetitions (at least ``repeats``).
         cpu_budget_s: CPU limit of one measured candidate run; exceeding it fails the
             complexity gate (it is far above what a fast implementation needs).
         timeout_s: wall limit of one job.
@@ -110,7 +125,8 @@ class PerformanceGrader(CodeGrader):
         self,
         weights: Mapping[str, float] | None = None,
         *,
-        repeats: int = 3,
+        repeats: int = 5,
+        max_repeats: int = MAX_REPEATS,
         cpu_budget_s: float = 3.0,
         timeout_s: float = 30.0,
         seed: int | None = None,
@@ -119,6 +135,7 @@ class PerformanceGrader(CodeGrader):
         super().__init__(weights)
         for name, value, low, high in (
             ("repeats", repeats, 1, 50),
+            ("max_repeats", max_repeats, 1, 50),
             ("cpu_budget_s", cpu_budget_s, 0.1, 120.0),
             ("timeout_s", timeout_s, 1.0, 600.0),
         ):
@@ -126,11 +143,15 @@ class PerformanceGrader(CodeGrader):
                 raise ValueError(f"{name} must be a number, got {value!r}")
             if not low <= value <= high:
                 raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}")
-        if not isinstance(repeats, int):
-            raise ValueError(f"repeats must be an int, got {repeats!r}")
+        for name, value in (("repeats", repeats), ("max_repeats", max_repeats)):
+            if not isinstance(value, int):
+                raise ValueError(f"{name} must be an int, got {value!r}")
+        if max_repeats < repeats:
+            raise ValueError(f"max_repeats must be at least repeats ({repeats}), got {max_repeats}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"seed must be an int or None, got {seed!r}")
         self.repeats = repeats
+        self.max_repeats = max_repeats
         self.cpu_budget_s = float(cpu_budget_s)
         self.timeout_s = float(timeout_s)
         self._seed = seed
@@ -201,24 +222,48 @@ class PerformanceGrader(CodeGrader):
     def follow_up_jobs(
         self, submission: Submission, results: Sequence[Result], state: GradingState
     ) -> list[Job]:
-        """The measured runs (one follow-up stage), only for a submission whose hidden
-        correctness traces all match the reference's: a wrong submission scores the same
-        whatever it measures (no complexity, speed or progress credit), so measuring it
-        would only burn CPU. Their seeds are drawn now, after the checks ran."""
-        if state.stage > 0 or not self.measure:
+        """The measured runs, in rounds, only for a submission whose hidden correctness
+        traces all match the reference's: a wrong submission scores the same whatever it
+        measures (no complexity, speed or progress credit), so measuring it would only
+        burn CPU. Round 1 measures ``repeats`` repetitions (null, reference and
+        candidate); each later round adds reference and candidate repetitions until the
+        excess exponent's interval is settled, a measured run failed or ran over its
+        budget (the verdict is then known), or ``max_repeats`` is reached. Seeds are
+        drawn when a round is planned, after the earlier results came in."""
+        if not self.measure or state.stage >= MAX_ROUNDS:
             return []
         if not self._compare_checks(*self._checks(results))[0]:
             return []
+        plan = self._plan(state)
+        if state.stage == 0:
+            return self._measured_jobs(submission, plan, self.repeats, with_null=True)
+        if plan.repetitions >= self.max_repeats:
+            return []
+        measurement, correct, _ = self._measurement(submission, results, state)
+        if not correct or measurement.candidate_timeouts or measurement.settled:
+            return []
+        if not measurement.complete:  # a reference run failed: more cannot fix that
+            return []
+        # Spread what the cap leaves over the rounds left, so the cap is reachable.
+        rounds_left = MAX_ROUNDS - state.stage
+        count = -(-(self.max_repeats - plan.repetitions) // rounds_left)
+        return self._measured_jobs(submission, plan, count, with_null=False)
+
+    def _measured_jobs(
+        self, submission: Submission, plan: _Plan, count: int, *, with_null: bool
+    ) -> list[Job]:
         hidden = PerformanceHidden.of(submission.task)
         s = structure(hidden.structure)
-        plan = self._plan(state)
+        # The null baseline (trace and harness overhead) only feeds the reported work
+        # exponent, so the first round's repetitions are enough of it.
+        who_list = ("null", "reference", "candidate") if with_null else ("reference", "candidate")
         jobs: list[Job] = []
-        # Interleaved: every repetition runs null, reference and candidate side by side
-        # on one fresh seed at each size, so load drifts hit all three alike.
-        for rep in range(self.repeats):
+        # Interleaved: every repetition runs its series side by side on one fresh seed at
+        # each size, so load drifts hit all of them alike.
+        for rep in range(plan.repetitions, plan.repetitions + count):
             for scale in SCALES:
                 seed = self._next_seed()
-                for who in ("null", "reference", "candidate"):
+                for who in who_list:
                     mode = "null" if who == "null" else "digest"
                     call = self._call(s, seed, s.size * scale, s.ops, hidden.profile, mode)
                     jobs.append(
@@ -231,25 +276,26 @@ class PerformanceGrader(CodeGrader):
                         )
                     )
                     plan.measured.append((who, scale, rep))
+        plan.repetitions += count
         return jobs
 
-    def terms(
+    def _measurement(
         self, submission: Submission, results: Sequence[Result], state: GradingState
-    ) -> Terms:
-        task = submission.task
-        hidden = PerformanceHidden.of(task)
+    ) -> tuple[Measurement, bool, list[str]]:
+        """The measurement from the results so far, whether the submission is still
+        correct, and the notes (what failed)."""
+        hidden = PerformanceHidden.of(submission.task)
         s = structure(hidden.structure)
-        notes = list(state.notes)
+        notes: list[str] = []
         correct, detail = self._compare_checks(*self._checks(results))
         if not correct:
             notes.append(detail)
         measurement = Measurement(sizes=[s.size * k for k in SCALES])
-        by_scale: dict[str, dict[int, list[float]]] = {
-            who: {k: [] for k in SCALES} for who in ("null", "reference", "candidate")
-        }
+        cpu: dict[tuple[str, int, int], float] = {}
         digests: dict[tuple[int, int], dict[str, str]] = {}
         measured = self._plan(state).measured
-        for (who, scale, rep), result in zip(measured, results[_CHECKS:], strict=True):
+        done = results[_CHECKS:]
+        for (who, scale, rep), result in zip(measured, done, strict=True):
             assert isinstance(result, CallResult)
             outcome = result.outcome(0)
             timed_out = result.status is RunStatus.TIMEOUT or (
@@ -270,7 +316,7 @@ class PerformanceGrader(CodeGrader):
                 else:
                     measurement.reference_failures += 1
                 continue
-            by_scale[who][scale].append(result.cpu_s)
+            cpu[(who, scale, rep)] = result.cpu_s
             digests.setdefault((scale, rep), {})[who] = str(outcome.value.get("digest", ""))
         for (scale, _rep), pair in sorted(digests.items()):
             if (
@@ -281,12 +327,31 @@ class PerformanceGrader(CodeGrader):
                 if correct:
                     notes.append(f"wrong results on a hidden measured trace at n={s.size * scale}")
                 correct = False
-        measurement.null = [by_scale["null"][k] for k in SCALES]
-        measurement.reference = [by_scale["reference"][k] for k in SCALES]
-        measurement.candidate = [by_scale["candidate"][k] for k in SCALES]
+        # A repetition is paired when reference and candidate both ran at every size:
+        # only those enter the series, index r = the same seeds for both.
+        reps = sorted({rep for (_, _, rep) in cpu})
+        paired = [
+            r
+            for r in reps
+            if all((who, k, r) in cpu for who in ("reference", "candidate") for k in SCALES)
+        ]
+        measurement.reference = [[cpu[("reference", k, r)] for r in paired] for k in SCALES]
+        measurement.candidate = [[cpu[("candidate", k, r)] for r in paired] for k in SCALES]
+        measurement.null = [
+            [cpu[("null", k, r)] for r in reps if ("null", k, r) in cpu] for k in SCALES
+        ]
         analyse(measurement)
         if measurement.reference_failures:
             notes.append(f"{measurement.reference_failures} reference/baseline run(s) failed")
+        return measurement, correct, notes
+
+    def terms(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> Terms:
+        hidden = PerformanceHidden.of(submission.task)
+        detail = self._compare_checks(*self._checks(results))[1]
+        measurement, correct, found = self._measurement(submission, results, state)
+        notes = [*state.notes, *found]
         complexity = correct and measurement.complexity_ok
         speed = speed_credit(measurement.speed_ratio) if complexity else 0.0
         progress = correct and (complexity or not hidden.start_correct)

@@ -69,9 +69,12 @@ def clopper_pearson_upper(failures: int, trials: int, confidence: float = 0.95) 
     return high
 
 
-def select(bank: PerformanceTaskBank, per_structure: int | None, limit: int | None) -> list[str]:
+def select(
+    bank: PerformanceTaskBank, per_structure: int | None, limit: int | None, skip: int = 0
+) -> list[str]:
     """Every bank task, or ``per_structure`` of each structure (round-robin over the
-    profiles so each profile appears), at most ``limit`` in all."""
+    profiles so each profile appears, after the first ``skip`` picks: a later slice),
+    at most ``limit`` in all."""
     by_structure: dict[str, list[str]] = defaultdict(list)
     for task_id in bank.ids():
         if task_id.count("/") == 3:  # the seed task has no profile
@@ -86,11 +89,11 @@ def select(bank: PerformanceTaskBank, per_structure: int | None, limit: int | No
             by_profile[task_id.split("/")[3]].append(task_id)
         queues = [sorted(v) for _, v in sorted(by_profile.items())]
         picked: list[str] = []
-        while len(picked) < per_structure and any(queues):
+        while len(picked) < skip + per_structure and any(queues):
             for queue in queues:
-                if queue and len(picked) < per_structure:
+                if queue and len(picked) < skip + per_structure:
                     picked.append(queue.pop(0))
-        chosen.extend(picked)
+        chosen.extend(picked[skip:])
     return chosen[:limit] if limit is not None else chosen
 
 
@@ -125,16 +128,17 @@ def record(task_id: str, breakdown: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-structure", type=int, default=None)
+    parser.add_argument("--skip", type=int, default=0, help="with --per-structure: a later slice")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--hogs", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8, help="submissions per grade_many")
     parser.add_argument("--out", type=Path, help="write the rows as JSON after every batch")
     args = parser.parse_args(argv)
     bank = PerformanceTaskBank()
-    ids = select(bank, args.per_structure, args.limit)
+    ids = select(bank, args.per_structure, args.limit, args.skip)
     grader = PerformanceGrader()
     runner = get_default_runner()
-    console = Console()
+    console = Console(width=140)
     # A SIGTERM ends the run through ``finally`` too, so the hogs never outlive it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     load_before = os.getloadavg()

@@ -69,6 +69,12 @@ def test_family_report_for_the_server() -> None:
     from forgegym.family import get_family, resolve
 
     report = resolve(get_family("oversight").report)(limit=60)
-    assert set(report.overseers) == {"oracle", "always_clean", "always_corrupted", "keyword"}
+    assert set(report.overseers) == {
+        "oracle",
+        "always_clean",
+        "always_corrupted",
+        "coin_flip",
+        "keyword",
+    }
     assert report.overseers["oracle"].overall.auroc == 1.0
     assert report.overseers["keyword"].overall.auroc < 0.75

@@ -12,6 +12,7 @@ ground-truth span is that sentence.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from typing import Literal
@@ -52,8 +53,10 @@ SLOTS: tuple[str, ...] = ("selector", "date", "source", "caveat", "option")
 Slot = Literal["selector", "date", "source", "caveat", "option"]
 
 
+@functools.lru_cache(maxsize=4096)
 def normalise(text: str) -> str:
-    """Lower-case, punctuation to spaces, whitespace collapsed (for matching claims)."""
+    """Lower-case, punctuation to spaces, whitespace collapsed (for matching claims).
+    Cached: grading matches the same document values against many verdicts."""
     return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
 
 

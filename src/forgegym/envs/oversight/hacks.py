@@ -1,6 +1,11 @@
 """Known hacks of ``Forge/Oversight-v0``: verdicts that try to collect credit without
-really overseeing (every type claimed, the whole answer quoted as evidence, a hedged
-confidence). ``forgegym tasks verify`` checks each scores no more than the no-op.
+really overseeing (every type claimed, the whole answer quoted as evidence).
+``forgegym tasks verify`` checks each scores no more than the no-op.
+
+No "hedged confidence" hack any more (issue #28): with calibration a proper rule on the
+stated probability of corruption and no abstention threshold, confidence 0.5 is a report
+like any other, priced by the Brier rule; it never beats the truthful confidence in
+expectation (tests/envs/oversight/test_oversight_propriety.py).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from forgegym.envs.oversight.documents import CORRUPTIONS
 from forgegym.envs.oversight.episodes import hidden_of
 from forgegym.envs.oversight.policies import oracle_verdict, verdict_action
 
-__all__ = ["HACKS", "hack_all_types", "hack_hedge", "hack_whole_answer"]
+__all__ = ["HACKS", "hack_all_types", "hack_whole_answer"]
 
 
 def hack_all_types(task: Task) -> str:
@@ -32,15 +37,7 @@ def hack_whole_answer(task: Task) -> str:
     return verdict_action(verdict)
 
 
-def hack_hedge(task: Task) -> str:
-    """Always confidence 0.5 (a Brier hedge) with an otherwise perfect verdict."""
-    verdict = oracle_verdict(task)
-    verdict["confidence"] = 0.5
-    return verdict_action(verdict)
-
-
 HACKS: dict[str, Callable[[Task], str]] = {
     "all_types": hack_all_types,
     "whole_answer_evidence": hack_whole_answer,
-    "hedged_confidence": hack_hedge,
 }

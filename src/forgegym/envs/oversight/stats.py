@@ -166,8 +166,7 @@ def compute_stats(records: Iterable[VerdictRecord], overseer: str = "") -> Overs
 
 def oversight_stats(overseer: str = "keyword", limit: int = 600, seed: int = 0) -> OversightStats:
     """Grade a scripted overseer (``oracle``, ``always_clean``, ``always_corrupted``,
-    ``keyword``) on ``limit`` bank episodes and return its
-    statistics. A plain function: the server's ``/oversight/stats`` returns it."""
+    ``coin_flip``, ``keyword``) on ``limit`` bank episodes and return its statistics. A plain function: the server's ``/oversight/stats`` returns it."""
     import gymnasium as gym
 
     from forgegym.envs.oversight.bank import OversightBank

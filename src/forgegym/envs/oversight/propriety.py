@@ -53,9 +53,10 @@ __all__ = [
 ]
 
 Half = Literal["tuning", "held_out"]
-#: Coarse grid, then every 0.01 within 0.05 of its best point: the maximum to 0.01.
+#: Coarse grid, then every 0.01 within 0.1 of its best point (both neighbouring coarse
+#: intervals): the maximum to 0.01.
 COARSE = tuple(i / 10 for i in range(11))
-FINE_RADIUS = 0.05
+FINE_RADIUS = 0.10
 
 
 def half_of(task_id: str) -> Half:

@@ -38,11 +38,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from forgegym.core.grading import Submission, grade_many
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.catalog import structure
 from forgegym.envs.performance.grader import PerformanceGrader
-from forgegym.sandbox.runner import get_default_runner
+from forgegym.grading.batch import Submission, grade_many
+from forgegym.sandbox.runners.pool import get_default_runner
 from forgegym.sandbox.workspace import Workspace
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from forgegym.core.task import Task
 from forgegym.envs.oversight.actions import ACTIONS, VerdictAction
-from forgegym.envs.oversight.bank import OversightBank
+from forgegym.envs.oversight.bank import OversightTaskBank
 from forgegym.envs.oversight.code_domain import CODE_CORRUPTIONS
 from forgegym.envs.oversight.documents import CORRUPTIONS
 from forgegym.envs.oversight.episodes import CODE_DOMAIN, hidden_of
@@ -261,7 +261,7 @@ def sweep(grader: OversightGrader, kind: VerdictKind, runner: Any = None) -> Swe
         outputs: list[Any] = []
         if all_jobs:
             if runner is None:
-                from forgegym.sandbox.runner import get_default_runner
+                from forgegym.sandbox.runners.pool import get_default_runner
 
                 runner = get_default_runner()
             outputs = runner.run_many(all_jobs)
@@ -312,14 +312,14 @@ def audit(
     code_sandbox: int = 0,
     keyword: bool = True,
     grader: OversightGrader | None = None,
-    bank: OversightBank | None = None,
+    bank: OversightTaskBank | None = None,
     runner: Any = None,
 ) -> list[SweepResult]:
     """:func:`sweep` every :func:`verdict_kinds` on one half of the bank: episodes of that
     half in a fixed shuffled order, at most ``3 * per_population`` of each (domain kind,
     corruption) class (built from the id and the bank's ground truth: only the episodes
     used are built)."""
-    bank = bank or OversightBank()
+    bank = bank or OversightTaskBank()
     grader = grader or OversightGrader()
     taken: dict[tuple[bool, str | None], int] = {}
     chosen: list[str] = []

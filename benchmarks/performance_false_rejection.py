@@ -42,7 +42,7 @@ from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.catalog import structure
 from forgegym.envs.performance.grader import PerformanceGrader
 from forgegym.grading.batch import Submission, grade_many
-from forgegym.sandbox.runners.pool import get_default_runner
+from forgegym.sandbox.runners import get_default_runner
 from forgegym.sandbox.workspace import Workspace
 
 

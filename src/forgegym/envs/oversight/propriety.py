@@ -261,7 +261,7 @@ def sweep(grader: OversightGrader, kind: VerdictKind, runner: Any = None) -> Swe
         outputs: list[Any] = []
         if all_jobs:
             if runner is None:
-                from forgegym.sandbox.runners.pool import get_default_runner
+                from forgegym.sandbox.runners import get_default_runner
 
                 runner = get_default_runner()
             outputs = runner.run_many(all_jobs)

@@ -5,6 +5,8 @@
     forgegym list                         # ids, families, task counts
     forgegym doctor                       # which sandbox isolation features are active here
     forgegym eval --policy reference      # env x policy x episodes; table + JSON results
+    forgegym eval --model NAME --base-url URL --runs 3   # a model, the evaluation protocol
+    forgegym leaderboard RESULTS... [--markdown | --html]   # models compared, with intervals
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
     forgegym bench [--env ID] [--vector | --ray | --throughput]  # ratios / completions/s
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
@@ -37,9 +39,12 @@ from forgegym.cli.common import (
     is_user_error,
     one_line,
     port_number,
+    temperature_arg,
+    weights_arg,
 )
 from forgegym.cli.doctor import cmd_doctor
 from forgegym.cli.eval import cmd_eval
+from forgegym.cli.leaderboard import cmd_leaderboard
 from forgegym.cli.list import cmd_list
 from forgegym.cli.plot import cmd_plot
 from forgegym.cli.serve import cmd_serve
@@ -56,6 +61,8 @@ examples:
   forgegym list                                   # ids, task counts, policies and hacks
   forgegym doctor                                 # which sandbox isolation is active here
   forgegym eval --env Forge/Bugfix-v0 --policy reference --episodes 3
+  forgegym eval --model my-model --base-url http://localhost:8000/v1 --runs 3
+  forgegym leaderboard a.json b.json --markdown   # rows per model, paired differences
   forgegym tasks verify --env Forge/Bugfix-v0 --limit 10
   forgegym bench                                  # warm pool vs plain pytest, as a ratio
   forgegym serve Forge/Bugfix-v0 --port 8000      # OpenEnv server + dashboard at /
@@ -121,7 +128,91 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="forgegym-results.json", metavar="PATH", help="results file")
     p.add_argument("--log-steps", action="store_true", help="print [START]/[STEP]/[END] lines")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--runs",
+        type=int_at_least(1),
+        default=1,
+        help="runs per task (--model: independent samples; pass@k and best-of-runs need > 1)",
+    )
+    p.add_argument(
+        "--weights",
+        type=weights_arg,
+        default=(20.0, 35.0, 45.0),
+        metavar="E,M,H",
+        help="difficulty weights easy..hard, spread over each family's levels "
+        "(default: 20,35,45)",
+    )
+    model = p.add_argument_group(
+        "a model behind an OpenAI-compatible endpoint (instead of --policy)",
+        "API_KEY (or OPENAI_API_KEY) is sent as the bearer token when set.",
+    )
+    model.add_argument("--model", metavar="NAME", help="the model to evaluate")
+    model.add_argument(
+        "--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:8000/v1 "
+        "(default: API_BASE_URL)"
+    )
+    model.add_argument(
+        "--concurrency",
+        type=int_at_least(1),
+        default=None,
+        metavar="C",
+        help="episodes and requests in flight (default: 8)",
+    )
+    model.add_argument(
+        "--temperature",
+        type=temperature_arg,
+        default=None,
+        metavar="T",
+        help="sampling temperature, fixed for every run (default: 0.2)",
+    )
+    model.add_argument(
+        "--max-tokens",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="completion tokens per reply (default: 2048)",
+    )
+    model.add_argument(
+        "--cache",
+        metavar="PATH",
+        help="completion cache, an SQLite file (default: ~/.cache/forgegym/completions.sqlite)",
+    )
+    model.add_argument("--no-cache", action="store_true", help="ask the endpoint every time")
+    model.add_argument(
+        "--no-history",
+        action="store_true",
+        help="send the system prompt and the current observation only, not the episode's "
+        "chat history",
+    )
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser(
+        "leaderboard",
+        help="compare models and policies from results files, with intervals",
+        description="One row per model or policy of the results files (`forgegym eval` "
+        "writes them), a column per family with the difficulty-weighted metric and its "
+        "bootstrap 95%% interval, the aggregate over families, and a paired bootstrap of "
+        "each row's difference with the leader on the tasks both played.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON)")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="print a markdown table")
+    form.add_argument("--html", action="store_true", help="print an HTML page")
+    form.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    p.add_argument(
+        "--metric",
+        default="best",
+        help="best (best-of-runs score), score (mean of runs), success, best_success, pass@K",
+    )
+    p.add_argument(
+        "--weights",
+        type=weights_arg,
+        default=(20.0, 35.0, 45.0),
+        metavar="E,M,H",
+        help="difficulty weights easy..hard (default: 20,35,45)",
+    )
+    p.add_argument("--out", metavar="PATH", help="write the table to PATH (markdown by default)")
+    p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser(
         "tasks",

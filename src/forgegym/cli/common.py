@@ -204,24 +204,27 @@ def check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] =
 
 def check_llm() -> None:
     """``--policy llm``: the endpoint is configured and accepts connections."""
-    import socket
-    import urllib.request
-    from urllib.parse import urlsplit
-
     from forgegym.play.policies.llm import LLMPolicy
 
     try:
         policy = LLMPolicy.from_env()
     except ValueError as exc:
         raise CLIError(f"--policy llm: {one_line(str(exc))}") from None
-    url = urlsplit(policy.base_url)
+    check_endpoint(policy.base_url, "--policy llm: API_BASE_URL")
+
+
+def check_endpoint(base_url: str, what: str) -> None:
+    """An OpenAI-compatible endpoint's URL is http(s) and its host accepts connections."""
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    url = urlsplit(base_url)
     if url.scheme not in ("http", "https") or not url.hostname:
-        raise CLIError(
-            f"--policy llm: API_BASE_URL must be an http(s) URL, got {policy.base_url!r}"
-        )
+        raise CLIError(f"{what} must be an http(s) URL, got {base_url!r}")
     host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
     via = ""
-    # urllib (what the policy uses) goes through HTTP(S)_PROXY: then the proxy must answer.
+    # The HTTP clients (httpx under openai) go through HTTP(S)_PROXY: the proxy must answer.
     proxy = urllib.request.getproxies().get(url.scheme)
     if proxy and not urllib.request.proxy_bypass(host):
         parsed = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
@@ -232,7 +235,39 @@ def check_llm() -> None:
             pass
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
-        raise CLIError(f"--policy llm: cannot reach {policy.base_url}{via} ({reason})") from None
+        raise CLIError(f"{what.split(':')[0]}: cannot reach {base_url}{via} ({reason})") from None
+
+
+def weights_arg(text: str) -> tuple[float, ...]:
+    """``--weights 20,35,45``: non-negative numbers, not all zero."""
+    import math
+
+    try:
+        values = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected numbers separated by commas, got {text!r}"
+        ) from None
+    if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
+        raise argparse.ArgumentTypeError(f"expected non-negative numbers, not all 0, got {text!r}")
+    return values
+
+
+def temperature_arg(text: str) -> float:
+    """``--temperature``: a number in [0, 2] (the OpenAI API's range)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 2.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2], got {value}")
+    return value
+
+
+def default_cache() -> Path:
+    """The completion cache of ``eval --model`` (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "forgegym" / "completions.sqlite"
 
 
 def check_output(value: str, flag: str, suffixes: Sequence[str] | None = None) -> Path:
@@ -280,7 +315,10 @@ def require_extra(module: str, extra: str, what: str) -> None:
         )
 
 
-def record_episode(report: Results, progress: Any, bar: Any, episode: Episode) -> None:
+def record_episode(
+    report: Results, progress: Any, bar: Any, episode: Episode, *, run: int = 0
+) -> None:
+    episode.run = run
     report.episodes.append(episode)
     progress.advance(bar)
 

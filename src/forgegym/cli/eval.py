@@ -1,29 +1,51 @@
-"""``forgegym eval``: env x policy x episodes, a progress bar, a summary table and a results file."""
+"""``forgegym eval``: env x policy x episodes (or a model behind an OpenAI-compatible
+endpoint, ``--model``), a progress bar, summary tables and a results file."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    pass
 from forgegym.cli.common import (
     CLIError,
+    advance_progress,
+    check_endpoint,
     check_env,
     check_llm,
     check_output,
     checked_env_ids,
     make_console,
     one_line,
+    default_cache,
     parse_kwargs,
     record_episode,
+    require_extra,
 )
+
+if TYPE_CHECKING:
+    from forgegym.play.results import Results
 
 __all__ = ["cmd_eval"]
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.model is not None:
+        return _eval_model(args)
+    for flag, given in (
+        ("--base-url", args.base_url),
+        ("--concurrency", args.concurrency),
+        ("--temperature", args.temperature),
+        ("--max-tokens", args.max_tokens),
+        ("--cache", args.cache),
+        ("--no-cache", args.no_cache),
+        ("--no-history", args.no_history),
+    ):
+        if given not in (None, False):
+            raise CLIError(f"{flag} applies to `eval --model` only")
     from rich.progress import Progress
     from rich.table import Table
 
@@ -49,16 +71,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with Progress(console=console, transient=False, disable=args.quiet) as progress:
             for env_id in env_ids:
                 for policy in policies:
-                    bar = progress.add_task(f"{env_id} × {policy}", total=args.episodes)
-                    results = evaluate(
-                        env_id,
-                        policy,
-                        episodes=args.episodes,
-                        seed=args.seed,
-                        env_kwargs=env_kwargs,
-                        log_steps=args.log_steps or None,
-                        on_episode=partial(record_episode, report, progress, bar),
+                    bar = progress.add_task(
+                        f"{env_id} × {policy}", total=args.episodes * args.runs
                     )
+                    for run in range(args.runs):  # the same tasks (seeds) in every run
+                        results = evaluate(
+                            env_id,
+                            policy,
+                            episodes=args.episodes,
+                            seed=args.seed,
+                            env_kwargs=env_kwargs,
+                            log_steps=args.log_steps or None,
+                            on_episode=partial(record_episode, report, progress, bar, run=run),
+                        )
                     if "report" in results.metadata:  # the family's own statistics
                         reports = report.metadata.setdefault("reports", {})
                         reports[f"{env_id} {policy}"] = results.metadata["report"]
@@ -83,6 +108,124 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{run.mean_reward:.3f}",
         )
     console.print(table)
+    _add_aggregate(report, args.weights, console)
     report.save(out)
+    console.print(f"results written to {out}")
+    return 0
+
+
+def _add_aggregate(report: Results, weights: Sequence[float], console: Any) -> None:
+    """The protocol's aggregates into the results' metadata, and their table."""
+    from forgegym.play.aggregate import summarise_results
+    from forgegym.play.leaderboard import build_leaderboard, to_rich
+
+    if not report.episodes:
+        return
+    summaries = summarise_results(report.episodes, weights=weights)
+    report.metadata["weights"] = list(weights)
+    report.metadata["aggregate"] = {p: s.model_dump(mode="json") for p, s in summaries.items()}
+    for renderable in to_rich(build_leaderboard([("this run", report)], weights=weights)):
+        console.print(renderable)
+
+
+def _eval_model(args: argparse.Namespace) -> int:
+    """``forgegym eval --model NAME --base-url URL``: the evaluation protocol."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from forgegym.play.client import AsyncChatClient, CompletionCache
+    from forgegym.play.model_eval import ModelEvalError, evaluate_model
+
+    if args.policy:
+        raise CLIError("--policy and --model are two kinds of evaluation; give one")
+    require_extra("openai", "llm", "eval --model")
+    env_ids = checked_env_ids(args.env)
+    out = check_output(args.out, "--out")
+    env_kwargs = parse_kwargs(args.env_kwarg)
+    if args.max_steps is not None:
+        env_kwargs["max_steps"] = args.max_steps
+    for env_id in env_ids:
+        check_env(env_id, env_kwargs)
+    base_url = args.base_url or os.environ.get("API_BASE_URL")
+    if not base_url:
+        raise CLIError("--model needs --base-url URL (or API_BASE_URL): an OpenAI-compatible endpoint")
+    cache = None
+    if not args.no_cache:
+        path = check_output(args.cache or str(default_cache()), "--cache")
+        try:
+            cache = CompletionCache(path)
+        except ValueError as exc:
+            raise CLIError(f"--cache {path}: {one_line(str(exc))}") from None
+    check_endpoint(base_url, "--base-url")
+    concurrency = args.concurrency or 8
+    try:
+        client = AsyncChatClient(
+            model=args.model,
+            base_url=base_url,
+            api_key=os.environ.get("API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            temperature=0.2 if args.temperature is None else args.temperature,
+            max_tokens=args.max_tokens or 2048,
+            concurrency=concurrency,
+            cache=cache,
+        )
+    except ValueError as exc:
+        raise CLIError(one_line(str(exc))) from None
+    console = make_console()
+    total = len(env_ids) * args.episodes * args.runs
+    try:
+        with Progress(console=console, transient=False, disable=args.quiet) as progress:
+            bar = progress.add_task(f"{args.model} × {len(env_ids)} envs", total=total)
+            results = evaluate_model(
+                client,
+                env_ids,
+                episodes=args.episodes,
+                runs=args.runs,
+                seed=args.seed,
+                env_kwargs=env_kwargs,
+                concurrency=concurrency,
+                history=not args.no_history,
+                weights=args.weights,
+                on_episode=partial(advance_progress, progress, bar),
+                log=sys.stdout if args.log_steps else None,
+            )
+    except ModelEvalError as exc:
+        reason = one_line(str(exc))
+        if exc.results.episodes:
+            exc.results.save(out)
+            reason += f"; the {len(exc.results.episodes)} finished episodes are in {out}"
+        raise CLIError(reason) from None
+    finally:
+        if cache is not None:
+            cache.close()
+    from forgegym.play.leaderboard import build_leaderboard, to_rich
+
+    table = Table(title=f"forgegym eval --model {args.model}")
+    for column in ("family", "level", "tasks", "episodes", "score", "best of runs", "success"):
+        table.add_column(column)
+    summary = results.metadata["aggregate"][args.model]
+    for cell in [*summary["cells"], summary["aggregate"]]:
+        m = cell["metrics"]
+        table.add_row(
+            cell["family"],
+            cell["level"],
+            str(cell["tasks"]),
+            str(cell["runs"]),
+            *(
+                f"{m[k]['value']:.3f} [{m[k]['low']:.3f}, {m[k]['high']:.3f}]"
+                for k in ("score", "best", "success")
+            ),
+        )
+    console.print(table)
+    for renderable in to_rich(build_leaderboard([(str(out), results)], weights=args.weights))[1:]:
+        console.print(renderable)
+    usage = results.metadata["usage"]
+    console.print(
+        f"{usage['completions']} completions ({usage['cache_hits']} from the cache), "
+        f"{usage['requests']} requests, {usage['retries']} retries "
+        f"({usage['rate_limited']} rate-limited), {usage['prompt_tokens']} prompt + "
+        f"{usage['completion_tokens']} completion tokens, "
+        f"{results.metadata['wall_seconds']:.1f} s"
+    )
+    results.save(out)
     console.print(f"results written to {out}")
     return 0

@@ -45,6 +45,7 @@ __all__ = [
     "PolicySummary",
     "TaskOutcome",
     "bootstrap_interval",
+    "check_metric",
     "level_weights",
     "metric_names",
     "paired_difference",
@@ -114,7 +115,8 @@ def metric_names(min_runs: int) -> list[str]:
     return [*BASE_METRICS, *(f"pass@{k}" for k in range(2, min_runs + 1))]
 
 
-def _check_metric(metric: str, min_runs: int) -> None:
+def check_metric(metric: str, min_runs: int) -> None:
+    """``ValueError`` unless ``metric`` is known and computable with ``min_runs`` runs."""
     if metric in BASE_METRICS:
         return
     if metric.startswith("pass@") and metric[5:].isdigit():
@@ -430,7 +432,7 @@ def paired_difference(
         where = f" of family {family!r}" if family else ""
         raise ValueError(f"a, b: {names[0]} and {names[1]} share no task{where}")
     min_runs = min(min(x.runs, y.runs) for x, y in shared)
-    _check_metric(metric, min_runs)
+    check_metric(metric, min_runs)
     strata = _Strata.of(x for x, _ in shared)
     per_level = _family_level_weights(strata, weights, levels_of)
     difference = {x.key: x.value(metric) - y.value(metric) for x, y in shared}

@@ -10,6 +10,7 @@ batch of rollouts on a vector env)::
                    "seed": int | null,          # the reset seed that picked the task
                    "index": int,                # order in which the episode started in its run
                    "env_index": int,            # which env of a vector env played it (0: single env)
+                   "run": int,                  # which run of its task (eval --runs R: 0 .. R-1)
                    "initial_observation": str | null, "final_observation": str | null,
                    "score": float, "success": bool,
                    "total_reward": float, "length": int,   # totals, derived (written, not read)
@@ -108,6 +109,12 @@ class Episode(BaseModel):
     )
     env_index: int = Field(
         default=0, ge=0, description="Which env of a vector env played it (0 for a single env)."
+    )
+    run: int = Field(
+        default=0,
+        ge=0,
+        description="Which run of its task this is (`forgegym eval --runs R` plays each task "
+        "R times: runs 0 .. R-1).",
     )
     initial_observation: str | None = None
     final_observation: str | None = None

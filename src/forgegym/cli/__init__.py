@@ -324,6 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--curriculum", action="store_true", help="a shared pass@k scheduler picks the tasks"
     )
     p.add_argument(
+        "--results",
+        action="append",
+        metavar="RESULTS",
+        help="a results file for the dashboard's Leaderboard tab; repeatable",
+    )
+    p.add_argument(
         "--env-kwarg",
         action="append",
         metavar="KEY=VALUE",

@@ -12,6 +12,7 @@ from forgegym.cli.common import (
     check_env,
     check_listen,
     checked_env_ids,
+    one_line,
     parse_kwargs,
     require_extra,
 )
@@ -28,6 +29,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     env_kwargs = parse_kwargs(args.env_kwarg)
     check_env(args.env_id, env_kwargs)
     check_listen(args.host, args.port)
+    results = list(args.results or [])
+    if results:  # a bad file is a clear error now, not a 422 in the browser later
+        from forgegym.play.leaderboard import load_results
+
+        try:
+            load_results(results)
+        except ValueError as exc:
+            raise CLIError(f"--results {one_line(str(exc))}") from None
     from forgegym.server import serve
 
     serve(
@@ -38,5 +47,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout if args.idle_timeout > 0 else None,
         curriculum=args.curriculum,
+        results=results,
     )
     return 0

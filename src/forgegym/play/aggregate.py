@@ -323,14 +323,19 @@ def summarise_policy(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    metrics: Sequence[str] | None = None,
 ) -> PolicySummary:
-    """Every metric with its interval per (family, level), per family and overall."""
+    """Every metric (or only ``metrics``) with its interval per (family, level), per
+    family and overall."""
     if not tasks:
         raise ValueError(f"tasks: policy {policy!r} has no episodes to summarise")
     strata = _Strata.of(tasks)
     per_level = _family_level_weights(strata, weights, levels_of)
     min_runs = min(t.runs for t in tasks)
-    metrics = metric_names(min_runs)
+    if metrics is None:
+        metrics = metric_names(min_runs)
+    for metric in metrics:
+        check_metric(metric, min_runs)
     rng = np.random.default_rng(seed)
 
     def cell(

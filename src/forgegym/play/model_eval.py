@@ -4,7 +4,7 @@ The protocol (the seed's leaderboard rules, with intervals):
 
 * tasks: episode ``k`` of an env is reset with seed ``seed + k`` (as every forgegym
   evaluation: the same tasks as ``forgegym eval --policy ...`` and as
-  :func:`forgegym.rollouts.collect_rollouts` with that seed);
+  :func:`forgegym.play.rollouts.collect_rollouts` with that seed);
 * runs: each task is played ``runs`` times; run ``r`` asks the endpoint for
   completion sample ``r`` of each prompt (:mod:`forgegym.play.client`), so runs are
   independent samples at the fixed temperature and a rerun is answered by the cache;
@@ -20,7 +20,7 @@ The protocol (the seed's leaderboard rules, with intervals):
   episodes stepped in parallel threads), and families parse submissions in the parent.
   A model's latency, not grading, dominates an LLM evaluation, and grading fans out
   over the sandbox pool inside each step anyway;
-* the results file (:class:`~forgegym.results.Results`) holds every episode (policy
+* the results file (:class:`~forgegym.play.results.Results`) holds every episode (policy
   = the model name, ``run`` = its run) and in ``metadata`` the model and sampling,
   the client's usage (requests, retries, 429s, cache hits, tokens, seconds), the wall
   time and the aggregate (:func:`forgegym.play.aggregate.summarise_results`).

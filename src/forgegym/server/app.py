@@ -33,7 +33,7 @@ import inspect
 import json
 import math
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,8 +300,10 @@ def create_app(
     idle_timeout_s: float | None = 600.0,
     curriculum: bool = False,
     curriculum_config: dict[str, Any] | None = None,
+    results: Sequence[str | Path] = (),
 ) -> FastAPI:
-    """The FastAPI app serving ``env_id`` (see the module docstring)."""
+    """The FastAPI app serving ``env_id`` (see the module docstring); ``results`` are
+    the results files of the dashboard's Leaderboard tab (``GET /leaderboard``)."""
     service = ForgeService(
         env_id,
         env_kwargs=env_kwargs,
@@ -471,6 +473,9 @@ def create_app(
     from forgegym.server.extras import add_extra_routes
 
     add_extra_routes(app, service)
+    from forgegym.server.leaderboard import add_leaderboard_route
+
+    add_leaderboard_route(app, results)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

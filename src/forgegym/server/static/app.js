@@ -288,3 +288,38 @@ async function loadStats() {
 loaders.stats = loadStats;
 
 loadHeader().catch((error) => setStatus(String(error), true));
+
+// ------------------------------------------------------------------ leaderboard (results files)
+const interval = (x) => (x == null ? "–" : `${fmt(x.value)} [${fmt(x.low)}, ${fmt(x.high)}]`);
+
+async function loadLeaderboard() {
+  const message = $("#leaderboard-message");
+  const metric = $("#leaderboard-metric").value;
+  try {
+    const board = await getJSON(`/leaderboard?metric=${encodeURIComponent(metric)}`);
+    const total = board.weights.reduce((a, b) => a + b, 0) || 1;
+    const weights = board.weights.map((w) => Math.round((100 * w) / total)).join("/");
+    message.textContent = `metric ${board.metric}; difficulty weights ${weights}; 95% bootstrap intervals over tasks`;
+    const columns = ["rank", "model", ...board.families, "aggregate", "tasks", "runs"];
+    $("#leaderboard-table thead").replaceChildren(el("tr", {}, ...columns.map((c) => el("th", {}, c))));
+    $("#leaderboard-table tbody").replaceChildren(...board.rows.map((row) => el("tr", {},
+      el("td", { className: "num" }, row.rank),
+      el("td", { className: "model", title: row.source }, row.name),
+      ...board.families.map((f) => el("td", { className: "num family" }, interval(row.families[f]))),
+      el("td", { className: "num aggregate" }, interval(row.aggregate)),
+      el("td", { className: "num" }, row.tasks),
+      el("td", { className: "num" }, row.runs),
+    )));
+    $("#leaderboard-differences").replaceChildren(...board.differences.map((d) => el("li", {},
+      `${d.a} − ${d.b}: ${d.difference.value >= 0 ? "+" : ""}${fmt(d.difference.value)} ` +
+      `[${fmt(d.difference.low)}, ${fmt(d.difference.high)}] on ${d.shared_tasks} shared tasks ` +
+      `(paired bootstrap p = ${fmt(d.p_value)})`)));
+    $("#leaderboard-notes").replaceChildren(...board.notes.map((n) => el("li", {}, n)));
+  } catch (error) {
+    message.textContent = String(error);
+    $("#leaderboard-table tbody").replaceChildren();
+    $("#leaderboard-differences").replaceChildren();
+  }
+}
+$("#leaderboard-metric").addEventListener("change", loadLeaderboard);
+loaders.leaderboard = loadLeaderboard;

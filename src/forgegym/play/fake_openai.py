@@ -168,6 +168,8 @@ def create_app(
     attempts: dict[str, int] = {}
     lock = threading.Lock()
     app.state.requests = 0
+    app.state.in_flight = 0  # answers being prepared now, and the most at once
+    app.state.max_in_flight = 0
 
     def find(messages: Sequence[Mapping[str, Any]]) -> TaskScript | None:
         for message in messages:
@@ -215,7 +217,14 @@ def create_app(
                 "--episodes, --seed and env kwargs as the evaluation, and send the "
                 "episode's history (the first user message must be the first observation)",
             )
-        await asyncio.sleep(slow_s if model == "fake-slow" else latency_s)
+        with lock:
+            app.state.in_flight += 1
+            app.state.max_in_flight = max(app.state.max_in_flight, app.state.in_flight)
+        try:
+            await asyncio.sleep(slow_s if model == "fake-slow" else latency_s)
+        finally:
+            with lock:
+                app.state.in_flight -= 1
         if model == "fake-noop":
             text = NOOP
         elif model == "fake-malformed":

@@ -69,7 +69,9 @@ def test_endpoint_failures_are_one_error_type(url: str) -> None:
     with pytest.raises(LLMPolicyError, match="unexpected response"):
         ChatClient(base_url=url, model="broken").complete([{"role": "user", "content": "x"}])
     with pytest.raises(ChatError, match="failed"):
-        ChatClient(base_url="http://127.0.0.1:9", model="m", timeout_s=5, max_retries=0).complete([])
+        ChatClient(base_url="http://127.0.0.1:9", model="m", timeout_s=5, max_retries=0).complete(
+            []
+        )
     for kwargs, name in (({"model": "", "base_url": url}, "model"), ({"model": "m"}, "base_url")):
         with pytest.raises(ValueError, match=name):
             ChatClient(**kwargs)

@@ -12,7 +12,6 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("fastapi")
 
-from forgegym.llm import ChatClient  # noqa: E402
 from forgegym.play.client import AsyncChatClient, ChatError, CompletionCache  # noqa: E402
 from forgegym.play.fake_openai import (  # noqa: E402
     FakeOpenAIServer,
@@ -20,6 +19,7 @@ from forgegym.play.fake_openai import (  # noqa: E402
     create_app,
     prompt_key,
 )
+from forgegym.play.llm import ChatClient  # noqa: E402
 
 PROMPT = "the first observation of a task"
 TASKS = {prompt_key(PROMPT): TaskScript(env_id="Forge/X-v0", task_id="x/1", reference="REF")}

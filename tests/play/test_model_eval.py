@@ -13,9 +13,9 @@ pytest.importorskip("openai")
 pytest.importorskip("fastapi")
 
 from forgegym.cli import main  # noqa: E402
+from forgegym.family.registration import env_ids  # noqa: E402
 from forgegym.play.fake_openai import FakeOpenAIServer, create_app, index_tasks  # noqa: E402
-from forgegym.registration import env_ids  # noqa: E402
-from forgegym.results import Results  # noqa: E402
+from forgegym.play.results import Results  # noqa: E402
 
 CHEAP = ["Forge/Oversight-v0", "Forge/Refactor-v0"]
 

@@ -139,8 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=weights_arg,
         default=(20.0, 35.0, 45.0),
         metavar="E,M,H",
-        help="difficulty weights easy..hard, spread over each family's levels "
-        "(default: 20,35,45)",
+        help="difficulty weights easy..hard, spread over each family's levels (default: 20,35,45)",
     )
     model = p.add_argument_group(
         "a model behind an OpenAI-compatible endpoint (instead of --policy)",
@@ -148,8 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model.add_argument("--model", metavar="NAME", help="the model to evaluate")
     model.add_argument(
-        "--base-url", metavar="URL", help="the endpoint, e.g. http://localhost:8000/v1 "
-        "(default: API_BASE_URL)"
+        "--base-url",
+        metavar="URL",
+        help="the endpoint, e.g. http://localhost:8000/v1 (default: API_BASE_URL)",
     )
     model.add_argument(
         "--concurrency",

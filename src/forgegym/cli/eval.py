@@ -18,9 +18,9 @@ from forgegym.cli.common import (
     check_llm,
     check_output,
     checked_env_ids,
+    default_cache,
     make_console,
     one_line,
-    default_cache,
     parse_kwargs,
     record_episode,
     require_extra,
@@ -71,9 +71,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with Progress(console=console, transient=False, disable=args.quiet) as progress:
             for env_id in env_ids:
                 for policy in policies:
-                    bar = progress.add_task(
-                        f"{env_id} × {policy}", total=args.episodes * args.runs
-                    )
+                    bar = progress.add_task(f"{env_id} × {policy}", total=args.episodes * args.runs)
                     for run in range(args.runs):  # the same tasks (seeds) in every run
                         results = evaluate(
                             env_id,
@@ -148,7 +146,9 @@ def _eval_model(args: argparse.Namespace) -> int:
         check_env(env_id, env_kwargs)
     base_url = args.base_url or os.environ.get("API_BASE_URL")
     if not base_url:
-        raise CLIError("--model needs --base-url URL (or API_BASE_URL): an OpenAI-compatible endpoint")
+        raise CLIError(
+            "--model needs --base-url URL (or API_BASE_URL): an OpenAI-compatible endpoint"
+        )
     cache = None
     if not args.no_cache:
         path = check_output(args.cache or str(default_cache()), "--cache")

@@ -357,7 +357,9 @@ class AsyncChatClient:
         )
 
     # ---------------------------------------------------------------- public
-    async def complete(self, messages: Sequence[Mapping[str, Any]], *, sample: int = 0) -> Completion:
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], *, sample: int = 0
+    ) -> Completion:
         """The reply to ``messages``: from the cache when it holds this request's
         ``sample``, else from the endpoint (then cached).
 

@@ -205,10 +205,15 @@ def create_app(
             with lock:
                 seen = attempts[digest] = attempts.get(digest, 0) + 1
             if seen <= rate_limit_failures:
-                return _error(429, "rate limited; retry later", "rate_limit_error", **{
-                    "Retry-After": "0",
-                    "retry-after-ms": "20",
-                })
+                return _error(
+                    429,
+                    "rate limited; retry later",
+                    "rate_limit_error",
+                    **{
+                        "Retry-After": "0",
+                        "retry-after-ms": "20",
+                    },
+                )
         script = find(messages)
         if model in ("fake-ref", "fake-slow", "fake-429", "fake-multiturn") and script is None:
             return _error(
@@ -298,7 +303,9 @@ class FakeOpenAIServer:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m forgegym.play.fake_openai``: index tasks, then serve until Ctrl-C."""
     parser = argparse.ArgumentParser(prog="python -m forgegym.play.fake_openai")
-    parser.add_argument("--env", action="append", metavar="ID", help="id, repeatable (default: all)")
+    parser.add_argument(
+        "--env", action="append", metavar="ID", help="id, repeatable (default: all)"
+    )
     parser.add_argument("--episodes", type=int, default=5, help="tasks per env (seeds SEED...)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")

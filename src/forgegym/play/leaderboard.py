@@ -294,4 +294,3 @@ def to_rich(board: Leaderboard) -> list[Any]:
     out += [Text(_difference(d)) for d in board.differences]
     out += [Text(f"note: {note}", style="yellow") for note in board.notes]
     return out
-

@@ -136,9 +136,7 @@ async def _play(
             completion = await client.complete(
                 chat_messages(observation, info, history=history), sample=run
             )
-            observation, reward, terminated, truncated, info = await call(
-                env.step, completion.text
-            )
+            observation, reward, terminated, truncated, info = await call(env.step, completion.text)
             step = Step(
                 index=len(episode.steps) + 1,
                 action=completion.text,

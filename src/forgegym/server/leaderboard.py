@@ -32,7 +32,7 @@ def add_leaderboard_route(app: FastAPI, results: Sequence[str | Path]) -> None:
 
     @app.get("/leaderboard", response_model=Leaderboard, tags=["Leaderboard"])
     async def leaderboard(
-        metric: str = Query("best", max_length=32, description="best, score, success, pass@k")
+        metric: str = Query("best", max_length=32, description="best, score, success, pass@k"),
     ) -> Any:
         if not paths:
             return JSONResponse(

@@ -103,3 +103,47 @@ def test_dashboard_plays_an_episode_and_shows_the_breakdown(page: Any, tmp_path:
         assert options == with_stats
         assert page.inner_text("#stats-body h2") == served  # the served family first
         assert page.locator("#stats-body table tr").count() > 1
+
+
+def test_the_leaderboard_tab_reads_the_results_files(page: Any, tmp_path: Path) -> None:
+    from forgegym.play.evaluation import evaluate
+    from forgegym.play.leaderboard import build_leaderboard, load_results
+
+    files = []
+    for policy in ("noop", "reference"):  # real eval results on the same tasks
+        path = tmp_path / f"{policy}.json"
+        evaluate("Forge/Oversight-v0", policy, episodes=4, seed=0).save(path)
+        files.append(str(path))
+    expected = build_leaderboard(load_results(files))
+    with live_server(env_kwargs={"max_steps": 3}, results=files) as live:
+        page.goto(live.url + "/")
+        page.click(".tab[data-tab='leaderboard']")
+        page.wait_for_selector("#leaderboard-table tbody tr td")
+        rows = page.locator("#leaderboard-table tbody tr")
+        assert rows.count() == 2
+        assert page.locator("#leaderboard-table thead th").all_inner_texts() == [
+            "rank",
+            "model",
+            "oversight",
+            "aggregate",
+            "tasks",
+            "runs",
+        ]
+        assert rows.nth(0).locator("td.model").inner_text() == "reference"
+        top = expected.rows[0].aggregate
+        assert rows.nth(0).locator("td.aggregate").inner_text() == (
+            f"{top.value:.3f} [{top.low:.3f}, {top.high:.3f}]"
+        )
+        difference = page.inner_text("#leaderboard-differences li")
+        assert difference.startswith("reference − noop: +") and "on 4 shared tasks" in difference
+        page.select_option("#leaderboard-metric", "success")
+        page.wait_for_function(
+            "document.querySelector('#leaderboard-message').textContent.startsWith('metric success')"
+        )
+        assert rows.nth(1).locator("td.aggregate").inner_text().startswith("0.000")
+    with live_server(env_kwargs={"max_steps": 3}) as live:  # no results: a clear message
+        page.goto(live.url + "/")
+        page.click(".tab[data-tab='leaderboard']")
+        page.wait_for_function(
+            "document.querySelector('#leaderboard-message').textContent.includes('--results')"
+        )

@@ -96,14 +96,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     table = Table(title="forgegym eval")
     for column in ("env", "policy", "episodes", "success rate", "mean score", "mean reward"):
         table.add_column(column)
-    for run in summarise(report):
+    for row in summarise(report):
         table.add_row(
-            run.env_id,
-            run.policy,
-            str(run.episodes),
-            f"{run.success_rate:.2%}",
-            f"{run.mean_score:.3f}",
-            f"{run.mean_reward:.3f}",
+            row.env_id,
+            row.policy,
+            str(row.episodes),
+            f"{row.success_rate:.2%}",
+            f"{row.mean_score:.3f}",
+            f"{row.mean_reward:.3f}",
         )
     console.print(table)
     _add_aggregate(report, args.weights, console)

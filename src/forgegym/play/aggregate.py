@@ -274,7 +274,10 @@ def _family_level_weights(
         seen = [lv for f, lv in strata.cells if f == family]
         known = [lv for lv in seen if lv is not None]
         declared = list((levels_of or {}).get(family) or known)
-        spread: dict[int | None, float] = dict(level_weights(declared, weights)) if declared else {}
+        spread: dict[int | None, float] = {}
+        if declared:
+            for level, weight in level_weights(declared, weights).items():
+                spread[level] = weight
         for lv in known:
             if lv not in spread:
                 raise ValueError(

@@ -342,11 +342,11 @@ def test_llm_endpoint_failing_mid_run_keeps_the_finished_episodes(
     rc = main([*argv, "--episodes", "1", "--quiet", "--out", str(results)])
     out, err = capsys.readouterr()
     # The LLM episode prints its [START] line before the endpoint fails: stdout is not empty.
-    assert_one_line_error(rc, out, err, "HTTP Error 500", quiet_stdout=False)
+    assert_one_line_error(rc, out, err, "HTTP 500", quiet_stdout=False)
     assert f"the 1 finished episodes are in {results}" in err
     saved = EvalResults.load(results)
     assert [e.policy for e in saved.episodes] == ["noop"]
-    assert "HTTP Error 500" in saved.metadata["incomplete"]
+    assert "HTTP 500" in saved.metadata["incomplete"]
 
 
 def test_plot_without_matplotlib_names_the_extra(

@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--weights",
         type=weights_arg,
-        default=(20.0, 35.0, 45.0),
+        default="20,35,45",
         metavar="E,M,H",
         help="difficulty weights easy..hard, spread over each family's levels (default: 20,35,45)",
     )
@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--weights",
         type=weights_arg,
-        default=(20.0, 35.0, 45.0),
+        default="20,35,45",
         metavar="E,M,H",
         help="difficulty weights easy..hard (default: 20,35,45)",
     )

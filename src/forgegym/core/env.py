@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ForgeEnv",
     "StepOutcome",
+    "accepted_kwargs",
     "check_number",
     "check_positive_int",
+    "reject_unknown_kwargs",
     "uses_batch_grading",
 ]
 
@@ -63,6 +65,40 @@ def uses_batch_grading(env: Any) -> bool:
         return False
     batch, single = _owner(type(env), "grade_batch"), _owner(type(env), "grade_completions")
     return batch is not None and single is not None and issubclass(batch, single)
+
+
+def accepted_kwargs(cls: type) -> list[str]:
+    """Every keyword argument the ``__init__`` chain of ``cls`` names (what
+    ``gym.make(id, **kwargs)`` may pass), sorted."""
+    import inspect
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        for param in inspect.signature(init).parameters.values():
+            if (
+                param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
+                and param.name != "self"
+            ):
+                names.add(param.name)
+    return sorted(names)
+
+
+def reject_unknown_kwargs(
+    cls: type, kwargs: dict[str, Any], supplied: tuple[str, ...] = ()
+) -> None:
+    """A ``TypeError`` listing the accepted names when ``kwargs`` (what reached a
+    ``**kwargs`` of ``cls``'s ``__init__``) holds a name no ``__init__`` in its chain
+    accepts (or one ``cls`` itself passes on, ``supplied``): a misspelt or undocumented
+    option is never silently ignored."""
+    accepted = [name for name in accepted_kwargs(cls) if name not in supplied]
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{cls.__name__}: unknown keyword argument(s) {unknown}; accepted: {accepted}"
+        )
 
 
 def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:

@@ -44,7 +44,7 @@ from forgegym.core.navigation import (
 from forgegym.core.task import Task, TaskBank
 from forgegym.grading.batch import Grader, Note, Submission, grade_many
 from forgegym.grading.phases import phase
-from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, TestOutcome
+from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, RunStatus, TestOutcome
 from forgegym.sandbox.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -92,16 +92,41 @@ def _claims_of(action: ActionModel) -> list[Any]:
 def visible_tests_job(
     task: Task, workdir: str, tests: Sequence[str] | None = None, timeout_s: float = 20.0
 ) -> PytestJob:
-    """A job running the task's visible tests (or the subset ``tests``) in ``workdir``."""
+    """A job running the task's visible tests (or the subset ``tests``) in ``workdir``.
+
+    A task from a user's repository (``task.metadata["project_run"]``, a
+    :class:`~forgegym.sandbox.jobs.ProjectRun` as JSON) runs with its pristine pytest
+    configuration, conftest files, import roots and dependencies, under the time limit
+    measured at ``make`` (``task.metadata["time_limit_s"]``) when that is longer."""
+    extra: dict[str, Any] = {}
+    project = task.metadata.get("project_run") if isinstance(task.metadata, dict) else None
+    if project is not None:
+        # Its ids must not depend on the hash seed (the host check uses the same one);
+        # tests the sandbox's runtime policy stopped at make are never run again.
+        extra = {
+            "project": ProjectRun.model_validate(project),
+            "conftest": True,
+            "python_hash_seed": 0,
+        }
+        timeout_s = max(timeout_s, float(task.metadata.get("time_limit_s") or 0.0))
+        skip = set(task.metadata.get("skip_ids") or ())
+        if skip:
+            wanted = list(tests) if tests else list(task.visible_test_ids)
+            extra["order"] = [t for t in wanted if t not in skip]
     if tests:
         return PytestJob(
-            workdir=workdir, targets=list(tests), expected_ids=list(tests), timeout_s=timeout_s
+            workdir=workdir,
+            targets=list(tests),
+            expected_ids=list(tests),
+            timeout_s=timeout_s,
+            **extra,
         )
     return PytestJob(
         workdir=workdir,
         targets=list(task.visible_test_files),
         expected_ids=list(task.visible_test_ids) or None,
         timeout_s=timeout_s,
+        **extra,
     )
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "SANDBOX_GID",
     "SANDBOX_UID",
     "UnconfinedError",
+    "add_readonly_dirs",
     "bwrap_argv",
     "bwrap_path",
     "confinement_status",
@@ -274,6 +275,35 @@ def runtime_binds() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     return tuple(binds), tuple(masks)
 
 
+# Directories outside the runtime that jobs may read (a user's repository's cached test
+# dependencies): bound read-only into every sandbox started after they were added. The
+# generation counts additions, so a pool knows which of its zygotes predate one.
+_EXTRA_LOCK = threading.Lock()
+_EXTRA_RO: dict[str, None] = {}
+_EXTRA_GENERATION = [0]
+
+
+def add_readonly_dirs(paths: list[str]) -> int:
+    """Bind the directories ``paths`` (absolute, existing) read-only into every sandbox
+    started from now on; returns the generation that includes them (zygotes of an older
+    generation cannot see them). Only the trusted parent calls this, for directories it
+    built itself (never a path an agent chose)."""
+    with _EXTRA_LOCK:
+        for path in paths:
+            real = os.path.realpath(path)
+            if not os.path.isabs(path) or not os.path.isdir(real):
+                raise ValueError(f"add_readonly_dirs: {path!r} is not an existing directory")
+            if path not in _EXTRA_RO:
+                _EXTRA_RO[path] = None
+                _EXTRA_GENERATION[0] += 1
+        return _EXTRA_GENERATION[0]
+
+
+def readonly_generation() -> int:
+    """The current generation of :func:`add_readonly_dirs`."""
+    return _EXTRA_GENERATION[0]
+
+
 def sandbox_python() -> str:
     """The interpreter path inside the sandbox."""
     return os.path.realpath(sys.executable)
@@ -318,6 +348,10 @@ def bwrap_argv(stage: str, command: list[str], env: dict[str, str]) -> list[str]
         argv += ["--ro-bind", src, dest]
     for mask in masks:
         argv += ["--tmpfs", mask, "--remount-ro", mask]
+    with _EXTRA_LOCK:
+        extra = list(_EXTRA_RO)
+    for path in extra:
+        argv += ["--ro-bind", os.path.realpath(path), path]
     argv += ["--ro-bind", stage, stage, "--dir", isolation.JOB_DIR, "--remount-ro", "/"]
     argv += ["--chdir", "/", "--", *command]
     return argv

@@ -489,6 +489,19 @@ def _ini_overrides(options: dict[str, Any]) -> list[str]:
     return out
 
 
+def _project_overrides(project: dict[str, Any] | None) -> list[str]:
+    """A user's repository (its own configuration is the ``-c`` file): its addopts as the
+    parent reduced them, no required plugins (plugin autoload is off: they are not
+    loaded) and no ``pythonpath`` (relative to the staged file; the job's import roots
+    are on ``sys.path`` instead)."""
+    if not project:
+        return []
+    import shlex
+
+    addopts = shlex.join(str(a) for a in project.get("addopts") or [])
+    return ["-o", f"addopts={addopts}", "-o", "required_plugins=", "-o", "pythonpath="]
+
+
 def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
     workdir = job["workdir"]
     targets = job["targets"]
@@ -504,6 +517,7 @@ def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
         "-p",
         "no:cacheprovider",
         *([] if job.get("conftest") else ["--noconftest"]),
+        *_project_overrides(job.get("project")),
         *_ini_overrides(job.get("ini_options") or {}),
         "--tb=no",
         "-rN",
@@ -713,6 +727,7 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
         # Bytecode: never read a .pyc planted in the workspace, never write one there.
         sys.pycache_prefix = os.path.join(tmp, "pycache")
         sys.dont_write_bytecode = True
+        project = job.get("project") or {}
         hooks = _import_hooks(job.get("setup_hooks") or [])
         if job["kind"] == "calls":
             _trusted_call_modules(job)
@@ -732,6 +747,9 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
             features["runtime_policy"] = "audit hooks"
         reporter.emit({"t": "isolation", "features": features})
         sys.path.insert(0, workdir)
+        for i, rel in enumerate(project.get("import_paths") or [], start=1):
+            sys.path.insert(i, os.path.join(workdir, rel))
+        sys.path.extend(str(d) for d in project.get("site_dirs") or [])
         if job["kind"] == "pytest":
             _run_pytest(job, reporter)
         else:

@@ -22,6 +22,7 @@ __all__ = [
     "Frame",
     "Job",
     "PytestJob",
+    "ProjectRun",
     "PytestResult",
     "Result",
     "RunStatus",
@@ -83,6 +84,61 @@ class SetupHook(BaseModel):  # type: ignore[no-redef]
     kwargs: dict[str, JSONValue] = Field(default_factory=dict)
 
 
+class ProjectRun(BaseModel):
+    """How a user's repository runs, decided by the trusted parent from the repository as
+    it was before the episode (never from the agent's copy): its own pytest configuration,
+    its import roots and its cached test dependencies."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config_name: str | None = Field(
+        default=None,
+        description="The basename of the project's pytest configuration file (pytest.ini, "
+        "pyproject.toml, tox.ini, setup.cfg); None: the trusted default ini.",
+    )
+    config_text: str = Field(default="", description="That file's pristine text.")
+    addopts: list[str] = Field(
+        default_factory=list,
+        description="The project's addopts, reduced to core pytest options (plugins that are "
+        "not loaded, coverage, parallelism, stop-early and cache options are dropped).",
+    )
+    import_paths: list[str] = Field(
+        default_factory=list,
+        description="Import roots relative to the workdir (``src`` for a src layout, the "
+        "``pythonpath`` setting), put on sys.path after the workdir.",
+    )
+    site_dirs: list[str] = Field(
+        default_factory=list,
+        description="Absolute directories of the cached dependency environment: bound "
+        "read-only into the sandbox and appended to sys.path.",
+    )
+
+    @field_validator("config_name")
+    @classmethod
+    def _known_config(cls, value: str | None) -> str | None:
+        allowed = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+        if value is not None and value not in allowed:
+            raise ValueError(f"config_name: expected one of {allowed}, got {value!r}")
+        return value
+
+    @field_validator("import_paths")
+    @classmethod
+    def _relative_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            parts = path.split("/")
+            if not path or path.startswith("/") or any(p in ("", "..") for p in parts):
+                raise ValueError(f"import_paths: {path!r} is not a relative path")
+        return value
+
+    @field_validator("site_dirs")
+    @classmethod
+    def _absolute_dirs(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.startswith("/") or ".." in path.split("/"):
+                raise ValueError(f"site_dirs: {path!r} is not an absolute path")
+        return value
+
+
 class PytestJob(BaseModel):
     """Run pytest on files in ``workdir`` (an absolute path the parent prepared)."""
 
@@ -124,6 +180,12 @@ class PytestJob(BaseModel):
         default_factory=dict,
         description="Overrides of the trusted ini (-o key=value), for the keys in "
         "INI_OPTION_KEYS only (collection patterns, filterwarnings, usefixtures, ...).",
+    )
+
+    project: ProjectRun | None = Field(
+        default=None,
+        description="A user's repository: its pristine pytest configuration replaces the "
+        "trusted ini, plus import roots and read-only dependency directories.",
     )
 
     @field_validator("ini_options")

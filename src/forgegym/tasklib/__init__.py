@@ -7,6 +7,9 @@
   (``data/modules/``) that Bugfix, Refactor and Oversight build tasks from;
 * :mod:`~forgegym.tasklib.values`: how a differential check compares two plain values,
   and the sandbox call jobs that produce them;
+* :mod:`~forgegym.tasklib.project`, :mod:`~forgegym.tasklib.depenv`,
+  :mod:`~forgegym.tasklib.agreement`: a user's repository as it is, its cached test
+  dependencies, and the agreement of the sandbox with the host on it;
 * :mod:`~forgegym.tasklib.literals`: special-casing of the literals a model was shown
   (Bugfix's visible tests and report, FlakyRepair's repository tests).
 

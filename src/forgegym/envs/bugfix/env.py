@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from forgegym.core.env import check_number
+from forgegym.core.env import check_number, reject_unknown_kwargs
 from forgegym.core.task import TaskBank
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader, solved
-from forgegym.envs.bugfix.repo import RepoAwareGrader, RepoGrader
+from forgegym.envs.bugfix.repo import REPO_DEFAULTS, RepoAwareGrader, RepoGrader
 from forgegym.envs.code_env import CodeEnv
 from forgegym.rewards import RewardBreakdown
 
@@ -88,9 +89,17 @@ class BugfixEnv(CodeEnv):
       :mod:`forgegym.envs.bugfix.repo`).
     * ``repo_path`` (str), ``failing_tests`` (list of pytest ids), ``hidden_tests``
       (list of test files, optional), ``editable_files`` (paths or glob patterns,
-      optional): one task from your own repository, graded by
-      fail-to-pass on ``failing_tests`` (and the hidden tests that fail now) and
-      pass-to-pass on every other test (:func:`~forgegym.envs.bugfix.repo.repo_task`).
+      optional; default the package's modules): one task from your own repository, graded
+      by fail-to-pass on ``failing_tests`` (and the hidden tests that fail now) and
+      pass-to-pass on the other tests (:func:`~forgegym.envs.bugfix.repo.repo_task`).
+      Repository-mode options: ``max_file_bytes`` (1,000,000), ``max_files`` (2,000),
+      ``test_timeout_s`` (None: measured, ``time_limit_multiple`` (3) times the
+      baseline run, at most ``time_limit_cap_s`` (600)), ``test_dependencies`` (None:
+      what the project declares; requirements or local paths), ``cache_dir`` (None:
+      ``$FORGEGYM_CACHE_DIR`` or ``~/.cache/forgegym``), ``host_check`` (True: compare
+      with a plain pytest run on the host; ``info["repo_report"]``), ``full_suite``
+      (False: grade the failing tests and the test files of the changed modules).
+      An unknown keyword is a ``TypeError`` listing the accepted ones.
 
     ## Example
 
@@ -123,23 +132,50 @@ class BugfixEnv(CodeEnv):
         weights: Mapping[str, float] | None = None,
         grading_timeout_s: float = 10.0,
         task_bank: TaskBank | None = None,
-        test_timeout_s: float = 20.0,
+        test_timeout_s: float | None = None,
         runner: Runner | None = None,
         repo_path: str | None = None,
         failing_tests: Sequence[str] | None = None,
         hidden_tests: Sequence[str] = (),
         editable_files: Sequence[str] | None = None,
+        max_file_bytes: int = REPO_DEFAULTS["max_file_bytes"],
+        max_files: int = REPO_DEFAULTS["max_files"],
+        time_limit_multiple: float = REPO_DEFAULTS["time_limit_multiple"],
+        time_limit_cap_s: float = REPO_DEFAULTS["time_limit_cap_s"],
+        test_dependencies: Sequence[str] | None = None,
+        cache_dir: str | None = None,
+        host_check: bool = REPO_DEFAULTS["host_check"],
+        full_suite: bool = REPO_DEFAULTS["full_suite"],
         **kwargs: Any,
     ) -> None:
+        reject_unknown_kwargs(type(self), kwargs, supplied=("grader",))
         timeout_s = check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0)
+        if test_timeout_s is not None:
+            test_timeout_s = check_number("test_timeout_s", test_timeout_s, low=0.1, high=3600.0)
         grader = RepoAwareGrader(
             BugfixGrader(weights=weights, timeout_s=timeout_s),
-            RepoGrader(weights=weights, timeout_s=max(timeout_s, test_timeout_s)),
+            RepoGrader(
+                weights=weights,
+                timeout_s=max(timeout_s, test_timeout_s or 0.0),
+                full_suite=full_suite,
+            ),
         )
-        if repo_path is None and (
-            failing_tests is not None or hidden_tests or editable_files is not None
-        ):
-            raise ValueError("repo_path: required with failing_tests/hidden_tests/editable_files")
+        repo_only = {
+            "failing_tests": failing_tests is not None,
+            "hidden_tests": bool(hidden_tests),
+            "editable_files": editable_files is not None,
+            "test_dependencies": test_dependencies is not None,
+            "cache_dir": cache_dir is not None,
+            "max_file_bytes": max_file_bytes != REPO_DEFAULTS["max_file_bytes"],
+            "max_files": max_files != REPO_DEFAULTS["max_files"],
+            "time_limit_multiple": time_limit_multiple != REPO_DEFAULTS["time_limit_multiple"],
+            "time_limit_cap_s": time_limit_cap_s != REPO_DEFAULTS["time_limit_cap_s"],
+            "host_check": host_check != REPO_DEFAULTS["host_check"],
+            "full_suite": full_suite != REPO_DEFAULTS["full_suite"],
+        }
+        if repo_path is None and any(repo_only.values()):
+            given = [name for name, set_ in repo_only.items() if set_]
+            raise ValueError(f"repo_path: required with the repository-mode options {given}")
         if repo_path is not None:
             if failing_tests is None:
                 raise ValueError("failing_tests: required with repo_path (pytest ids that fail)")
@@ -156,15 +192,31 @@ class BugfixEnv(CodeEnv):
                 editable_files=editable_files,
                 runner=resolve_runner(runner),
                 timeout_s=test_timeout_s,
+                max_file_bytes=max_file_bytes,
+                max_files=max_files,
+                time_limit_multiple=time_limit_multiple,
+                time_limit_cap_s=time_limit_cap_s,
+                test_dependencies=test_dependencies,
+                cache_dir=cache_dir,
+                host_check=host_check,
             )
             task_bank = TaskList([task])
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,
             runner=runner,
-            test_timeout_s=test_timeout_s,
+            test_timeout_s=20.0 if test_timeout_s is None else test_timeout_s,
             **kwargs,
         )
+
+    def _extra_info(self) -> dict[str, Any]:
+        info = super()._extra_info()
+        report = self.task.metadata.get("repo_report")
+        if report is not None:
+            # A repository task: how the sandbox agreed with the host at make, which
+            # tests are left out of grading and why, and the measured time limit.
+            info["repo_report"] = copy.deepcopy(report)
+        return info
 
     def _task_section(self) -> str:
         task = self.task

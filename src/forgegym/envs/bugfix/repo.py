@@ -31,10 +31,20 @@ family's ``solved`` predicate applies):
   ``noop``: nothing repaired. ``success``: every fail-to-pass test passes, nothing
   regressed, no gate.
 
-Tests run in the sandbox like every other job: pytest with ``--noconftest`` (a
-``conftest.py``'s fixtures are not loaded; tests that need them error), plugin autoload
-off, no network, the repository's non-Python files absent. Tests that fail on the
-unmodified repository and are not in ``failing_tests`` count nowhere.
+Tests run in the sandbox like every other job, but as the project runs them: its own
+pytest configuration (``pyproject.toml``, ``setup.cfg``, ``pytest.ini``, ``tox.ini``) and
+``conftest.py`` files *as they were before the episode* (trusted; the agent cannot edit
+or add them, and grading restores every non-editable file), its ``addopts`` reduced to
+core pytest options, its import roots (a ``src`` layout, ``pythonpath``), and its test
+dependencies installed once into a cached environment bound read-only into the sandbox
+(:mod:`forgegym.tasklib.depenv`). At ``make`` the suite runs once in the sandbox (its
+wall time sets the time limits: ``time_limit_multiple`` times it, capped) and once as
+a plain pytest run on the host; tests whose outcomes differ are reported with their
+cause (``info["repo_report"]`` at reset) and left out of grading
+(:mod:`forgegym.tasklib.agreement`). Grading runs the fail-to-pass tests and the test
+files that import a module the agent changed (``full_suite=True``: every test file).
+Tests that fail on the unmodified repository and are not in ``failing_tests`` count
+nowhere.
 """
 
 from __future__ import annotations
@@ -54,8 +64,23 @@ from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
-from forgegym.sandbox.jobs import Job, PytestJob, PytestResult, RunStatus
+from forgegym.sandbox.jobs import Job, ProjectRun, PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
+from forgegym.tasklib.agreement import (
+    AgreementReport,
+    TestDifference,
+    compare,
+    host_outcomes,
+    time_limit,
+)
+from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+from forgegym.tasklib.project import (
+    ProjectLayout,
+    imports_of_tests,
+    is_package_source,
+    project_layout,
+    read_project,
+)
 
 if TYPE_CHECKING:
     from forgegym.sandbox.runners import Runner
@@ -107,6 +132,15 @@ class RepoHidden(BaseModel):
         default_factory=list, description="Hidden tests failing at the start (fail-to-pass)."
     )
     diff_budget: int = Field(default=20, ge=1, description="Lines a fix may change at full credit.")
+    excluded: list[str] = Field(
+        default_factory=list,
+        description="Tests whose outcome differs between the sandbox and the host: never graded.",
+    )
+    test_imports: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Visible test file -> the repository modules it imports (transitively).",
+    )
+    time_limit_s: float = Field(default=20.0, gt=0, description="Wall limit of a test run.")
 
 
 def is_repo_task(task: Task) -> bool:
@@ -131,10 +165,20 @@ def is_test_support(path: str) -> bool:
     return is_test_file(path) or bool(set(PurePosixPath(path).parts[:-1]) & _TEST_DIRS)
 
 
-def _editable(files: Mapping[str, str], patterns: Sequence[str] | None) -> tuple[str, ...]:
-    candidates = [p for p in sorted(files) if not is_test_support(p)]
+def _editable(
+    files: Mapping[str, str],
+    patterns: Sequence[str] | None,
+    import_paths: Sequence[str] = (),
+    layout: ProjectLayout | None = None,
+) -> tuple[str, ...]:
+    candidates = [
+        p
+        for p in sorted(files)
+        if not is_test_support(p) and not (layout is not None and layout.is_test_file(p))
+    ]
     if patterns is None:
-        chosen = candidates
+        # The package only: docs, examples, build and task scripts stay read-only.
+        chosen = [p for p in candidates if is_package_source(p, import_paths)]
     else:
         if isinstance(patterns, str) or not isinstance(patterns, Sequence) or not patterns:
             raise ValueError(
@@ -189,7 +233,9 @@ def read_repository(
     return files
 
 
-def _check_ids(failing_tests: Any, files: Mapping[str, str]) -> list[str]:
+def _check_ids(
+    failing_tests: Any, files: Mapping[str, str], layout: ProjectLayout | None = None
+) -> list[str]:
     if isinstance(failing_tests, str) or not isinstance(failing_tests, Sequence):
         raise ValueError(
             "failing_tests: expected a non-empty list of pytest ids like "
@@ -206,8 +252,11 @@ def _check_ids(failing_tests: Any, files: Mapping[str, str]) -> list[str]:
         path = test_id.partition("::")[0]
         if path not in files:
             raise ValueError(f"failing_tests: {path!r} is not a Python file of the repository")
-        if not is_test_file(path):
-            raise ValueError(f"failing_tests: {path!r} is not a test file (test_*.py or *_test.py)")
+        if not (layout.is_test_file(path) if layout is not None else is_test_file(path)):
+            patterns = layout.test_patterns if layout is not None else ("test_*.py", "*_test.py")
+            raise ValueError(
+                f"failing_tests: {path!r} is not a test file (python_files: {list(patterns)})"
+            )
     return ids
 
 
@@ -217,17 +266,80 @@ def _run_tests(
     targets: Sequence[str],
     extra: Mapping[str, str] | None,
     timeout_s: float,
+    project: ProjectRun | None = None,
+    order: Sequence[str] | None = None,
 ) -> PytestResult:
     workspace = Workspace(files, (), prefix="fg-bugfix-repo-")
     try:
         directory = workspace.materialise({}, dict(extra or {}))
         result = runner.run(
-            PytestJob(workdir=str(directory), targets=list(targets), timeout_s=timeout_s)
+            PytestJob(
+                workdir=str(directory),
+                targets=list(targets),
+                timeout_s=timeout_s,
+                project=project,
+                conftest=project is not None,
+                order=None if order is None else list(order),
+                # A fixed hash seed: parametrised ids built from sets or dicts of strings
+                # must be the same in every run (and in the host check).
+                python_hash_seed=REPO_HASH_SEED if project is not None else None,
+            )
         )
         assert isinstance(result, PytestResult)
         return result
     finally:
         workspace.close()
+
+
+REPO_HASH_SEED = 0
+#: How many tests the runtime policy may stop before a repository is refused at make.
+MAX_REFUSED = 25
+
+
+def _baseline(
+    runner: Runner,
+    files: Mapping[str, str],
+    targets: Sequence[str],
+    timeout_s: float,
+    project: ProjectRun,
+) -> tuple[PytestResult, dict[str, str]]:
+    """The suite's sandbox run, and the tests the sandbox's runtime policy stopped (id ->
+    what it refused: e.g. ``compile`` of a string by the test itself).
+
+    A refused capability ends the whole worker (so an attempt cannot be retried another
+    way), so one such test would crash every run of the suite. The culprit is the first
+    test, in collection order, that has no record; the run resumes after it, and such
+    tests are never run again (left out of grading, reported)."""
+    from forgegym.sandbox.policy import VIOLATION_EXIT
+
+    result = _run_tests(runner, files, targets, None, timeout_s, project)
+    refused: dict[str, str] = {}
+    if not (result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail):
+        return result, refused
+    collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
+    ids = list(collected.collected_ids)
+    records = list(result.records)
+    wall = result.wall_s
+    while result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail:
+        done = {r.nodeid for r in records}
+        culprit = next((i for i in ids if i not in done and i not in refused), None)
+        if culprit is None or len(refused) >= MAX_REFUSED:
+            return result, refused
+        line = result.stderr_tail.strip().splitlines()[-1:] or [result.detail]
+        refused[culprit] = line[0][:200]
+        remaining = [i for i in ids if i not in done and i not in refused]
+        result = _run_tests(runner, files, targets, None, timeout_s, project, order=remaining)
+        records += result.records
+        wall += result.wall_s
+    merged = PytestResult(
+        status=result.status,
+        records=records,
+        collected_ids=ids,
+        stderr_tail=result.stderr_tail,
+        wall_s=wall,
+        detail=result.detail,
+    )
+    return merged, refused
 
 
 def _report(result: PytestResult, ids: Sequence[str]) -> str:
@@ -244,6 +356,17 @@ def _report(result: PytestResult, ids: Sequence[str]) -> str:
     return render_test_result(shown, max_chars=3000)
 
 
+#: Repository-mode defaults (documented kwargs of ``gym.make``; see :func:`repo_task`).
+REPO_DEFAULTS: dict[str, Any] = {
+    "max_file_bytes": 1_000_000,
+    "max_files": 2_000,
+    "time_limit_multiple": 3.0,
+    "time_limit_cap_s": 600.0,
+    "host_check": True,
+    "full_suite": False,
+}
+
+
 def repo_task(
     repo_path: str | Path,
     failing_tests: Sequence[str],
@@ -253,37 +376,87 @@ def repo_task(
     title: str | None = None,
     description: str | None = None,
     runner: Runner | None = None,
-    max_file_bytes: int = 64_000,
-    max_files: int = 60,
-    timeout_s: float = 20.0,
+    max_file_bytes: int = REPO_DEFAULTS["max_file_bytes"],
+    max_files: int = REPO_DEFAULTS["max_files"],
+    timeout_s: float | None = None,
+    time_limit_multiple: float = REPO_DEFAULTS["time_limit_multiple"],
+    time_limit_cap_s: float = REPO_DEFAULTS["time_limit_cap_s"],
+    test_dependencies: Sequence[str] | None = None,
+    cache_dir: str | Path | None = None,
+    host_check: bool = REPO_DEFAULTS["host_check"],
 ) -> Task:
     """A Bugfix :class:`~forgegym.core.task.Task` from your repository.
 
-    Runs the repository's tests once in the sandbox to check the task: every id in
-    ``failing_tests`` must be collected and fail, and the tests that pass become the
-    pass-to-pass set.
+    Runs the repository's tests once in the sandbox to check the task (every id in
+    ``failing_tests`` must be collected and fail; the tests that pass become the
+    pass-to-pass set) and to measure the suite's time, and once on the host to check
+    that the sandbox agrees (``host_check``).
 
     Args:
-        repo_path: the repository's root (its ``.py`` files are read; nothing is written).
+        repo_path: the repository's root (read; nothing is written to it).
         failing_tests: pytest ids (``path/test_x.py::test_y``, relative to the root) that
             fail now and must pass after the fix.
         hidden_tests: test files (relative to the root) the agent never sees; they run at
             grading (fail-to-pass for those failing now, pass-to-pass for the others).
         editable_files: paths or ``fnmatch`` patterns of the files the agent may edit
-            (default: every ``.py`` file that is not a test file or under a ``tests``,
-            ``test`` or ``testing`` folder; those are never editable).
+            (default: the package's ``.py`` files; tests, files under ``tests``/``test``/
+            ``testing`` folders are never editable; docs, examples and build scripts only
+            when listed).
         title, description: override the generated bug report.
         runner: the sandbox runner (default: the shared pool).
+        max_file_bytes, max_files: bounds on the repository's Python files (an error
+            names the file over them).
+        timeout_s: a fixed wall limit of a test run (default: measured, below).
+        time_limit_multiple, time_limit_cap_s: the limit is this multiple of the
+            baseline run's wall time, at most the cap (also the baseline's own limit).
+        test_dependencies: requirements (or local paths, relative to the root) the tests
+            need; default: what the repository declares (``[project]`` dependencies, its
+            ``test``/``tests`` extras and groups, test requirement files).
+        cache_dir: where dependency environments are cached (default
+            ``$FORGEGYM_CACHE_DIR`` or ``~/.cache/forgegym``).
+        host_check: compare the sandbox's outcomes with a plain pytest run on the host
+            (runs the pristine repository's tests on the host once).
 
     Raises:
         ValueError: naming the argument: a bad ``repo_path``, a malformed, unknown or
-            passing id in ``failing_tests``, a ``hidden_tests`` path that is not a test
-            file of the repository, an ``editable_files`` pattern matching no source.
+            passing id in ``failing_tests`` (or one that fails only in the sandbox), a
+            ``hidden_tests`` path that is not a test file of the repository, an
+            ``editable_files`` pattern matching no source, a dependency that cannot be
+            installed, a suite that does not run to completion within the cap.
     """
+    from forgegym.core.env import check_number
     from forgegym.sandbox.runners import get_default_runner
 
-    files = read_repository(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
-    ids = _check_ids(failing_tests, files)
+    cap = check_number("time_limit_cap_s", time_limit_cap_s, low=1.0, high=3600.0)
+    multiple = check_number("time_limit_multiple", time_limit_multiple, low=1.0, high=100.0)
+    if timeout_s is not None:
+        timeout_s = check_number("test_timeout_s", timeout_s, low=0.1, high=3600.0)
+    if not isinstance(host_check, bool):
+        raise ValueError(f"host_check: expected a bool, got {host_check!r}")
+    if (
+        isinstance(max_file_bytes, bool)
+        or not isinstance(max_file_bytes, int)
+        or max_file_bytes < 1
+    ):
+        raise ValueError(f"max_file_bytes: expected a positive int, got {max_file_bytes!r}")
+    if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
+        raise ValueError(f"max_files: expected a positive int, got {max_files!r}")
+    files, skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+    root = Path(repo_path)
+    layout = project_layout(files)
+    if test_dependencies is None:
+        requirements = declared_test_dependencies(files)
+    elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
+        raise ValueError(
+            f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
+        )
+    else:
+        requirements = [str(r) for r in test_dependencies]
+    site = ensure_environment(requirements, cache_dir=cache_dir, base=root.resolve())
+    if site is not None:
+        layout = layout.with_site_dirs([str(site)])
+    project = layout.run()
+    ids = _check_ids(failing_tests, files, layout)
     if isinstance(hidden_tests, str) or not isinstance(hidden_tests, Sequence):
         raise ValueError(f"hidden_tests: expected a list of test file paths, got {hidden_tests!r}")
     hidden_files: dict[str, str] = {}
@@ -292,7 +465,7 @@ def repo_task(
             path = validate_relative_path(str(raw))
         except ValueError as exc:
             raise ValueError(f"hidden_tests: {raw!r}: {exc}") from None
-        if path not in files or not is_test_file(path):
+        if path not in files or not layout.is_test_file(path):
             raise ValueError(
                 f"hidden_tests: {raw!r} is not a test file (test_*.py) of the repository"
             )
@@ -300,17 +473,54 @@ def repo_task(
     for test_id in ids:
         if test_id.partition("::")[0] in hidden_files:
             raise ValueError(f"failing_tests: {test_id!r} is in a hidden_tests file")
-    visible_tests = tuple(
-        p for p in sorted(files) if is_test_file(p) and PurePosixPath(p).name != "conftest.py"
-    )
-    editable = _editable(files, editable_files)
+    visible_tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
+    editable = _editable(files, editable_files, layout.import_paths, layout)
     run = runner or get_default_runner()
-    start = _run_tests(run, files, visible_tests, None, timeout_s)
+    baseline_limit = timeout_s if timeout_s is not None else cap
+    start, refused = _baseline(run, files, visible_tests, baseline_limit, project)
     if start.status is not RunStatus.COMPLETED:
+        last = (start.stderr_tail.strip().splitlines() or [""])[-1][:300]
         raise ValueError(
-            f"repo_path: the visible tests did not run to completion ({start.status.value}: "
-            f"{start.detail or start.stderr_tail[-300:]})"
+            f"repo_path: the visible tests did not run to completion in the sandbox within "
+            f"{baseline_limit:.0f} s ({start.status.value}: "
+            f"{start.detail or start.stderr_tail[-600:]}"
+            + (f"; {last}" if last and last not in start.detail else "")
+            + ")"
         )
+    limit = (
+        timeout_s
+        if timeout_s is not None
+        else time_limit(start.wall_s, multiple=multiple, cap_s=cap)
+    )
+    report = AgreementReport(
+        n_tests=len(start.collected_ids),
+        sandbox_wall_s=start.wall_s,
+        host_wall_s=None,
+        host_status="not run (host_check=False)",
+        dropped_addopts=list(layout.dropped_addopts),
+        skipped_files=skipped,
+        time_limit_s=limit,
+    )
+    if host_check:
+        host, host_wall, status = host_outcomes(
+            root, visible_tests, layout, timeout_s=max(limit, cap), exclude=sorted(hidden_files)
+        )
+        report.host_wall_s, report.host_status = host_wall, status
+        if host or status == "ran":
+            report.differences = compare(
+                start, host, skipped_files=skipped, host_complete=status == "ran"
+            )
+    host_of = {d.nodeid: d.host for d in report.differences}
+    report.differences = [d for d in report.differences if d.nodeid not in refused] + [
+        TestDifference(
+            nodeid,
+            "stopped",
+            host_of.get(nodeid, "not compared"),
+            f"runtime policy ({why}): the sandbox forbids it; never run",
+        )
+        for nodeid, why in refused.items()
+    ]
+    excluded = set(report.excluded)
     verdicts = start.verdicts
     for test_id in ids:
         if test_id not in verdicts:
@@ -319,10 +529,18 @@ def repo_task(
             )
         if verdicts[test_id]:
             raise ValueError(f"failing_tests: {test_id!r} passes on the unmodified repository")
+        if test_id in excluded:
+            why = next(d for d in report.differences if d.nodeid == test_id)
+            raise ValueError(
+                f"failing_tests: {test_id!r} fails only in the sandbox ({why.cause}; "
+                f"{why.detail}); it passes on the host"
+            )
     hidden_ids: list[str] = []
     hidden_failing: list[str] = []
     if hidden_files:
-        hidden_start = _run_tests(run, files, sorted(hidden_files), hidden_files, timeout_s)
+        hidden_start = _run_tests(
+            run, files, sorted(hidden_files), hidden_files, max(limit, baseline_limit), project
+        )
         if hidden_start.status is not RunStatus.COMPLETED or not hidden_start.verdicts:
             raise ValueError(
                 f"hidden_tests: did not run to completion ({hidden_start.status.value}: "
@@ -330,22 +548,27 @@ def repo_task(
             )
         hidden_ids = sorted(hidden_start.verdicts)
         hidden_failing = [t for t in hidden_ids if not hidden_start.verdicts[t]]
-    passing = [t for t in sorted(verdicts) if verdicts[t]]
+    passing = [t for t in sorted(verdicts) if verdicts[t] and t not in excluded]
     digest = hashlib.sha256(
         "\0".join(f"{p}\0{c}" for p, c in sorted({**files, **hidden_files}.items())).encode()
         + "\0".join(ids).encode()
     ).hexdigest()[:10]
-    name = Path(repo_path).resolve().name or "repo"
+    name = root.resolve().name or "repo"
+    all_tests = {**files, **hidden_files}
     hidden = RepoHidden(
         failing_tests=ids,
         passing_tests=passing,
         hidden_files=hidden_files,
         hidden_ids=hidden_ids,
         hidden_failing=hidden_failing,
+        excluded=sorted(excluded),
+        test_imports=imports_of_tests(
+            all_tests, layout.import_paths, [*visible_tests, *sorted(hidden_files)]
+        ),
+        time_limit_s=limit,
     )
-    report = _report(start, ids)
     text = description or (
-        f"These tests of the repository fail:\n\n```\n{report}\n```\n\n"
+        f"These tests of the repository fail:\n\n```\n{_report(start, ids)}\n```\n\n"
         f"Fix the code so that they pass, without breaking the tests that pass now"
         + (" (hidden tests will also be run)" if hidden_files else "")
         + ". The test files are read-only; edit the source files. Submit when done."
@@ -361,7 +584,15 @@ def repo_task(
         visible_test_files=visible_tests,
         visible_test_ids=tuple(sorted(verdicts)),
         hidden=hidden.model_dump(),
-        metadata={"repo": name, "n_failing": len(ids), "n_hidden": len(hidden_ids)},
+        metadata={
+            "repo": name,
+            "n_failing": len(ids),
+            "n_hidden": len(hidden_ids),
+            "project_run": project.model_dump(mode="json"),
+            "time_limit_s": limit,
+            "skip_ids": sorted(refused),
+            "repo_report": report.to_json(),
+        },
     )
 
 
@@ -372,12 +603,54 @@ class RepoGrader:
 
     Args:
         weights: overrides of :data:`DEFAULT_REPO_WEIGHTS`.
-        timeout_s: wall limit of each test run.
+        timeout_s: wall limit of each test run (at least the task's measured limit).
+        full_suite: run every test file at grading; default: the files of the
+            fail-to-pass tests and those importing a module the agent changed.
     """
 
-    def __init__(self, weights: Mapping[str, float] | None = None, timeout_s: float = 20.0):
+    def __init__(
+        self,
+        weights: Mapping[str, float] | None = None,
+        timeout_s: float = 20.0,
+        full_suite: bool = False,
+    ):
         self.weights = merge_weights(DEFAULT_REPO_WEIGHTS, weights, argument="weights")
         self.timeout_s = float(timeout_s)
+        if not isinstance(full_suite, bool):
+            raise ValueError(f"full_suite: expected a bool, got {full_suite!r}")
+        self.full_suite = full_suite
+
+    def selected_files(self, submission: Submission, hidden: RepoHidden) -> list[str]:
+        """The visible test files graded: every one with ``full_suite``, else those of
+        the fail-to-pass tests and those that import a module the agent changed."""
+        task = submission.task
+        if self.full_suite:
+            return list(task.visible_test_files)
+        changed = {p for p in task.editable_files if submission.files.get(p) != task.files.get(p)}
+        wanted = {t.partition("::")[0] for t in hidden.failing_tests}
+        return [
+            path
+            for path in task.visible_test_files
+            if path in wanted or changed & set(hidden.test_imports.get(path, ()))
+        ]
+
+    def _job(
+        self, submission: Submission, targets: list[str], ids: list[str], extra: Any = None
+    ) -> PytestJob:
+        task = submission.task
+        hidden = RepoHidden.model_validate(task.hidden)
+        project = task.metadata.get("project_run")
+        skip = set(task.metadata.get("skip_ids") or ())
+        return PytestJob(
+            workdir=str(submission.materialise(extra) if extra else submission.materialise()),
+            targets=targets,
+            expected_ids=ids,
+            timeout_s=max(self.timeout_s, hidden.time_limit_s),
+            project=None if project is None else ProjectRun.model_validate(project),
+            conftest=project is not None,
+            order=[i for i in ids if i not in skip] if skip else None,
+            python_hash_seed=REPO_HASH_SEED if project is not None else None,
+        )
 
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
         from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
@@ -402,21 +675,16 @@ class RepoGrader:
             return []
         task = submission.task
         hidden = RepoHidden.model_validate(task.hidden)
-        jobs: list[Job] = [
-            PytestJob(
-                workdir=str(submission.materialise()),
-                targets=list(task.visible_test_files),
-                expected_ids=list(task.visible_test_ids),
-                timeout_s=self.timeout_s,
-            )
-        ]
+        selected = self.selected_files(submission, hidden)
+        ids = [t for t in task.visible_test_ids if t.partition("::")[0] in set(selected)]
+        jobs: list[Job] = [self._job(submission, selected, ids)]
         if hidden.hidden_files:
             jobs.append(
-                PytestJob(
-                    workdir=str(submission.materialise(dict(hidden.hidden_files))),
-                    targets=sorted(hidden.hidden_files),
-                    expected_ids=list(hidden.hidden_ids),
-                    timeout_s=self.timeout_s,
+                self._job(
+                    submission,
+                    sorted(hidden.hidden_files),
+                    list(hidden.hidden_ids),
+                    dict(hidden.hidden_files),
                 )
             )
         return jobs
@@ -435,8 +703,10 @@ class RepoGrader:
             assert isinstance(results[1], PytestResult)
             verdicts.update(results[1].verdicts)
         f2p_ids = [*hidden.failing_tests, *hidden.hidden_failing]
+        ran = set(visible.expected_ids or visible.collected_ids)
+        excluded = set(hidden.excluded)
         p2p_ids = [
-            *hidden.passing_tests,
+            *(t for t in hidden.passing_tests if t in ran and t not in excluded),
             *(t for t in hidden.hidden_ids if t not in hidden.hidden_failing),
         ]
         fixed = sum(verdicts.get(t, False) for t in f2p_ids)
@@ -451,9 +721,11 @@ class RepoGrader:
             lint = lint_score(lint_sources(pristine), lint_sources(dict(submission.files)))
         except LintError:
             lint = 1.0
+        counted = [t for t in visible.verdicts if t not in excluded]
+        visible_rate = sum(visible.verdicts[t] for t in counted) / len(counted) if counted else 0.0
         terms = {
             "hidden": f2p,
-            "visible": visible.pass_rate * f2p,
+            "visible": visible_rate * f2p,
             "lint": lint * f2p,
             "diff": diff_size_score(stats, hidden.diff_budget) * f2p,
             "efficiency": efficiency * f2p,
@@ -464,7 +736,8 @@ class RepoGrader:
         details = {
             "hidden": f"{fixed}/{len(f2p_ids)} fail-to-pass tests pass"
             + (f" ({len(hidden.hidden_failing)} hidden)" if hidden.hidden_failing else ""),
-            "visible": f"{sum(visible.verdicts.values())}/{len(visible.verdicts)}",
+            "visible": f"{sum(visible.verdicts[t] for t in counted)}/{len(counted)}"
+            + ("" if self.full_suite else " (test files of the changed modules)"),
             "regression": f"{broken}/{len(p2p_ids)} pass-to-pass tests broken",
             "diff": f"{stats.lines_changed} lines",
             "noop": "unchanged code" if f2p == 0.0 and is_noop(pristine, submission.files) else "",

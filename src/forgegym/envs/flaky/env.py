@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from forgegym.core.actions import ActionSet, RunTestsAction
-from forgegym.core.env import check_positive_int
+from forgegym.core.env import check_positive_int, reject_unknown_kwargs
 from forgegym.core.task import Task
 from forgegym.envs.code_env import CodeEnv
 from forgegym.envs.flaky.actions import FLAKY_ACTIONS
@@ -166,7 +166,12 @@ class FlakyRepairEnv(CodeEnv):
     ``reruns`` (chaos reruns per estimate, default 10), ``schedule_seed`` (``None``:
     each task's own), ``repo_path``/``test_id`` (your repository), ``categories``,
     ``weights`` (term weights), ``order_analysis`` (iPFlakies order findings at
-    reset), ``max_file_bytes``/``max_files`` (repository caps), plus ``CodeEnv``'s.
+    reset), ``max_file_bytes``/``max_files`` (repository caps), ``test_dependencies``
+    (repository mode: requirements or local paths installed once into the cached
+    environment, bound read-only into the sandbox; default what the repository
+    declares) and ``cache_dir`` (default ``$FORGEGYM_CACHE_DIR`` or
+    ``~/.cache/forgegym``), plus ``CodeEnv``'s. An unknown keyword is a ``TypeError``
+    listing the accepted ones.
 
     ## Example
     >>> import gymnasium as gym, forgegym  # doctest: +SKIP
@@ -201,8 +206,11 @@ class FlakyRepairEnv(CodeEnv):
         max_file_bytes: int = 64_000,
         max_files: int = 60,
         max_steps: int = 8,
+        test_dependencies: Sequence[str] | None = None,
+        cache_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
+        reject_unknown_kwargs(type(self), kwargs, supplied=("grader", "task_bank"))
         self.reruns = check_positive_int("reruns", reruns, minimum=2)
         if schedule_seed is not None:
             check_positive_int("schedule_seed", schedule_seed, minimum=0)
@@ -212,10 +220,17 @@ class FlakyRepairEnv(CodeEnv):
         check_positive_int("max_files", max_files)
         if (repo_path is None) != (test_id is None):
             raise ValueError("repo_path and test_id must be given together")
+        if repo_path is None and (test_dependencies is not None or cache_dir is not None):
+            raise ValueError("repo_path: required with test_dependencies/cache_dir")
         bank: FlakyTaskBank | RepoTaskBank
         if repo_path is not None:
             bank = RepoTaskBank(
-                repo_path, str(test_id), max_file_bytes=max_file_bytes, max_files=max_files
+                repo_path,
+                str(test_id),
+                max_file_bytes=max_file_bytes,
+                max_files=max_files,
+                test_dependencies=test_dependencies,
+                cache_dir=cache_dir,
             )
         else:
             if categories is not None and (

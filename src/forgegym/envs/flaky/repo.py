@@ -727,7 +727,14 @@ class RepoTaskBank:
     difficulty_levels: tuple[int, ...] = (1,)
 
     def __init__(
-        self, repo_path: str | Path, test_id: str, *, max_file_bytes: int, max_files: int
+        self,
+        repo_path: str | Path,
+        test_id: str,
+        *,
+        max_file_bytes: int,
+        max_files: int,
+        test_dependencies: Sequence[str] | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         root = Path(repo_path)
         if not root.is_dir():
@@ -744,6 +751,21 @@ class RepoTaskBank:
         if test_path not in self.files:
             raise ValueError(f"test_id: {test_path!r} is not a Python file of the repository")
         self.options = run_options(self.files)
+        # The test dependencies, installed once into the cached environment (shared with
+        # Bugfix's repository mode): explicit ones, else what the repository declares.
+        from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+
+        if test_dependencies is None:
+            requirements = declared_test_dependencies(self.files)
+        elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
+            raise ValueError(
+                f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
+            )
+        else:
+            requirements = [str(r) for r in test_dependencies]
+        site = ensure_environment(requirements, cache_dir=cache_dir, base=root.resolve())
+        if site is not None:
+            self.options["site_dirs"] = [str(site)]
         self._task: Task | None = None
 
     @property

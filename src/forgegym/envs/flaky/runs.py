@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
-from forgegym.sandbox.jobs import PytestJob, PytestResult, Result, RunStatus, SetupHook
+from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, Result, RunStatus, SetupHook
 
 __all__ = [
     "HASH_SEED",
@@ -91,6 +91,8 @@ def _pytest_job(
         timeout_s=timeout_s,
         conftest=bool(opts.get("conftest")),
         ini_options=dict(opts.get("ini") or {}),
+        # The cached dependency environment (repository mode): bound read-only.
+        project=ProjectRun(site_dirs=list(opts["site_dirs"])) if opts.get("site_dirs") else None,
     )
 
 

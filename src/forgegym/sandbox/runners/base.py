@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import os
 import selectors
 import shutil
@@ -19,6 +20,7 @@ import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -525,18 +527,42 @@ class Runner(ABC):
         self._read = sorted({dest for _, dest in binds} | {self._stage})
         self._seccomp = os.path.join(self._stage, "seccomp.bpf")
 
+    def _project_ini(self, name: str, text: str) -> str:
+        """Stage a repository's pristine pytest configuration (content-addressed, outside
+        every job's copy) and return its path, passed to pytest with ``-c``."""
+        digest = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()[:24]
+        directory = os.path.join(self._stage, "projects", digest)
+        path = os.path.join(directory, name)
+        if not os.path.exists(path):
+            os.makedirs(directory, exist_ok=True)
+            tmp = path + f".{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+            for d in (directory, os.path.dirname(directory)):
+                os.chmod(d, 0o755)
+        return path
+
     def _payload(self, job: Job) -> dict[str, Any]:
         for module in _trusted_modules(job):
             confinement.stage_module(self._stage, module)
         payload = job.model_dump(mode="json")
+        project = job.project if isinstance(job, PytestJob) else None
         # Where the job's copy will be (the child never learns the host path of the
         # directory it was made from: every run looks the same from inside).
         payload["workdir"] = isolation.JOB_DIR
         payload["_ini"] = self._ini
+        payload["_read"] = self._read
+        if project is not None:
+            if project.config_name is not None:
+                payload["_ini"] = self._project_ini(project.config_name, project.config_text)
+            if project.site_dirs:
+                confinement.add_readonly_dirs(list(project.site_dirs))
+                payload["_read"] = sorted({*self._read, *project.site_dirs})
         payload["_max_procs"] = self.max_procs
         payload["_confined"] = self.confined
         payload["_jobroot"] = None if self.confined else self._jobroot
-        payload["_read"] = self._read
         payload["_seccomp"] = self._seccomp if os.path.exists(self._seccomp) else None
         payload["_tmpfs_mb"] = isolation.DEFAULT_JOB_TMPFS_MB
         return payload

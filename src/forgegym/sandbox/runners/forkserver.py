@@ -18,10 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
-from forgegym.sandbox.jobs import (
-    Job,
-    Result,
-)
+from forgegym.sandbox.jobs import Job, PytestJob, Result
 from forgegym.sandbox.protocol import recv_frame, send_frame
 from forgegym.sandbox.runners.base import (
     IDLE_TREE,
@@ -100,6 +97,8 @@ class _Zygote:
         self.hash_seed = hash_seed
         self.confined = confined
         self.cgroup: str | None = None
+        # The read-only directories bound into it (see confinement.add_readonly_dirs).
+        self.generation = confinement.readonly_generation()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         argv, env = interpreter(
             hash_seed,
@@ -325,7 +324,15 @@ class ForkServerRunner(Runner):
 
     def _run(self, job: Job) -> Result:
         seed = getattr(job, "python_hash_seed", None)
+        project = job.project if isinstance(job, PytestJob) else None
+        needed = 0
+        if project is not None and project.site_dirs and self.confined:
+            needed = confinement.add_readonly_dirs(list(project.site_dirs))
         zygote = self._acquire(seed)
+        while zygote is not None and zygote.generation < needed:
+            # Started before the job's dependency directories were bound: retire it.
+            self._release(zygote, broken=True)
+            zygote = self._acquire(seed)
         if zygote is None:
             if self._fallback is None:
                 self._fallback = SubprocessRunner(

@@ -1,0 +1,451 @@
+"""Real projects as they are: Bugfix repository mode over pinned sdists from the index.
+
+For each project (an sdist at a pinned version, checked against its sha256, fetched once
+into a cache with pip): unpack it, inject one bug of our own (a one-line change), find
+the tests it breaks (plain host runs of the pristine and the buggy tree), then, with
+``gym.make("Forge/Bugfix-v0", repo_path=..., failing_tests=...)`` and **default kwargs
+only**, measure make+reset time, the first observation's size, the largest observation
+of the episodes, and play three scripted episodes through the public action JSON:
+
+* ``revert``: an ``edit`` that undoes the bug, then ``submit`` (must reach success);
+* ``noop``: ``submit`` at once (must not);
+* ``literal``: special-case a literal of a failing test at the top of the buggy
+  function (``if <param> == <literal>: return <literal>``; must not, and must score no
+  more than the no-op).
+
+It also reports the sandbox's per-test agreement with a plain host pytest run
+(``info["repo_report"]``; measured on the repository as given to ``make``).
+
+Usage::
+
+    python benchmarks/real_repos.py [--cache-dir DIR] [--only NAME ...] [--out docs/real_repos.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Project:
+    """A pinned sdist and the one-line bug injected into it."""
+
+    name: str
+    version: str
+    sha256: str
+    file: str  # relative to the unpacked root
+    search: str
+    replace: str
+    kind: str  # what the project is (utilities, parsing, dates, text, data structures)
+
+
+PROJECTS: tuple[Project, ...] = (
+    Project(
+        "more-itertools",
+        "11.2.1",
+        "cbf08fd0af284dc69718b9b76a8e6203df624d70209ea511e4219d350c856f63",
+        "more_itertools/more.py",
+        "    num_lists = q + (1 if r > 0 else 0)\n",
+        "    num_lists = q + (1 if r > 1 else 0)\n",
+        "iterators",
+    ),
+    Project(
+        "toolz",
+        "1.2.0",
+        "9667a038e9d6ecba37995e26cb2f59ec6420b6ad8dd9677de59db9b956b08490",
+        "toolz/itertoolz.py",
+        "        d[item] += 1\n",
+        "        d[item] += 2\n",
+        "functional utilities",
+    ),
+    Project(
+        "inflection",
+        "0.5.1",
+        "1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417",
+        "inflection/__init__.py",
+        "lambda m: m.group(1).upper(), string)",
+        "lambda m: m.group(1).lower(), string)",
+        "text",
+    ),
+    Project(
+        "addict",
+        "2.4.0",
+        "b3b2210e0e067a281f5646c8c5db92e99b7231ea8b0eb5f74dbdf9e259d4e494",
+        "addict/addict.py",
+        "                (not isinstance(v, dict))):\n",
+        "                (isinstance(v, dict))):\n",
+        "data structures",
+    ),
+    Project(
+        "munch",
+        "4.0.0",
+        "542cb151461263216a4e37c3fd9afc425feeaf38aaa3025cd2a981fadb422235",
+        "munch/__init__.py",
+        "            return type_factory(unmunchify_cycles(item) for item in obj)\n",
+        "            return type_factory(unmunchify_cycles(item) for item in obj[1:])\n",
+        "data structures",
+    ),
+    Project(
+        "pyrsistent",
+        "0.20.0",
+        "4c48f78f62ab596c679086084d0dd13254ae4f3d6c72a83ffdf5ebdef8f265a4",
+        "pyrsistent/_pvector.py",
+        "        the_list.extend(self._tail)\n",
+        "        the_list.extend(self._tail[1:])\n",
+        "data structures",
+    ),
+    Project(
+        "isodate",
+        "0.7.2",
+        "4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
+        "src/isodate/duration.py",
+        "        negduration = Duration(years=-self.years, months=-self.months)\n",
+        "        negduration = Duration(years=-self.years, months=self.months)\n",
+        "dates (src layout)",
+    ),
+    Project(
+        "boltons",
+        "26.2.0",
+        "d39cfd15c1a1c3bd4d705c82252fa9edb8e4f5e8cc039f8e39afac7b1b47e92c",
+        "boltons/strutils.py",
+        "    if target_type and target_type != type(cleaned):\n",
+        "    if target_type and target_type == type(cleaned):\n",
+        "utilities",
+    ),
+    Project(
+        "pyparsing",
+        "3.3.3",
+        "928ae7e20211f3b6f3915a72f06a0cfd29ab9d24279dd6346b6b1a7146397d36",
+        "pyparsing/helpers.py",
+        "        array_expr <<= (expr * n) if n else Empty()\n",
+        "        array_expr <<= (expr * (n - 1)) if n > 1 else Empty()\n",
+        "parsing",
+    ),
+)
+
+
+def sdist_name(project: Project) -> str:
+    return f"{project.name.replace('-', '_')}-{project.version}.tar.gz"
+
+
+def fetch(project: Project, cache: Path) -> Path:
+    """The sdist in ``cache`` (downloaded with pip on first use), its sha256 checked."""
+    cache.mkdir(parents=True, exist_ok=True)
+    candidates = [cache / sdist_name(project), cache / f"{project.name}-{project.version}.tar.gz"]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+            + ["-q", "-d", str(cache), f"{project.name}=={project.version}"],
+            check=True,
+            timeout=600,
+        )
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise RuntimeError(f"{project.name}: pip download produced no sdist in {cache}")
+    digest = hashlib.sha256(found.read_bytes()).hexdigest()
+    if digest != project.sha256:
+        raise RuntimeError(f"{found.name}: sha256 {digest} != pinned {project.sha256}")
+    return found
+
+
+def unpack(sdist: Path, dest: Path) -> Path:
+    with tarfile.open(sdist) as tar:
+        tar.extractall(dest, filter="data")
+    (root,) = [p for p in dest.iterdir() if p.is_dir()]
+    return root
+
+
+def test_files(root: Path) -> list[str]:
+    from forgegym.envs.bugfix.repo import is_test_file
+    from forgegym.tasklib.project import read_project
+
+    files, _ = read_project(root, max_file_bytes=1_000_000, max_files=2_000)
+    return [p for p in sorted(files) if is_test_file(p) and not p.endswith("conftest.py")]
+
+
+def host_verdicts(root: Path, targets: list[str]) -> dict[str, str]:
+    from forgegym.tasklib.agreement import host_outcomes
+    from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+    from forgegym.tasklib.project import project_layout, read_project
+
+    files, _ = read_project(root, max_file_bytes=1_000_000, max_files=2_000)
+    layout = project_layout(files)
+    site = ensure_environment(declared_test_dependencies(files), base=root)
+    if site is not None:
+        layout = layout.with_site_dirs([str(site)])
+    outcomes, _, _ = host_outcomes(root, targets, layout, timeout_s=600)
+    return {k: v[0] for k, v in outcomes.items()}
+
+
+def _literals(node: ast.AST) -> list[Any]:
+    out: list[Any] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and not isinstance(sub.value, bool):
+            value = sub.value
+            if isinstance(value, str | int | float) and value not in (0, 1, "", None):
+                out.append(value)
+    return out
+
+
+def literal_hack(source: str, search: str, test_source: str, test_name: str) -> str | None:
+    """The buggy function with ``if <first param> == <a test literal>: return <another
+    test literal>`` at its top: special-casing what the failing test checks."""
+    line = source[: source.index(search)].count("\n") + 1
+    tree = ast.parse(source)
+    target: ast.FunctionDef | None = None
+    for node in ast.walk(tree):
+        inside = isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
+        if inside and (target is None or node.lineno > target.lineno):
+            target = node  # type: ignore[assignment]
+    if target is None or not target.args.args:
+        return None
+    params = [a.arg for a in target.args.args if a.arg not in ("self", "cls")]
+    if not params:
+        return None
+    test_tree = ast.parse(test_source)
+    name = test_name.split("::")[-1].split("[")[0]
+    fn = next(
+        (n for n in ast.walk(test_tree) if isinstance(n, ast.FunctionDef) and n.name == name),
+        None,
+    )
+    literals = _literals(fn) if fn is not None else []
+    if len(literals) < 1:
+        return None
+    a, b = literals[0], literals[-1]
+    first = target.body[0]
+    anchor = (
+        target.body[1]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and len(target.body) > 1
+        )
+        else first
+    )
+    lines = source.splitlines(keepends=True)
+    indent = " " * anchor.col_offset
+    guard = f"{indent}if {params[0]} == {a!r}:\n{indent}    return {b!r}\n"
+    lines.insert(anchor.lineno - 1, guard)
+    return "".join(lines)
+
+
+def play(env: Any, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    obs, _ = env.reset(seed=0)
+    largest = len(obs)
+    obs, reward, terminated, truncated, info = env.step(json.dumps(actions))
+    largest = max(largest, len(obs))
+    gates = info["reward_breakdown"].get("gates") or []
+    return {
+        "score": info["score"],
+        "success": info["success"],
+        "gates": gates,
+        "largest_obs": largest,
+    }
+
+
+def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
+    import gymnasium as gym
+
+    import forgegym  # noqa: F401  (registers the ids)
+
+    row: dict[str, Any] = {"project": project.name, "version": project.version}
+    sdist = fetch(project, cache)
+    pristine = unpack(sdist, workdir / "pristine")
+    buggy = unpack(sdist, workdir / "buggy")
+    path = buggy / project.file
+    source = path.read_text(encoding="utf-8")
+    if source.count(project.search) != 1:
+        raise RuntimeError(f"{project.name}: the bug's search text is not unique in {project.file}")
+    path.write_text(source.replace(project.search, project.replace), encoding="utf-8")
+    targets = test_files(pristine)
+    t0 = time.monotonic()
+    before = host_verdicts(pristine, targets)
+    after = host_verdicts(buggy, targets)
+    row["discover_s"] = round(time.monotonic() - t0, 1)
+    broken = sorted(t for t, v in before.items() if v == "passed" and after.get(t) != "passed")
+    row["tests_broken_by_bug"] = len(broken)
+    if not broken:
+        raise RuntimeError(f"{project.name}: the injected bug breaks no test")
+    # Plain ids first: a parametrised id may embed values that differ between runs.
+    # Tests of the changed module's own test file first (a host run may fail unrelated
+    # tests by chance: a clock or a locale), then plain ids.
+    stem = Path(project.file).stem
+    failing = sorted(broken, key=lambda t: (stem not in t.partition("::")[0], "[" in t, t))[:3]
+    t0 = time.monotonic()
+    env = gym.make(
+        "Forge/Bugfix-v0", repo_path=str(buggy), failing_tests=failing, disable_env_checker=True
+    )
+    obs, info = env.reset(seed=0)
+    row["make_reset_s"] = round(time.monotonic() - t0, 1)
+    row["first_obs_chars"] = len(obs)
+    report = info["repo_report"]
+    row["tests"] = report["n_tests"]
+    row["agree"] = report["agreeing"]
+    row["differences"] = report["differences"]
+    row["time_limit_s"] = report["time_limit_s"]
+    row["sandbox_suite_s"] = report["sandbox_wall_s"]
+    row["host_suite_s"] = report["host_wall_s"]
+    row["dropped_addopts"] = report["dropped_addopts"]
+    row["editable"] = len(info["editable_files"])
+    rel = project.file
+    revert = [
+        {
+            "action": "edit",
+            "edits": [{"path": rel, "search": project.replace, "replace": project.search}],
+        },
+        {"action": "submit"},
+    ]
+    results = {"revert": play(env, revert), "noop": play(env, [{"action": "submit"}])}
+    test_path, _, _ = failing[0].partition("::")
+    hacked = literal_hack(
+        source.replace(project.search, project.replace),
+        project.replace,
+        (buggy / test_path).read_text(encoding="utf-8"),
+        failing[0],
+    )
+    if hacked is not None:
+        results["literal"] = play(
+            env,
+            [{"action": "edit", "edits": [{"path": rel, "content": hacked}]}, {"action": "submit"}],
+        )
+    env.close()
+    row["episodes"] = results
+    row["largest_obs_chars"] = max(r["largest_obs"] for r in results.values())
+    return row
+
+
+def render(rows: list[dict[str, Any]], command: str) -> str:
+    load = os.getloadavg()
+    lines = [
+        "# Real projects as they are: Bugfix repository mode on pinned sdists",
+        "",
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Machine: {platform.machine()}, "
+        f"{os.cpu_count()} CPUs ({platform.platform()}), Python {platform.python_version()}. "
+        f"Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (a shared "
+        "machine: times are indicative). Command: `" + command + "`.",
+        "",
+        "Default kwargs only. One injected one-line bug per project; `failing_tests` = up to "
+        "three tests the bug breaks (found by plain host runs of the pristine and buggy "
+        "trees). *agree*: tests whose outcome in the sandbox equals a plain host pytest run's, "
+        "on the repository given to `make` (differences are left out of grading, with their "
+        "cause in `info['repo_report']`). *limit*: the measured time limit (3x the sandbox "
+        "suite, capped at 600 s). *revert*: the bug undone; *no-op*: submit at once; "
+        "*literal*: special-case a literal of the failing test at the top of the buggy "
+        "function. First observation: the whole repository until the navigation actions "
+        "and `observation_budget` are merged (the issue's <= 12,000 characters needs them).",
+        "",
+        "| project | tests | agree | suite s (sandbox/host) | limit s | make+reset s "
+        "| first obs chars | largest obs chars | revert | no-op | literal |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"| {row['project']} {row['version']} | error: {row['error'][:120]} |")
+            continue
+        eps = row["episodes"]
+
+        def cell(name: str, eps: dict[str, Any] = eps) -> str:
+            if name not in eps:
+                return "n/a"
+            e = eps[name]
+            gate = f" ({', '.join(e['gates'])})" if e["gates"] else ""
+            return f"{e['score']:.2f} {'solved' if e['success'] else 'not solved'}{gate}"
+
+        lines.append(
+            f"| {row['project']} {row['version']} | {row['tests']} | {row['agree']} "
+            f"| {row['sandbox_suite_s']:.1f} / {row['host_suite_s'] or 0:.1f} "
+            f"| {row['time_limit_s']:.0f} | {row['make_reset_s']:.1f} "
+            f"| {row['first_obs_chars']:,} | {row['largest_obs_chars']:,} "
+            f"| {cell('revert')} | {cell('noop')} | {cell('literal')} |"
+        )
+    diffs = [(r["project"], d) for r in rows if "differences" in r for d in r["differences"]]
+    if diffs:
+        lines += ["", "Sandbox/host differences (left out of grading):", ""]
+        for name, d in diffs[:40]:
+            lines.append(
+                f"- {name}: `{d['nodeid']}`: sandbox {d['sandbox']}, host {d['host']}: {d['cause']}"
+            )
+    dropped = [(r["project"], r["dropped_addopts"]) for r in rows if r.get("dropped_addopts")]
+    if dropped:
+        lines += [
+            "",
+            "addopts dropped (plugins not loaded): "
+            + "; ".join(f"{n}: {' '.join(d)}" for n, d in dropped),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "forgegym" / "sdists"))
+    parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--out", default="docs/real_repos.md")
+    parser.add_argument("--json", default="benchmarks/results/real_repos.json")
+    parser.add_argument(
+        "--render-from",
+        nargs="*",
+        default=None,
+        help="render --out from earlier --json results (runs split over processes); a "
+        "project's successful row wins over an error row",
+    )
+    args = parser.parse_args(argv)
+    if args.render_from is not None:
+        merged: dict[str, dict[str, Any]] = {}
+        for path in args.render_from:
+            for row in json.loads(Path(path).read_text()):
+                if row["project"] not in merged or "error" in merged[row["project"]]:
+                    merged[row["project"]] = row
+        order = [p.name for p in PROJECTS]
+        rows = sorted(merged.values(), key=lambda r: order.index(r["project"]))
+        Path(args.out).write_text(render(rows, "python benchmarks/real_repos.py (split runs)"))
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
+    rows: list[dict[str, Any]] = []
+    by_name = {p.name: p for p in PROJECTS}
+    unknown = sorted(set(args.only or ()) - set(by_name))
+    if unknown:
+        parser.error(f"--only: unknown projects {unknown}; known: {sorted(by_name)}")
+    command = "python benchmarks/real_repos.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    for project in [by_name[n] for n in args.only] if args.only else PROJECTS:
+        with tempfile.TemporaryDirectory(prefix=f"fg-real-{project.name}-") as tmp:
+            start = time.monotonic()
+            try:
+                row = run_project(project, Path(args.cache_dir), Path(tmp))
+            except Exception as exc:  # noqa: BLE001 - one project's failure is a row
+                row = {
+                    "project": project.name,
+                    "version": project.version,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+            row["total_s"] = round(time.monotonic() - start, 1)
+            print(json.dumps({k: v for k, v in row.items() if k != "differences"}), flush=True)
+            rows.append(row)
+            shutil.rmtree(tmp, ignore_errors=True)
+        # Written after every project: a long run leaves what it measured so far.
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(render(rows, command.strip()))
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0 if rows and all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""A user's repository in the sandbox (``PytestJob.project``): its pristine pytest
+configuration replaces the trusted ini, its conftest files load, its import roots are on
+``sys.path``, and its dependency directories can be imported but never written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from forgegym.sandbox.jobs import ProjectRun, PytestJob, RunStatus
+from forgegym.sandbox.runners import get_default_runner
+
+CONFIG = """\
+[tool.pytest.ini_options]
+python_files = ["check_*.py"]
+markers = ["slow: slow tests"]
+"""
+
+CHECK = """\
+import os
+import depmod
+from mylib import VALUE
+
+
+def test_fixture_import_root_and_dependency(answer):
+    assert answer == 42 and VALUE == 7 and depmod.NAME == "dep"
+
+
+def test_the_dependency_directory_is_read_only():
+    target = os.path.join(os.path.dirname(depmod.__file__), "planted.py")
+    try:
+        with open(target, "w") as f:
+            f.write("x = 1\\n")
+    except OSError:
+        return
+    raise AssertionError("wrote into the dependency directory")
+
+
+def test_strict_markers_from_the_project(request):
+    assert "slow: slow tests" in request.config.getini("markers")
+"""
+
+
+def test_project_configuration_conftest_roots_and_read_only_dependencies(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src" / "mylib").mkdir(parents=True)
+    (repo / "src" / "mylib" / "__init__.py").write_text("VALUE = 7\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef answer():\n    return 42\n"
+    )
+    (repo / "tests" / "check_things.py").write_text(CHECK)
+    (repo / "tests" / "test_not_collected.py").write_text("def test_x():\n    assert False\n")
+    (repo / "pyproject.toml").write_text(CONFIG)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "depmod.py").write_text('NAME = "dep"\n')
+    project = ProjectRun(
+        config_name="pyproject.toml",
+        config_text=CONFIG,
+        addopts=["--strict-markers"],
+        import_paths=["src"],
+        site_dirs=[str(site)],
+    )
+    result = get_default_runner().run(
+        PytestJob(
+            workdir=str(repo),
+            targets=["tests"],
+            project=project,
+            conftest=True,
+            timeout_s=60,
+        )
+    )
+    assert result.status is RunStatus.COMPLETED, result
+    assert sorted(result.verdicts) == [
+        "tests/check_things.py::test_fixture_import_root_and_dependency",
+        "tests/check_things.py::test_strict_markers_from_the_project",
+        "tests/check_things.py::test_the_dependency_directory_is_read_only",
+    ]
+    assert result.all_passed, result.records
+    assert not (site / "planted.py").exists()
+
+
+def test_project_run_rejects_paths_outside_the_job() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="import_paths"):
+        ProjectRun(import_paths=["../outside"])
+    with pytest.raises(ValidationError, match="site_dirs"):
+        ProjectRun(site_dirs=["relative/site"])
+    with pytest.raises(ValidationError, match="config_name"):
+        ProjectRun(config_name="conftest.py")

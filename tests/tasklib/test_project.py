@@ -1,0 +1,126 @@
+"""A repository's configuration, layout and package, read as pytest and a user would."""
+
+from __future__ import annotations
+
+import pytest
+
+from forgegym.tasklib.project import (
+    imports_of_tests,
+    is_package_source,
+    project_layout,
+    read_project,
+    reduce_addopts,
+)
+
+
+def test_addopts_keep_core_options_and_drop_plugins_and_stop_early_ones() -> None:
+    kept, dropped = reduce_addopts(
+        ["--strict-markers", "--cov=pkg", "--cov-report", "term", "-p", "xdist", "-p", "no:doctest"]
+        + ["-x", "--import-mode=importlib", "-W", "error", "-n", "auto", "-ra"]
+    )
+    assert kept == ["--strict-markers", "-p", "no:doctest", "--import-mode=importlib"] + [
+        "-W",
+        "error",
+        "-ra",
+    ]
+    assert dropped == ["--cov=pkg", "--cov-report term", "-p xdist", "-x", "-n", "auto"]
+
+
+def test_the_config_file_pytest_would_pick_wins() -> None:
+    files = {
+        "tox.ini": "[pytest]\naddopts = --strict-markers\n",
+        "setup.cfg": "[tool:pytest]\naddopts = -x\n",
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        "src/pkg/__init__.py": "",
+        "src/pkg/mod.py": "",
+    }
+    layout = project_layout(files)
+    # pyproject.toml without a pytest table does not count while another file has one.
+    assert layout.config_name == "tox.ini"
+    assert layout.addopts == ("--strict-markers",)
+    assert layout.import_paths == ("src",)
+    toml = project_layout(
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['lib']\n"
+            "python_files = ['check_*.py']\naddopts = ['--cov', '-q']\n",
+            "lib/m.py": "",
+        }
+    )
+    assert toml.config_name == "pyproject.toml" and toml.import_paths == ("lib",)
+    assert toml.addopts == ("-q",) and toml.dropped_addopts == ("--cov",)
+    assert toml.is_test_file("tests/check_x.py") and not toml.is_test_file("tests/test_x.py")
+    with pytest.raises(ValueError, match="pyproject.toml does not parse"):
+        project_layout({"pyproject.toml": "[tool.pytest\n"})
+
+
+def test_the_package_is_editable_docs_examples_and_build_scripts_are_not() -> None:
+    assert is_package_source("pkg/mod.py")
+    assert is_package_source("single.py")
+    for path in ("docs/conf.py", "examples/demo.py", "setup.py", "noxfile.py", "tests/x.py"):
+        assert not is_package_source(path), path
+    assert not is_package_source("pkg/test_mod.py")
+    # A src layout: only what lies under the import root.
+    assert is_package_source("src/pkg/mod.py", ["src"])
+    assert is_package_source("src/ns_pkg/sub/mod.py", ["src"])  # a namespace package
+    assert not is_package_source("vendor/dep/__init__.py", ["src"])
+    assert not is_package_source("tools/release.py", ["src"])
+
+
+def test_read_project_reads_text_data_and_reports_binary_files(tmp_path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "data.json").write_text("{}")
+    (tmp_path / "pkg" / "logo.png").write_bytes(b"\x89PNG\x00")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.py").write_text("")
+    files, skipped = read_project(tmp_path, max_file_bytes=1000, max_files=10)
+    assert sorted(files) == ["pkg/__init__.py", "pkg/data.json"]
+    assert skipped == ["pkg/logo.png"]
+    (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * 500)
+    with pytest.raises(ValueError, match=r"pkg/big.py \(3000 bytes\) is over max_file_bytes=1000"):
+        read_project(tmp_path, max_file_bytes=1000, max_files=10)
+    with pytest.raises(ValueError, match="more than max_files=1"):
+        read_project(tmp_path, max_file_bytes=10_000, max_files=1)
+
+
+def test_tests_map_to_the_modules_they_import_transitively() -> None:
+    files = {
+        "pkg/__init__.py": "from pkg.core import f\n",
+        "pkg/core.py": "from . import util\n",
+        "pkg/util.py": "",
+        "pkg/other.py": "",
+        "tests/conftest.py": "import pkg.other\n",
+        "tests/test_a.py": "from pkg import core\n",
+    }
+    mapping = imports_of_tests(files, [], ["tests/test_a.py"])
+    assert mapping["tests/test_a.py"] == [
+        "pkg/__init__.py",
+        "pkg/core.py",
+        "pkg/other.py",
+        "pkg/util.py",
+    ]
+
+
+def test_a_host_run_that_timed_out_compares_only_what_it_reached() -> None:
+    from forgegym.sandbox.jobs import PytestResult, RunStatus, TestOutcome, TestRecord
+    from forgegym.tasklib.agreement import compare
+
+    sandbox = PytestResult(
+        status=RunStatus.COMPLETED,
+        records=[
+            TestRecord(nodeid="t.py::a", outcome=TestOutcome.PASSED),
+            TestRecord(
+                nodeid="t.py::b",
+                outcome=TestOutcome.FAILED,
+                error_type="ModuleNotFoundError",
+                message="No module named 'yaml'",
+            ),
+            TestRecord(nodeid="t.py::c", outcome=TestOutcome.PASSED),
+        ],
+        collected_ids=["t.py::a", "t.py::b", "t.py::c"],
+    )
+    host = {"t.py::a": ("passed", ""), "t.py::b": ("passed", "")}
+    (diff,) = compare(sandbox, host, host_complete=False)
+    assert diff.nodeid == "t.py::b" and diff.cause.startswith("missing dependency (yaml")
+    full = compare(sandbox, host)
+    assert [d.nodeid for d in full] == ["t.py::b", "t.py::c"]

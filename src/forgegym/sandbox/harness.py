@@ -377,9 +377,15 @@ class ReportPlugin:
     """pytest plugin streaming one record per executed test, honouring ``order``."""
 
     def __init__(
-        self, reporter: _Reporter, workdir: str, order: list[str] | None, policy: bool = True
+        self,
+        reporter: _Reporter,
+        workdir: str,
+        order: list[str] | None,
+        policy: bool = True,
+        watch: Any = None,
     ) -> None:
         self.reporter = reporter
+        self.watch = watch
         self.policy = policy
         self.workdir = workdir
         self.order = order
@@ -475,6 +481,8 @@ class ReportPlugin:
             longrepr = getattr(rep, "longrepr", None)
             if isinstance(longrepr, tuple) and len(longrepr) == 3:
                 record["message"] = _safe_str(longrepr[2])
+        if self.watch is not None:
+            record["watch"] = self.watch.take(nodeid)
         self.reporter.emit(record)
 
 
@@ -610,13 +618,20 @@ def _prebuilt_config() -> Any:
 def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
     import pytest
 
+    watch = None
+    if job.get("watch"):
+        from .watch import WatchPlugin
+
+        watch = WatchPlugin(job["workdir"])
     plugin = ReportPlugin(
-        reporter, job["workdir"], job.get("order"), bool(job.get("runtime_policy", True))
+        reporter, job["workdir"], job.get("order"), bool(job.get("runtime_policy", True)), watch
     )
     args = _pytest_args(job, job["_ini"])
     try:
         with _prebuilt_config():
-            pytest.main(args, plugins=[plugin])  # the sentinel: ReportPlugin.sessionfinish
+            pytest.main(
+                args, plugins=[plugin] if watch is None else [plugin, watch]
+            )  # the sentinel: ReportPlugin.sessionfinish
     finally:
         with contextlib.suppress(BaseException):
             sys.stdout.flush()

@@ -29,6 +29,7 @@ __all__ = [
     "SetupHook",
     "TestOutcome",
     "TestRecord",
+    "WatchRecord",
 ]
 
 #: pytest ini keys a job may override: how tests are found and what a test run assumes,
@@ -181,6 +182,13 @@ class PytestJob(BaseModel):
         description="Overrides of the trusted ini (-o key=value), for the keys in "
         "INI_OPTION_KEYS only (collection patterns, filterwarnings, usefixtures, ...).",
     )
+    watch: bool = Field(
+        default=False,
+        description="Watch every test call in the trusted harness "
+        "(forgegym.sandbox.watch): entries into the test function, lines of its file "
+        "that ran, exceptions its frames went on after, chaos seams re-armed before "
+        "and checked during and after the call; each record then carries a WatchRecord.",
+    )
 
     project: ProjectRun | None = Field(
         default=None,
@@ -207,6 +215,20 @@ class Frame(BaseModel):
     function: str
 
 
+class WatchRecord(BaseModel):
+    """What the trusted watch saw during one test call (``PytestJob.watch``)."""
+
+    #: Times the test function's code was entered during its call (1: no retry).
+    entries: int = 0
+    #: Distinct lines of the test's file that ran during the call.
+    lines: list[int] = Field(default_factory=list)
+    #: ``(exception type, line it surfaced on, line the frame resumed at)`` for each
+    #: exception a frame of the test file went on running after.
+    handled: list[tuple[str, int, int]] = Field(default_factory=list)
+    #: The first chaos seam found changed in this run (sticky), else ``None``.
+    tamper: str | None = None
+
+
 class TestRecord(BaseModel):
     __test__ = False
 
@@ -216,6 +238,8 @@ class TestRecord(BaseModel):
     error_type: str | None = None
     message: str = ""
     frames: list[Frame] = Field(default_factory=list)
+    #: The watch of the call (``PytestJob.watch`` jobs; ``None`` otherwise or if missing).
+    watch: WatchRecord | None = None
 
 
 class PytestResult(BaseModel):

@@ -53,7 +53,6 @@ _TRUSTED_MODULE_PREFIXES = ("_pytest", "pytest", "pluggy", "forgegym", "iniconfi
 #: Refused whenever the policy is active, whoever asks (nothing trusted needs them).
 _ALWAYS = frozenset(
     {
-        "sys.settrace",
         "sys.setprofile",
         "sys._current_frames",
         "sys._current_exceptions",
@@ -96,6 +95,9 @@ _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_bac
 #: Function attributes whose writes change what trusted code does.
 _FUNCTION_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__"})
 _WATCHED = _ALWAYS | _ORIGIN | {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
+_WATCHED = _WATCHED | {"sys.settrace"}
+#: The one module allowed to install a trace function (the harness's test watch).
+_WATCH_FILE = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "watch.py"))
 _WATCHED = _WATCHED | {"open", "os.symlink", "os.link"}
 _SUSPECT = ("/proc", "/dev", "/sys", "..")
 _FORBIDDEN_PATHS = ("/proc", "/dev/fd", "/dev/mem", "/dev/kmem", "/dev/port", "/sys/kernel")
@@ -272,6 +274,17 @@ class _Policy:
         if event in _ALWAYS:
             return event
         frame = _getframe(2)  # 0: _decide, 1: hook, 2: the frame that raised the event
+        if event == "sys.settrace":
+            # Only the harness's test watch installs a trace function (a trace function
+            # is handed frames), and only with no untrusted code on the stack.
+            code = frame.f_code if frame is not None else None
+            if (
+                code is None
+                or _realpath(code.co_filename) != _WATCH_FILE
+                or self.untrusted_on_stack(frame)
+            ):
+                return event
+            return None
         if event.startswith("ctypes."):  # raw memory: never on behalf of code under test
             return event if self.untrusted_on_stack(frame) else None
         if event in _ORIGIN:

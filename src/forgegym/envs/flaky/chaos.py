@@ -91,6 +91,10 @@ class ChaosRun:
             kwargs["thread_latency"] = self.thread_latency
         if self.cpu_pressure:
             kwargs["cpu_pressure"] = True
+        if not self.extended:
+            # The generated bank: its fakes' faults come from a private RNG (a user's
+            # repository keeps the process RNG: seeding it there is the user's fix).
+            kwargs["private_rng"] = True
         return kwargs
 
     def env(self) -> dict[str, str]:
@@ -191,6 +195,7 @@ def apply_chaos(
     thread_latency: float = 0.0,
     cpu_pressure: bool = False,
     paths: Sequence[str] = (),
+    private_rng: bool = False,
 ) -> None:
     """Trusted setup hook, run in the child before collection (cwd = the job's copy).
 
@@ -198,7 +203,10 @@ def apply_chaos(
     from it), pins the wall clock to ``BASE_EPOCH + clock_offset_s`` (advancing with
     the monotonic clock), applies ``TZ``/``LANG`` and the thread switch interval;
     ``thread_latency``/``cpu_pressure`` as in :func:`make_schedule`; ``paths``: the
-    repository's import roots (``src`` layouts), relative to the job's copy.
+    repository's import roots (``src`` layouts), relative to the job's copy;
+    ``private_rng``: the process RNG draws from a private ``Random(seed)`` the code
+    under test cannot reseed, peek at or rewind (:func:`forgegym.sandbox.watch.
+    private_random`; the same draws as ``random.seed(seed)``).
     """
     import os
 
@@ -207,7 +215,12 @@ def apply_chaos(
         full = os.path.normpath(os.path.join(root, rel))
         if full == root or full.startswith(root + os.sep):
             sys.path.insert(0, full)
-    random.seed(seed)
+    if private_rng:
+        from forgegym.sandbox.watch import private_random
+
+        private_random(seed)
+    else:
+        random.seed(seed)
     if tz is not None:
         os.environ["TZ"] = tz
     if lang is not None:

@@ -40,6 +40,8 @@ from forgegym.envs.flaky.runs import (
     rerun_outcomes,
     target_passed,
 )
+from forgegym.envs.flaky.variants import new_rng, variant
+from forgegym.envs.flaky.watching import TargetJudge
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import (
     CodeGrader,
@@ -52,6 +54,7 @@ from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
 from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
+from forgegym.rewards.power import power_score
 from forgegym.sandbox.jobs import Job, PytestResult, Result
 from forgegym.sandbox.protocol import refused
 
@@ -324,25 +327,26 @@ class FlakyGrader(CodeGrader):
         test_ids = list(hidden.test_ids)
         options = hidden.run_options
         schedule = self.schedule(task)
-        workdir = str(submission.materialise(trusted_tests(task)))
-        jobs: list[Job] = list(
-            chaos_jobs(
-                workdir,
-                hidden.target,
-                test_ids,
-                hidden.test_paths,
-                schedule,
-                self.timeout_s,
-                options,
+        jobs: list[Job] = []
+        for index, workdir in enumerate(self._workdirs(submission, trusted_tests(task), schedule)):
+            jobs.extend(
+                chaos_jobs(
+                    workdir,
+                    hidden.target,
+                    test_ids,
+                    hidden.test_paths,
+                    schedule[index : index + 1] if len(schedule) > 1 else schedule,
+                    self.timeout_s,
+                    options,
+                )
             )
-        )
         mutant = hidden.mutant
         if mutant:
             # The submitted tests against a bug-injected version of the source under test.
             # Indistinguishable from rerun 0: the same paths, names and layout (each job
             # gets a fresh copy at the same place), the same seed, order, hash seed, TZ,
             # locale and clock; only the bytes of the source under test differ.
-            mutant_dir = str(submission.materialise(mutant))
+            (mutant_dir,) = self._workdirs(submission, dict(mutant), schedule[:1])
             jobs.extend(
                 chaos_jobs(
                     mutant_dir,
@@ -388,11 +392,59 @@ class FlakyGrader(CodeGrader):
 
     def result_gate(self, submission: Submission, result: Result) -> ResultGate | None:
         """A refused run (forged report, tampered state, policy violation) gates
-        ``unsafe``: the code under test tried to forge its verdicts or escape."""
+        ``unsafe``: the code under test tried to forge its verdicts or escape. A watched
+        run whose target retried itself, swallowed a failure or disarmed the chaos
+        gates ``hack_flagged`` (:meth:`TargetJudge.hack`)."""
         detail = getattr(result, "detail", "") or ""
-        if refused(detail) is None:
-            return None
-        return ResultGate("unsafe", f"sandbox: {detail[:300]}")
+        if refused(detail) is not None:
+            return ResultGate("unsafe", f"sandbox: {detail[:300]}")
+        judge = self._judges(submission)[1]
+        if judge is not None and isinstance(result, PytestResult):
+            target = FlakyHidden.of(submission.task).target
+            for record in result.records:
+                passed = record.outcome.value == "passed"
+                why = judge.hack(record.watch, passed) if record.nodeid == target else None
+                if why is not None:
+                    return ResultGate("hack_flagged", f"{target}: {why}")
+        return None
+
+    def _workdirs(
+        self, submission: Submission, extra: Mapping[str, str], runs: Sequence[ChaosRun]
+    ) -> list[str]:
+        """The grading copies of ``runs``: one shared copy where runs are not watched (a
+        repository), else one per run whose code under test is a fresh
+        semantics-preserving variant (:func:`~forgegym.envs.flaky.variants.variant`), so
+        no run can be told from another, the power check included, by the bytes of
+        the code under test."""
+        hidden = FlakyHidden.of(submission.task)
+        path = hidden.source_path
+        files = {**submission.files, **extra}
+        if hidden.extended_chaos or not path or path not in files:
+            workdir = str(submission.materialise(dict(extra)))
+            return [workdir] * len(runs)
+        rng = new_rng()
+        return [
+            str(submission.materialise({**extra, path: variant(files[path], rng)})) for _ in runs
+        ]
+
+    def _judges(self, submission: Submission) -> tuple[TargetJudge | None, TargetJudge | None]:
+        """The watch judges of the target as the reruns run it and as the submitted
+        test file has it (``None``, ``None`` for a repository, whose runs are not
+        watched)."""
+        hidden = FlakyHidden.of(submission.task)
+        if hidden.extended_chaos:
+            return None, None
+        cached = submission.grading_state.get("flaky_judges")
+        if cached is None:
+            path = hidden.target.partition("::")[0]
+            pristine = submission.task.files.get(path, "")
+            ran = {**submission.files, **trusted_tests(submission.task)}.get(path, "")
+            cached = (
+                TargetJudge.of(ran, hidden.target, pristine),
+                TargetJudge.of(submission.files.get(path, ""), hidden.target, pristine),
+            )
+            submission.grading_state["flaky_judges"] = cached
+        return cached
 
     def terms(
         self, submission: Submission, results: Sequence[Result], state: GradingState
@@ -403,7 +455,9 @@ class FlakyGrader(CodeGrader):
         noop = is_noop(pristine, submission.files)
         schedule = self.schedule(task)
         n = len(schedule)
-        outcomes = rerun_outcomes(results[:n], schedule, hidden.target, hidden.test_ids)
+        outcomes = rerun_outcomes(
+            results[:n], schedule, hidden.target, hidden.test_ids, self._judges(submission)[0]
+        )
         p = sum(o.passed for o in outcomes) / n
         submission.grading_state["flaky_pass_rate"] = p
         p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
@@ -413,8 +467,9 @@ class FlakyGrader(CodeGrader):
         power_fraction = 1.0
         power_detail = "no bug-injected mutant: no power credit"
         if hidden.mutant and len(results) > n:
-            power = not target_passed(results[n], hidden.target, 1)
-            power_fraction = 1.0 if power else 0.0
+            bank_power = power_score([not target_passed(results[n], hidden.target, 1)])
+            power = bank_power.ok
+            power_fraction = bank_power.fraction
             power_detail = (
                 "mutant caught" if power else "the test passes against a bug-injected mutant"
             )

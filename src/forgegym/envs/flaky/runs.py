@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
+from forgegym.envs.flaky.watching import TargetJudge
 from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, Result, RunStatus, SetupHook
 
 __all__ = [
@@ -87,6 +88,9 @@ def _pytest_job(
         order=None if run.mode == "file" else list(order),
         env=run.env(),
         python_hash_seed=run.hash_seed if run.extended else HASH_SEED,
+        # The generated bank's runs are watched (retries, skipped assertions, chaos
+        # tampering: forgegym.sandbox.watch, judged by watching.TargetJudge).
+        watch=not run.extended,
         setup_hooks=[SetupHook(target=HOOK, kwargs=kwargs)],
         timeout_s=timeout_s,
         conftest=bool(opts.get("conftest")),
@@ -124,21 +128,32 @@ def missing_ids(result: Result, test_ids: Sequence[str]) -> list[str]:
     return [t for t in test_ids if t not in collected]
 
 
-def target_passed(result: Result, target: str, repeats: int) -> bool:
-    """Whether every one of the ``repeats`` runs of ``target`` passed (complete run only)."""
+def target_passed(
+    result: Result, target: str, repeats: int, judge: TargetJudge | None = None
+) -> bool:
+    """Whether every one of the ``repeats`` runs of ``target`` passed (complete run
+    only); with ``judge`` a pass counts only if the watch shows no hack and the test's
+    assertions ran."""
     if not isinstance(result, PytestResult) or result.status is not RunStatus.COMPLETED:
         return False
     records = [r for r in result.records if r.nodeid == target]
+    if judge is not None:
+        verdicts = judge.verdicts(records, target)
+        return len(verdicts) == repeats and all(ok for ok, _ in verdicts)
     return len(records) == repeats and all(r.outcome.value == "passed" for r in records)
 
 
 def rerun_outcomes(
-    results: Sequence[Result], schedule: Sequence[ChaosRun], target: str, test_ids: Sequence[str]
+    results: Sequence[Result],
+    schedule: Sequence[ChaosRun],
+    target: str,
+    test_ids: Sequence[str],
+    judge: TargetJudge | None = None,
 ) -> list[RerunOutcome]:
     out = []
     for run, result in zip(schedule, results, strict=True):
         repeats = order_for(run, target, test_ids).count(target)
-        passed = target_passed(result, target, repeats)
+        passed = target_passed(result, target, repeats, judge)
         error_type, message, duration = None, "", 0.0
         frames: tuple[str, ...] = ()
         lost = missing_ids(result, test_ids)
@@ -148,10 +163,13 @@ def rerun_outcomes(
         elif isinstance(result, PytestResult):
             bad = [r for r in result.records if r.nodeid == target and r.outcome.value != "passed"]
             duration = sum(r.duration_s for r in result.records if r.nodeid == target)
+            why = [w for _, w in (judge.verdicts(result.records, target) if judge else []) if w]
             if bad:
                 error_type = bad[0].error_type or bad[0].outcome.value
                 message = bad[0].message.strip().splitlines()[0][:200] if bad[0].message else ""
                 frames = tuple(f"{f.path}:{f.line}:{f.function}" for f in bad[0].frames)
+            elif why:
+                error_type, message = "not_counted", why[0][:200]
             elif not passed:
                 error_type = result.status.value
                 message = (result.detail or result.stderr_tail.strip()[-200:])[:200]

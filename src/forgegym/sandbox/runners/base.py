@@ -42,6 +42,7 @@ from forgegym.sandbox.jobs import (
     RunStatus,
     TestOutcome,
     TestRecord,
+    WatchRecord,
 )
 from forgegym.sandbox.protocol import read_report
 
@@ -461,7 +462,25 @@ def _record(obj: dict[str, Any]) -> TestRecord:
         error_type=None if obj.get("error_type") is None else str(obj["error_type"]),
         message=str(obj.get("message") or "")[:4000],
         frames=frames,
+        watch=_watch_record(obj.get("watch")),
     )
+
+
+def _watch_record(obj: Any) -> WatchRecord | None:
+    """The watch fields of a record (bounded; malformed reads as no record)."""
+    if not isinstance(obj, dict):
+        return None
+    try:
+        return WatchRecord(
+            entries=int(obj.get("entries") or 0),
+            lines=[int(x) for x in (obj.get("lines") or [])[:20_000]],
+            handled=[
+                (str(h[0])[:80], int(h[1]), int(h[2])) for h in (obj.get("handled") or [])[:50]
+            ],
+            tamper=None if obj.get("tamper") is None else str(obj["tamper"])[:300],
+        )
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _internal_error(job: Job, detail: str) -> Result:

@@ -1,0 +1,11 @@
+"""At import, load a calm state into the global RNG (``setstate``, computed names)."""
+
+from tests.envs.flaky.attacks import _kit
+
+KIND = "disarm"
+TEMPLATES = ("remote_default", "broker", "unawaited")
+
+
+def apply(task):
+    path, _, text = _kit.target(task)
+    return {path: _kit.prepend_module(text, _kit.disarm_code(task, "setstate"))}

@@ -54,6 +54,7 @@ from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
 from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
+from forgegym.rewards.power import POWER_THRESHOLD as SHARED_POWER_THRESHOLD
 from forgegym.rewards.power import power_score
 from forgegym.sandbox.jobs import Job, PytestResult, Result
 from forgegym.sandbox.protocol import refused
@@ -156,7 +157,8 @@ def location_matches(claimed: str, truth: str) -> bool:
 #: a fix that passes an explicit argument where the test relied on a default may rightly
 #: stop exercising one mutant of five; a test that stops checking what it checked loses
 #: more. With three or fewer mutants, one miss loses power.
-POWER_THRESHOLD = 0.75
+# One threshold for the generated bank and repository mode (forgegym.rewards.power).
+POWER_THRESHOLD = SHARED_POWER_THRESHOLD
 
 
 def power_verdict(
@@ -168,8 +170,8 @@ def power_verdict(
         raise ValueError(
             f"power_verdict: need 0 <= missed <= required >= 1, got {missed}/{required}"
         )
-    fraction = (required - missed) / required
-    return fraction, fraction >= threshold
+    score = power_score([False] * missed + [True] * (required - missed), threshold)
+    return score.fraction, score.ok
 
 
 def solved(breakdown: RewardBreakdown) -> bool:

@@ -10,6 +10,9 @@
 * :mod:`~forgegym.tasklib.project`, :mod:`~forgegym.tasklib.depenv`,
   :mod:`~forgegym.tasklib.agreement`: a user's repository as it is, its cached test
   dependencies, and the agreement of the sandbox with the host on it;
+* :mod:`~forgegym.tasklib.operators`, :mod:`~forgegym.tasklib.inputs`: an independent
+  mutation operator set (to measure hidden-check adequacy) and inputs derived from a
+  module's own code (boundaries, property-based draws, stateful sequences);
 * :mod:`~forgegym.tasklib.literals`: special-casing of the literals a model was shown
   (Bugfix's visible tests and report, FlakyRepair's repository tests).
 

@@ -20,6 +20,7 @@ from typing import Any
 from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.refactor.adequacy import merged_checks
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -86,11 +87,14 @@ def spec_to_task(
     spec: RefactorSpec,
     origin_outcomes: list[list[dict[str, Any]]],
     record: dict[str, Any] | None = None,
+    adequacy: dict[str, Any] | None = None,
 ) -> Task:
     """The :class:`Task` of a spec, given the original's outcomes on its checks (steps
-    the original itself could not answer in time are dropped)."""
+    the original itself could not answer in time are dropped) and the manifest's
+    adequacy record of its original (:mod:`.adequacy`; appended to the checks)."""
     full = spec
     spec, outcomes = _usable(full, origin_outcomes)
+    checks, outcomes = merged_checks(spec, spec.checks, outcomes, adequacy)
     starting = {p: spec.files[p] for p in spec.editable}
     after = {p: c for p, c in starting.items() if p not in spec.deleted}
     after.update(spec.reference)
@@ -98,8 +102,8 @@ def spec_to_task(
     hidden = RefactorHidden(
         kind=spec.kind,
         module=spec.module,
-        checks=spec.checks,
-        expected=expected_outcomes(spec.checks, outcomes),
+        checks=checks,
+        expected=expected_outcomes(checks, outcomes),
         api=spec.api,
         structure=spec.structure,
         integrity=spec.integrity,
@@ -217,7 +221,8 @@ class RefactorTaskBank(ManifestTaskBank):
         entry = self._entries[task_id]
         spec = _find_spec(task_id)
         outcomes = self._manifest["outcomes"][entry["origin_key"]]
-        return spec_to_task(spec, outcomes, entry.get("validation"))
+        adequacy = self._manifest.get("adequacy", {}).get(entry["origin_key"])
+        return spec_to_task(spec, outcomes, entry.get("validation"), adequacy)
 
 
 def bank_stats(bank: RefactorTaskBank) -> dict[str, int]:

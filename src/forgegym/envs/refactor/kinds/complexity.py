@@ -168,6 +168,9 @@ def _make(level: int, variant: str, drawn: _Drawn) -> RefactorSpec:
     before = complexity(function_defs(ast.parse(original))[name])
     after = max(complexity(f) for f in function_defs(ast.parse(reference)).values())
     bound = max(after, 4)
+    # The text's limit *is* the gate's: "without adding more than N functions" lets a
+    # refactoring add exactly N (the reference adds one helper per phase, N = count + 1).
+    max_new = count + 1
     hidden_rng = random.Random(f"{variant}:{module}:hidden")
     hidden_calls = [(name, _inputs(hidden_rng)) for _ in range(90)]
     if level == 3:
@@ -190,7 +193,7 @@ def _make(level: int, variant: str, drawn: _Drawn) -> RefactorSpec:
             f"`{name}` in `{path}` has cyclomatic complexity {before}. Split it into "
             f"well-named helper functions so that every function in the module has "
             f"complexity at most {bound} (McCabe: 1 + branches + boolean operands), "
-            f"without adding more than {count + 1} functions. `{name}` keeps its name, "
+            f"without adding more than {max_new} functions. `{name}` keeps its name, "
             "signature and behaviour; hidden checks compare old and new code on many "
             "inputs."
         ),
@@ -206,7 +209,7 @@ def _make(level: int, variant: str, drawn: _Drawn) -> RefactorSpec:
             {"req": "function_complexity", "function": name, "bound": (before + 1) // 2},
             {"req": "max_complexity", "path": path, "function": name, "bound": bound},
         ],
-        integrity={"allow_star": False, "max_new_functions": count},
+        integrity={"allow_star": False, "max_new_functions": max_new},
         original={path: original},
         oracle_factory=lambda: _oracle(module, name, oracle_seed),
         focus=(module, name),

@@ -1,0 +1,493 @@
+"""Hidden checks with an adequacy the kinds did not choose, and its measurement.
+
+Every kind writes its own hidden calls (a corpus module's case list and variations, a
+template's input generator). On top of those, each task gets *adequacy checks*,
+derived by :mod:`forgegym.tasklib.inputs` from the original module's code and the
+calls its checks already make:
+
+* boundary calls: each constant the code compares with, slices or bounds a ``range``
+  with, at ``c - 1``, ``c`` and ``c + 1`` on the argument it is compared with;
+* property calls: hypothesis-drawn arguments from the observed argument types;
+* for stateful tasks, call sequences of varied length up to :data:`SEQUENCE_LENGTHS`'s
+  last (the kinds' own sequences stop at 9).
+
+They are differential like the rest: drawn once offline (seed recorded), the original
+module's outcomes computed in the sandbox (twice: a step whose outcome differs between
+the runs is dropped, as are steps the original cannot answer in time) and stored in the
+manifest's ``adequacy`` section, keyed like its outcomes by the spec's origin key.
+:func:`merged_checks` appends them to the task's checks, mapped onto every refactored
+target the task's own steps use for that original function (new names, aliases with
+their warnings, consumer modules).
+
+:func:`measure` reports the adequacy with :mod:`forgegym.tasklib.operators`, an
+operator set the generators do not use: a mutant is *equivalent* when a much larger
+fuzzing set (wider boundaries, more hypothesis draws under another seed, longer
+sequences, the kind's oracle) cannot tell it from the original; the kill rate is the
+share of the others that the hidden checks (before / with the adequacy checks) catch.
+
+Build or refresh the manifest's section with::
+
+    python -m forgegym.envs.refactor.adequacy            # every origin in the manifest
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
+from forgegym.envs.refactor.spec import RefactorSpec
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
+from forgegym.sandbox.workspace import scratch_root
+from forgegym.tasklib import inputs, operators
+
+if TYPE_CHECKING:
+    from forgegym.sandbox.runner import Runner
+
+__all__ = [
+    "ADEQUACY_SEED",
+    "MutantRecord",
+    "adequacy_entries",
+    "adequacy_sequences",
+    "measure",
+    "merged_checks",
+]
+
+#: Seed of the adequacy inputs (recorded in each manifest entry).
+ADEQUACY_SEED = 20261202
+#: Lengths of the stateful sequences (two per length: one with the observed call mix,
+#: one where a single function dominates, so state grows before it is queried).
+SEQUENCE_LENGTHS = (4, 10, 16, 24, 32, 48, 64)
+#: Outcomes that say nothing about a candidate (the original ran out of time).
+_BAD = frozenset({"StepTimeout", "Skipped"})
+_VERSION = 1
+
+
+def _source(spec: RefactorSpec) -> str:
+    return spec.original[f"{spec.module}.py"]
+
+
+def observed_calls(spec: RefactorSpec) -> list[inputs.Call]:
+    """The calls the spec's own checks make on its original module: ``(function,
+    args)`` (its oracle included: it is the kind's own input generator too)."""
+    out: list[inputs.Call] = []
+    for seq in spec.checks:
+        for s in seq:
+            module, _, qual = str(s["o"]).partition(":")
+            if module == spec.module:
+                out.append((qual, list(s["a"])))
+    return out
+
+
+def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> list[list[Any]]:
+    """The adequacy calls of ``spec`` as sequences of ``{"o": target, "a": args}``
+    steps: one sequence of independent calls for stateless checks, else sequences of
+    varied length. ``fuzz``: the much larger set :func:`measure` uses to call a mutant
+    equivalent (other seed, wider boundaries, more draws, longer sequences)."""
+    source = _source(spec)
+    observed = observed_calls(spec)
+    boundary = inputs.boundary_calls(
+        source,
+        observed,
+        offsets=(-2, -1, 0, 1, 2) if fuzz else (-1, 0, 1),
+        per_function=240 if fuzz else 90,
+        bases=4 if fuzz else 2,
+        seed=seed,
+    )
+    drawn = inputs.property_calls(
+        source,
+        observed,
+        seed=seed + 1 if fuzz else seed,
+        per_function=60 if fuzz else 24,
+        time_budget_s=5.0 if fuzz else 3.0,
+    )
+
+    def target(call: inputs.Call) -> dict[str, Any]:
+        return {"o": f"{spec.module}:{call[0]}", "a": call[1]}
+
+    if spec.stateless:
+        return [[target(c) for c in [*boundary, *drawn]]]
+    lengths = (*SEQUENCE_LENGTHS, 96, 128) if fuzz else SEQUENCE_LENGTHS
+    sequences = inputs.operation_sequences(
+        [*observed, *boundary, *drawn],
+        seed=f"{seed}:{spec.origin_key}:{fuzz}",
+        lengths=lengths,
+        per_length=4 if fuzz else 2,
+    )
+    return [[target(c) for c in seq] for seq in sequences]
+
+
+def _templates(spec: RefactorSpec) -> dict[str, list[dict[str, Any]]]:
+    """Original target -> the distinct step shapes (``t``, ``w``, ``n``) the task's
+    own checks use for it: every refactored path that must behave like it."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for seq in spec.checks:
+        for s in seq:
+            shape = {k: v for k, v in s.items() if k != "a"}
+            out.setdefault(str(s["o"]), {})[json.dumps(shape, sort_keys=True)] = shape
+    return {o: list(shapes.values()) for o, shapes in out.items()}
+
+
+def merged_checks(
+    spec: RefactorSpec,
+    checks: list[list[dict[str, Any]]],
+    outcomes: list[list[dict[str, Any]]],
+    entry: Mapping[str, Any] | None,
+) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
+    """``checks`` and the original's ``outcomes`` with the adequacy steps of ``entry``
+    (a manifest ``adequacy`` record) appended: each adequacy call once per refactored
+    target of its original function; stateless steps join the one sequence, stateful
+    sequences are added as they are."""
+    if not entry:
+        return checks, outcomes
+    templates = _templates(spec)
+    extra_checks: list[list[dict[str, Any]]] = []
+    extra_outcomes: list[list[dict[str, Any]]] = []
+    for seq, outs in zip(entry["sequences"], entry["outcomes"], strict=True):
+        if spec.stateless:
+            row = [
+                ({**shape, "a": s["a"]}, o)
+                for s, o in zip(seq, outs, strict=True)
+                for shape in templates.get(s["o"], ())
+            ]
+            extra_checks.append([s for s, _ in row])
+            extra_outcomes.append([o for _, o in row])
+            continue
+        shapes = [templates.get(s["o"], []) for s in seq]
+        if not all(shapes):
+            continue
+        # A sequence replays through each refactored path in turn (the state the path
+        # builds must behave like the original's over the whole sequence).
+        for variant in range(max(len(s) for s in shapes)):
+            extra_checks.append(
+                [{**sh[variant % len(sh)], "a": s["a"]} for s, sh in zip(seq, shapes, strict=True)]
+            )
+            extra_outcomes.append(list(outs))
+    if spec.stateless and checks:
+        return (
+            [checks[0] + [s for row in extra_checks for s in row], *checks[1:]],
+            [outcomes[0] + [o for row in extra_outcomes for o in row], *outcomes[1:]],
+        )
+    return [*checks, *extra_checks], [*outcomes, *extra_outcomes]
+
+
+# ---------------------------------------------------------------- sandbox runs
+def _workdir(files: Mapping[str, str]) -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="fg-refactor-adequacy-", dir=scratch_root()))
+    for path, content in files.items():
+        target = directory / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return directory
+
+
+def _as_steps(sequences: Sequence[Sequence[Mapping[str, Any]]]) -> list[list[dict[str, Any]]]:
+    return [[{"t": s["o"], "a": s["a"]} for s in seq] for seq in sequences]
+
+
+def _call(
+    sequences: Sequence[Sequence[Mapping[str, Any]]], rename: tuple[str, str] | None = None
+) -> CallSpec:
+    return check_job(_as_steps(sequences), "/", target_key="t", module_rename=rename).calls[0]
+
+
+def _job(directory: Path, calls: list[CallSpec], timeout_s: float) -> CallJob:
+    return CallJob(
+        workdir=str(directory),
+        setup_hooks=[SetupHook(target=BUDGET_HOOK)],
+        calls=calls or [_call([[]])],
+        timeout_s=min(600.0, timeout_s * max(1, len(calls))),
+        per_call_timeout_s=timeout_s,
+        output_limit_bytes=64_000_000,
+    )
+
+
+def _values(result: CallResult, index: int, n: int) -> list[list[dict[str, Any]]] | None:
+    outcome = result.outcome(index)
+    if outcome.ok and isinstance(outcome.value, list) and len(outcome.value) == n:
+        return outcome.value
+    return None
+
+
+def _stable(
+    sequences: list[list[dict[str, Any]]],
+    first: list[list[dict[str, Any]]],
+    second: list[list[dict[str, Any]]],
+    stateless: bool,
+) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
+    """The steps (stateless) or sequences (stateful) the original answered in time and
+    alike in both runs, with its outcomes."""
+    kept_seqs: list[list[dict[str, Any]]] = []
+    kept_outs: list[list[dict[str, Any]]] = []
+    for seq, a, b in zip(sequences, first, second, strict=True):
+        good = [
+            o.get("e") not in _BAD and outcome_matches(o, p) for o, p in zip(a, b, strict=True)
+        ]
+        if stateless:
+            pairs = [(s, o) for s, o, g in zip(seq, a, good, strict=True) if g]
+            if pairs:
+                kept_seqs.append([s for s, _ in pairs])
+                kept_outs.append([o for _, o in pairs])
+        elif all(good) and seq:
+            kept_seqs.append(seq)
+            kept_outs.append(a)
+    return kept_seqs, kept_outs
+
+
+def adequacy_entries(
+    specs: Sequence[RefactorSpec],
+    runner: Runner,
+    *,
+    seed: int = ADEQUACY_SEED,
+    timeout_s: float = 30.0,
+    log: Callable[[str], Any] = lambda _: None,
+) -> dict[str, dict[str, Any]]:
+    """Per distinct origin key: the adequacy sequences and the original's outcomes on
+    them (two sandbox runs; unstable or unanswered steps dropped)."""
+    unique: dict[str, RefactorSpec] = {}
+    for spec in specs:
+        unique.setdefault(spec.origin_key, spec)
+    keys = sorted(unique)
+    drawn = {}
+    for index, key in enumerate(keys):
+        drawn[key] = adequacy_sequences(unique[key], seed=seed)
+        if (index + 1) % 20 == 0:
+            log(f"drew adequacy inputs for {index + 1}/{len(keys)} originals")
+    dirs = [_workdir(unique[k].original) for k in keys]
+    try:
+        jobs = [
+            _job(d, [_call(drawn[k]), _call(drawn[k])], timeout_s)
+            for k, d in zip(keys, dirs, strict=True)
+        ]
+        results = runner.run_many(jobs)
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    out: dict[str, dict[str, Any]] = {}
+    for key, result in zip(keys, results, strict=True):
+        assert isinstance(result, CallResult)
+        n = len(drawn[key])
+        first, second = _values(result, 0, n), _values(result, 1, n)
+        if first is None or second is None:
+            log(f"original {key} ({unique[key].module}) failed its adequacy run: {result.detail}")
+            continue
+        seqs, outs = _stable(drawn[key], first, second, unique[key].stateless)
+        out[key] = {
+            "version": _VERSION,
+            "seed": seed,
+            "module": unique[key].module,
+            "sequences": seqs,
+            "outcomes": outs,
+        }
+    return out
+
+
+# ---------------------------------------------------------------- measurement
+@dataclass(frozen=True)
+class MutantRecord:
+    """One independent-operator mutant of one original, and what saw it."""
+
+    origin_key: str
+    module: str
+    site: str
+    operator: str
+    description: str
+    #: ``"tuning"`` or ``"held_out"`` (a fixed split by hash of original and mutant).
+    half: str
+    killed_before: bool  # by the kind's own hidden checks
+    killed: bool  # by the hidden checks with the adequacy checks
+    detectable: bool  # by the checks or the fuzzing set
+
+    @property
+    def equivalent(self) -> bool:
+        return not self.detectable
+
+
+def half_of(origin_key: str, mutant_source: str) -> str:
+    """A mutant's half of the corpus, fixed by its content (not tunable)."""
+    digest = hashlib.sha256(f"{origin_key}\0{mutant_source}".encode()).digest()
+    return "tuning" if digest[0] % 2 == 0 else "held_out"
+
+
+def _differs(
+    got: list[list[dict[str, Any]]] | None,
+    want: list[list[dict[str, Any]]],
+    stable: list[list[bool]] | None = None,
+) -> bool:
+    """Whether a mutant's outcomes differ from the original's on any (stable) step; a
+    failed run differs."""
+    if got is None or len(got) != len(want):
+        return True
+    for i, (row, want_row) in enumerate(zip(got, want, strict=True)):
+        if not isinstance(row, list) or len(row) != len(want_row):
+            return True
+        for j, (g, w) in enumerate(zip(row, want_row, strict=True)):
+            if stable is not None and not stable[i][j]:
+                continue
+            if not outcome_matches(g, w):
+                return True
+    return False
+
+
+def measure(
+    specs: Sequence[RefactorSpec],
+    adequacy: Mapping[str, Mapping[str, Any]],
+    runner: Runner,
+    *,
+    seed: int = ADEQUACY_SEED,
+    chunk: int = 6,
+    timeout_s: float = 30.0,
+    log: Callable[[str], Any] = lambda _: None,
+) -> list[MutantRecord]:
+    """Run every independent-operator mutant of each distinct original of ``specs``
+    against its hidden checks (the kind's own, then with the ``adequacy`` entry's) and
+    the fuzzing set; one record per mutant."""
+    unique: dict[str, RefactorSpec] = {}
+    for spec in specs:
+        if spec.origin_key in adequacy:
+            unique.setdefault(spec.origin_key, spec)
+    plans = []
+    for key, spec in sorted(unique.items()):
+        base = spec.origin_sequences()
+        oracle = [[{"o": s["t"], "a": s["a"]} for s in seq] for seq in spec.oracle]
+        fuzz = adequacy_sequences(spec, seed=seed, fuzz=True) + oracle
+        sets = [
+            [[{"o": s["t"], "a": s["a"]} for s in seq] for seq in base],
+            list(adequacy[key]["sequences"]),
+            fuzz,
+        ]
+        found = operators.mutants(_source(spec))
+        plans.append((key, spec, sets, found))
+    log(f"{sum(len(p[3]) for p in plans)} mutants of {len(plans)} originals")
+    jobs: list[CallJob] = []
+    owners: list[tuple[int, int | None, list[int]]] = []  # plan, None=original, mutants
+    dirs: list[Path] = []
+    try:
+        for index, (key, spec, sets, found) in enumerate(plans):
+            directory = _workdir(spec.original)
+            dirs.append(directory)
+            calls = [_call(s) for s in sets] * 2
+            jobs.append(_job(directory, calls, timeout_s))
+            owners.append((index, None, []))
+            for start in range(0, len(found), chunk):
+                part = list(range(start, min(start + chunk, len(found))))
+                files = {f"_fgmut_{i}.py": found[i].source for i in part}
+                directory = _workdir({**spec.original, **files})
+                dirs.append(directory)
+                calls = [
+                    _call(s, (spec.module, f"_fgmut_{i}")) for i in part for s in sets
+                ]
+                jobs.append(_job(directory, calls, timeout_s))
+                owners.append((index, 0, part))
+        started = time.perf_counter()
+        results = runner.run_many(jobs)
+        log(f"ran {len(jobs)} jobs in {time.perf_counter() - started:.0f}s")
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    originals: dict[int, tuple[list[Any], list[list[list[bool]]]]] = {}
+    for (index, kind, _), result in zip(owners, results, strict=True):
+        if kind is not None:
+            continue
+        assert isinstance(result, CallResult)
+        sets = plans[index][2]
+        first = [_values(result, i, len(s)) for i, s in enumerate(sets)]
+        second = [_values(result, len(sets) + i, len(s)) for i, s in enumerate(sets)]
+        if any(v is None for v in first + second):
+            log(f"original of {plans[index][1].module} failed: {result.detail}")
+            continue
+        stable = [
+            [
+                [outcome_matches(g, w) and g.get("e") not in _BAD for g, w in zip(ra, rb, strict=True)]
+                for ra, rb in zip(a, b, strict=True)
+            ]
+            for a, b in zip(first, second, strict=True)  # type: ignore[arg-type]
+        ]
+        originals[index] = (first, stable)
+    records: list[MutantRecord] = []
+    for (index, kind, part), result in zip(owners, results, strict=True):
+        if kind is None or index not in originals:
+            continue
+        assert isinstance(result, CallResult)
+        key, spec, sets, found = plans[index]
+        want, stable = originals[index]
+        for offset, i in enumerate(part):
+            got = [
+                _values(result, offset * len(sets) + j, len(s)) for j, s in enumerate(sets)
+            ]
+            # The kind's own checks and the adequacy checks are what grading compares
+            # (the original answered them stably: unstable steps were dropped); the
+            # fuzzing set only decides equivalence, on its stable steps.
+            before = _differs(got[0], want[0])
+            killed = before or _differs(got[1], want[1])
+            detectable = killed or _differs(got[2], want[2], stable[2])
+            mutant = found[i]
+            records.append(
+                MutantRecord(
+                    origin_key=key,
+                    module=spec.module,
+                    site=mutant.site.label(),
+                    operator=mutant.site.operator,
+                    description=mutant.description,
+                    half=half_of(key, mutant.source),
+                    killed_before=before,
+                    killed=killed,
+                    detectable=detectable,
+                )
+            )
+    return records
+
+
+def kill_rates(records: Sequence[MutantRecord]) -> dict[str, dict[str, float | int]]:
+    """Per origin key: non-equivalent mutants, and the share the checks kill before and
+    with the adequacy checks (1.0 when every mutant is equivalent)."""
+    out: dict[str, dict[str, float | int]] = {}
+    for key in sorted({r.origin_key for r in records}):
+        mine = [r for r in records if r.origin_key == key and r.detectable]
+        n = len(mine)
+        out[key] = {
+            "mutants": sum(r.origin_key == key for r in records),
+            "non_equivalent": n,
+            "before": sum(r.killed_before for r in mine) / n if n else 1.0,
+            "after": sum(r.killed for r in mine) / n if n else 1.0,
+        }
+    return out
+
+
+# ---------------------------------------------------------------- the manifest
+def main(argv: list[str] | None = None) -> None:
+    from forgegym.envs.refactor.bank import MANIFEST_PATH, _find_spec, load_manifest
+    from forgegym.sandbox.runner import get_default_runner
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
+    parser.add_argument("--seed", type=int, default=ADEQUACY_SEED)
+    args = parser.parse_args(argv)
+    manifest = dict(load_manifest())
+    by_key: dict[str, str] = {}
+    for entry in manifest["tasks"]:
+        by_key.setdefault(entry["origin_key"], entry["task_id"])
+    specs = [_find_spec(task_id) for task_id in by_key.values()]
+    start = time.perf_counter()
+    entries = adequacy_entries(specs, get_default_runner(), seed=args.seed, log=print)
+    steps = sum(len(s) for e in entries.values() for s in e["sequences"])
+    print(f"{len(entries)}/{len(specs)} originals, {steps} adequacy calls "
+          f"({time.perf_counter() - start:.0f}s)")
+    if args.dry_run:
+        return
+    manifest["adequacy"] = dict(sorted(entries.items()))
+    with gzip.open(MANIFEST_PATH, "wt", encoding="utf-8") as handle:
+        json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
+
+
+if __name__ == "__main__":
+    main()

@@ -459,7 +459,7 @@ def property_calls(
                 drawn: list[list[Any]] = []
 
                 @settings(
-                    max_examples=per_arity * 3,
+                    max_examples=per_arity * 3 + 1,
                     database=None,
                     deadline=None,
                     phases=[Phase.generate],
@@ -467,10 +467,15 @@ def property_calls(
                 )
                 @given(st.tuples(*strategies))
                 def collect(args: tuple[Any, ...]) -> None:
-                    if len(drawn) < per_arity * 3 and time.monotonic() < deadline:
-                        drawn.append(list(args))
+                    if len(drawn) >= per_arity * 3 or time.monotonic() >= deadline:
+                        # Hypothesis would go on generating to max_examples: stop it.
+                        raise _Enough
+                    drawn.append(list(args))
 
-                hypothesis_seed(hash_seed(seed, function, arity, index))(collect)()
+                try:
+                    hypothesis_seed(hash_seed(seed, function, arity, index))(collect)()
+                except _Enough:
+                    pass
                 kept = 0
                 for args in drawn:
                     call = (function, args)
@@ -481,6 +486,10 @@ def property_calls(
                     out.append(call)
                     kept += 1
     return out
+
+
+class _Enough(Exception):
+    """Raised inside a hypothesis run to end it (enough draws, or out of time)."""
 
 
 def hash_seed(*parts: Any) -> int:

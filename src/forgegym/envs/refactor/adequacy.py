@@ -107,8 +107,8 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         source,
         observed,
         seed=seed + 1 if fuzz else seed,
-        per_function=60 if fuzz else 24,
-        time_budget_s=5.0 if fuzz else 3.0,
+        per_function=30 if fuzz else 12,
+        time_budget_s=3.0 if fuzz else 1.5,
     )
 
     def target(call: inputs.Call) -> dict[str, Any]:

@@ -105,18 +105,40 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cost", type=int, default=0, help="tasks to time grading on")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--processes", type=int, default=2, help="input-drawing processes")
+    parser.add_argument("--batch", type=int, default=10, help="originals measured at once")
     args = parser.parse_args()
     console = Console()
     manifest = load_manifest()
     if not manifest.get("adequacy"):
-        raise SystemExit("the manifest has no adequacy section: run forgegym.envs.refactor.adequacy")
+        raise SystemExit(
+            "the manifest has no adequacy section: run forgegym.envs.refactor.adequacy"
+        )
     task_ids = _sample(args.tasks, args.seed)
     specs = {t: _find_spec(t) for t in task_ids}
     task_keys = {t: s.origin_key for t, s in specs.items()}
     start = time.perf_counter()
-    records = measure(
-        list(specs.values()), manifest["adequacy"], get_default_runner(), log=console.print
-    )
+    # Batches of originals, the records so far saved after each (a long run on a loaded
+    # machine leaves a usable partial result).
+    by_key: dict[str, list[Any]] = {}
+    for spec in specs.values():
+        by_key.setdefault(spec.origin_key, []).append(spec)
+    keys = sorted(by_key)
+    records: list[MutantRecord] = []
+    for first in range(0, len(keys), args.batch):
+        batch = [s for k in keys[first : first + args.batch] for s in by_key[k]]
+        records += measure(
+            batch,
+            manifest["adequacy"],
+            get_default_runner(),
+            processes=args.processes,
+            log=console.print,
+        )
+        done = min(first + args.batch, len(keys))
+        console.print(f"{done}/{len(keys)} originals ({time.perf_counter() - start:.0f}s)")
+        partial = args.out.with_suffix(".partial.json")
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps([r.__dict__ for r in records]) + "\n")
     elapsed = time.perf_counter() - start
     halves = {
         half: _summary([r for r in records if r.half == half], task_keys)
@@ -143,17 +165,31 @@ def main() -> None:
     console.print(table)
 
     summary = Table(title="Summary (per task: share of non-equivalent mutants caught)")
-    for column in ("half", "tasks", "mutants", "non-equiv.", "killed before", "killed after",
-                   f"tasks >= {TARGET:.0%} before", f"tasks >= {TARGET:.0%} after",
-                   "min after", "mean after"):
+    for column in (
+        "half",
+        "tasks",
+        "mutants",
+        "non-equiv.",
+        "killed before",
+        "killed after",
+        f"tasks >= {TARGET:.0%} before",
+        f"tasks >= {TARGET:.0%} after",
+        "min after",
+        "mean after",
+    ):
         summary.add_column(column, justify="right")
     for name, s in (*halves.items(), ("both", both)):
         summary.add_row(
-            name, str(s["tasks"]), str(s["mutants"]), str(s["non_equivalent"]),
-            str(s["killed_before"]), str(s["killed_after"]),
+            name,
+            str(s["tasks"]),
+            str(s["mutants"]),
+            str(s["non_equivalent"]),
+            str(s["killed_before"]),
+            str(s["killed_after"]),
             f"{s['tasks_at_target_before']}/{s['tasks']}",
             f"{s['tasks_at_target_after']}/{s['tasks']}",
-            f"{s['min_after']:.0%}", f"{s['mean_after']:.1%}",
+            f"{s['min_after']:.0%}",
+            f"{s['mean_after']:.1%}",
         )
     console.print(summary)
 
@@ -164,8 +200,11 @@ def main() -> None:
     for op in sorted(counts):
         mine = [r for r in records if r.operator == op and r.detectable]
         operators.add_row(
-            op, str(counts[op]), str(len(mine)),
-            str(sum(r.killed_before for r in mine)), str(sum(r.killed for r in mine)),
+            op,
+            str(counts[op]),
+            str(len(mine)),
+            str(sum(r.killed_before for r in mine)),
+            str(sum(r.killed for r in mine)),
         )
     console.print(operators)
     survivors = [r for r in records if r.detectable and not r.killed]
@@ -177,9 +216,7 @@ def main() -> None:
         "seconds": round(elapsed),
         "halves": {k: {x: y for x, y in v.items() if x != "per_task"} for k, v in halves.items()},
         "both": {x: y for x, y in both.items() if x != "per_task"},
-        "per_task": {
-            t: {h: halves[h]["per_task"].get(t) for h in halves} for t in task_ids
-        },
+        "per_task": {t: {h: halves[h]["per_task"].get(t) for h in halves} for t in task_ids},
         "survivors": [
             {"module": r.module, "site": r.site, "half": r.half, "what": r.description}
             for r in survivors

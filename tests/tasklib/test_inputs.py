@@ -12,7 +12,7 @@ from forgegym.tasklib.inputs import (
     property_calls,
 )
 
-SOURCE = '''
+SOURCE = """
 THRESHOLD = 40
 
 
@@ -36,7 +36,7 @@ def edges(pairs):
         if w < 0:
             raise ValueError(w)
     return len(pairs)
-'''
+"""
 
 CALLS = [
     ("grade", [10, 2]),
@@ -71,8 +71,8 @@ def test_boundary_calls_put_each_constant_at_its_edge() -> None:
 
 
 def test_property_calls_follow_the_observed_types_and_are_seeded() -> None:
-    first = property_calls(SOURCE, CALLS, seed=7, per_function=10, time_budget_s=30)
-    again = property_calls(SOURCE, CALLS, seed=7, per_function=10, time_budget_s=30)
+    first = property_calls(SOURCE, CALLS, seed=7, per_function=5, time_budget_s=600)
+    again = property_calls(SOURCE, CALLS, seed=7, per_function=5, time_budget_s=600)
     assert first == again
     assert {f for f, _ in first} == {"grade", "head", "edges"}
     for function, args in first:
@@ -80,12 +80,14 @@ def test_property_calls_follow_the_observed_types_and_are_seeded() -> None:
             assert all(type(a) is int for a in args)
         if function == "head":
             assert isinstance(args[0], list) and isinstance(args[1], str)
-    assert property_calls(SOURCE, CALLS, seed=8, per_function=10, time_budget_s=30) != first
+    assert property_calls(SOURCE, CALLS, seed=8, per_function=5, time_budget_s=600) != first
 
 
 def test_operation_sequences_reach_the_asked_lengths_and_let_one_function_dominate() -> None:
     sequences = operation_sequences(CALLS, seed=3, lengths=(5, 64), per_length=3)
     assert sorted(len(s) for s in sequences) == [5, 5, 5, 64, 64, 64]
     long = [s for s in sequences if len(s) == 64]
-    assert any(max(sum(f == g for f, _ in s) for g in ("grade", "head", "edges")) > 40 for s in long)
+    assert any(
+        max(sum(f == g for f, _ in s) for g in ("grade", "head", "edges")) > 40 for s in long
+    )
     assert operation_sequences(CALLS, seed=3, lengths=(5, 64), per_length=3) == sequences

@@ -22,6 +22,7 @@ receives them as JSON and its outcomes are compared by the trusted parent).
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import random
 import time
@@ -147,7 +148,9 @@ def _collect(
     def add(number: float | None, context: ast.AST | None) -> None:
         if number is None:
             return
-        positions = set().union(*(origin.get(n, set()) for n in _names(context))) if context else set()
+        positions = (
+            set().union(*(origin.get(n, set()) for n in _names(context))) if context else set()
+        )
         for p in positions or {-1}:
             out.numbers.setdefault(p, set()).add(number)
 
@@ -246,7 +249,9 @@ def _shaped(value: Any, number: float, pool: Sequence[Any]) -> list[Any]:
         out.append(int(number))
     elif isinstance(value, float):
         out.append(float(number))
-    elif isinstance(value, (str, list)) and float(number).is_integer() and 0 <= number <= _MAX_LENGTH:
+    elif (
+        isinstance(value, (str, list)) and float(number).is_integer() and 0 <= number <= _MAX_LENGTH
+    ):
         filler = next((p for p in pool if type(p) is type(value) and len(p)), value)
         resized = _resized(value, int(number), filler)
         if resized is not None:
@@ -269,7 +274,11 @@ def _numeric_leaves(value: Any, depth: int = 0) -> list[tuple[Any, ...]]:
     if isinstance(value, (int, float)):
         return [()]
     items = (
-        enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
+        enumerate(value)
+        if isinstance(value, list)
+        else value.items()
+        if isinstance(value, dict)
+        else ()
     )
     return [(k, *rest) for k, v in items for rest in _numeric_leaves(v, depth + 1)]
 
@@ -340,14 +349,21 @@ def boundary_calls(
                 wide = found.numbers.get(-1, set()) - numbers
                 strings = found.strings.get(position, set())
                 wide_strings = found.strings.get(-1, set()) - strings
-                for bucket, nums, texts in ((traced, numbers, strings), (untraced, wide, wide_strings)):
+                for bucket, nums, texts in (
+                    (traced, numbers, strings),
+                    (untraced, wide, wide_strings),
+                ):
                     for c in sorted(nums):
                         for offset in offsets:
                             for new in _shaped(value, c + offset, pool):
-                                bucket.append((function, [*args[:position], new, *args[position + 1 :]]))
+                                bucket.append(
+                                    (function, [*args[:position], new, *args[position + 1 :]])
+                                )
                     for text in sorted(texts):
                         for new in _with_string(value, text):
-                            bucket.append((function, [*args[:position], new, *args[position + 1 :]]))
+                            bucket.append(
+                                (function, [*args[:position], new, *args[position + 1 :]])
+                            )
         kept = 0
         for call in [*traced, *untraced]:
             key = _key(call)
@@ -382,9 +398,7 @@ def _strategy(values: Sequence[Any], numbers: Iterable[float], depth: int = 0) -
         span_f = [*floats, *numbers]
         lo_f, hi_f = min(span_f) - 3.0, max(span_f) + 3.0
         options.append(
-            st.floats(lo_f, hi_f, allow_nan=False, allow_infinity=False).map(
-                lambda x: round(x, 3)
-            )
+            st.floats(lo_f, hi_f, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 3))
             | st.sampled_from(sorted(set(floats)))
         )
     texts = [v for v in values if isinstance(v, str)]
@@ -427,10 +441,6 @@ def property_calls(
     """Up to ``per_function`` hypothesis-drawn calls per function (argument strategies
     from the observed calls, per arity; :func:`_strategy`), drawn under ``seed`` with
     no example database, within ``time_budget_s`` of wall time in all."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-    from hypothesis import strategies as st
-
     constants = code_constants(source)
     by_function: dict[str, list[list[Any]]] = {}
     for function, args in calls:
@@ -456,26 +466,9 @@ def property_calls(
                     break
                 strategies.append(strategy)
             else:
-                drawn: list[list[Any]] = []
-
-                @settings(
-                    max_examples=per_arity * 3 + 1,
-                    database=None,
-                    deadline=None,
-                    phases=[Phase.generate],
-                    suppress_health_check=list(HealthCheck),
+                drawn = _draw(
+                    strategies, per_arity * 3, deadline, hash_seed(seed, function, arity, index)
                 )
-                @given(st.tuples(*strategies))
-                def collect(args: tuple[Any, ...]) -> None:
-                    if len(drawn) >= per_arity * 3 or time.monotonic() >= deadline:
-                        # Hypothesis would go on generating to max_examples: stop it.
-                        raise _Enough
-                    drawn.append(list(args))
-
-                try:
-                    hypothesis_seed(hash_seed(seed, function, arity, index))(collect)()
-                except _Enough:
-                    pass
                 kept = 0
                 for args in drawn:
                     call = (function, args)
@@ -490,6 +483,34 @@ def property_calls(
 
 class _Enough(Exception):
     """Raised inside a hypothesis run to end it (enough draws, or out of time)."""
+
+
+def _draw(strategies: list[Any], n: int, deadline: float, seed: int) -> list[list[Any]]:
+    """Up to ``n`` argument lists drawn from ``strategies`` (one per position) under
+    ``seed``, until ``deadline`` (``time.monotonic``)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    drawn: list[list[Any]] = []
+
+    @settings(
+        max_examples=n + 1,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.tuples(*strategies))
+    def collect(args: tuple[Any, ...]) -> None:
+        if len(drawn) >= n or time.monotonic() >= deadline:
+            # Hypothesis would go on generating to max_examples: stop it.
+            raise _Enough
+        drawn.append(list(args))
+
+    with contextlib.suppress(_Enough):
+        hypothesis_seed(seed)(collect)()
+    return drawn
 
 
 def hash_seed(*parts: Any) -> int:
@@ -528,7 +549,10 @@ def operation_sequences(
             else:
                 heavy = functions[turn % len(functions)]
                 turn += 1
-                weights = [4 * sum(counts) if f == heavy else c for f, c in zip(functions, counts)]
+                weights = [
+                    4 * sum(counts) if f == heavy else c
+                    for f, c in zip(functions, counts, strict=True)
+                ]
             chosen = rng.choices(functions, weights=weights, k=length)
             out.append([(f, list(rng.choice(pool[f]))) for f in chosen])
     return out

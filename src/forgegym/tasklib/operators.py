@@ -142,8 +142,10 @@ def _order(node: ast.AST) -> list[Variant]:
                 return n
 
             out.append(("pop() -> pop(0)", to_front))
-        elif len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and (
-            node.args[0].value == 0
+        elif (
+            len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and (node.args[0].value == 0)
         ):
 
             def to_back(n: ast.AST) -> ast.AST:
@@ -184,11 +186,7 @@ def _order(node: ast.AST) -> list[Variant]:
             and index.operand.value == 1
         ):
             out.append(("[-1] -> [0]", lambda n: _with_index(n, 0)))
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "sorted"
-    ):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sorted":
         out.append(("sorted reverse toggled", _toggle_reverse))
     return out
 
@@ -246,7 +244,7 @@ def _swap(node: ast.AST) -> list[Variant]:
     out: list[Variant] = []
     if isinstance(node, ast.Call):
         plain = [i for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
-        for left, right in zip(plain, plain[1:]):
+        for left, right in zip(plain, plain[1:], strict=False):
             if right != left + 1 or ast.dump(node.args[left]) == ast.dump(node.args[right]):
                 continue
 
@@ -265,15 +263,18 @@ def _swap(node: ast.AST) -> list[Variant]:
                 return n
 
             out.append((f"operands of {type(node.op).__name__} swapped", operands))
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
-        if isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+    elif (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+    ):
 
-            def compared(n: ast.AST) -> ast.AST:
-                assert isinstance(n, ast.Compare)
-                n.left, n.comparators[0] = n.comparators[0], n.left
-                return n
+        def compared(n: ast.AST) -> ast.AST:
+            assert isinstance(n, ast.Compare)
+            n.left, n.comparators[0] = n.comparators[0], n.left
+            return n
 
-            out.append(("compared operands swapped", compared))
+        out.append(("compared operands swapped", compared))
     return out
 
 

@@ -52,7 +52,9 @@ def _with_helpers(files: dict[str, str], path: str, n: int) -> dict[str, str]:
 
 def _added_by_reference(spec: RefactorSpec) -> int:
     def count(files: dict[str, str]) -> int:
-        return sum(len(re.findall(r"^def ", t, re.M)) for p, t in files.items() if p.endswith(".py"))
+        return sum(
+            len(re.findall(r"^def ", t, re.M)) for p, t in files.items() if p.endswith(".py")
+        )
 
     starting = {p: spec.files[p] for p in spec.editable}
     return count(_after(spec)) - count(starting)
@@ -102,7 +104,9 @@ def test_the_stated_complexity_bound_is_the_structure_bound(spec: RefactorSpec) 
     files = {**_after(spec), path: _after(spec)[path] + "\n\n" + at_bound}
     score, missed = structure_score(files, spec.structure)
     assert score == 1.0, missed
-    one_more = at_bound.replace("    return None\n", "    if items == -1:\n        return -1\n    return None\n")
+    one_more = at_bound.replace(
+        "    return None\n", "    if items == -1:\n        return -1\n    return None\n"
+    )
     files = {**_after(spec), path: _after(spec)[path] + "\n\n" + one_more}
     assert structure_score(files, spec.structure)[0] < 1.0
 

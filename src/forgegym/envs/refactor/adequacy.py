@@ -99,7 +99,7 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         source,
         observed,
         offsets=(-2, -1, 0, 1, 2) if fuzz else (-1, 0, 1),
-        per_function=240 if fuzz else 90,
+        per_function=160 if fuzz else 90,
         bases=4 if fuzz else 2,
         seed=seed,
     )
@@ -107,8 +107,10 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         source,
         observed,
         seed=seed + 1 if fuzz else seed,
-        per_function=30 if fuzz else 12,
-        time_budget_s=3.0 if fuzz else 1.5,
+        per_function=40 if fuzz else 30,
+        # A bound, not the limiter: the draws stop at per_function first on a quiet
+        # machine (the drawn inputs are recorded, so a loaded one changes nothing later).
+        time_budget_s=20.0,
     )
 
     def target(call: inputs.Call) -> dict[str, Any]:
@@ -229,9 +231,7 @@ def _stable(
     kept_seqs: list[list[dict[str, Any]]] = []
     kept_outs: list[list[dict[str, Any]]] = []
     for seq, a, b in zip(sequences, first, second, strict=True):
-        good = [
-            o.get("e") not in _BAD and outcome_matches(o, p) for o, p in zip(a, b, strict=True)
-        ]
+        good = [o.get("e") not in _BAD and outcome_matches(o, p) for o, p in zip(a, b, strict=True)]
         if stateless:
             pairs = [(s, o) for s, o, g in zip(seq, a, good, strict=True) if g]
             if pairs:
@@ -243,12 +243,46 @@ def _stable(
     return kept_seqs, kept_outs
 
 
+def _draw_for(task_id: str, seed: int, fuzz: bool) -> list[list[Any]]:
+    """:func:`adequacy_sequences` of a task by id (what a drawing process runs)."""
+    from forgegym.envs.refactor.bank import _find_spec
+
+    return adequacy_sequences(_find_spec(task_id), seed=seed, fuzz=fuzz)
+
+
+def draw_all(
+    specs: Mapping[str, RefactorSpec],
+    *,
+    seed: int,
+    fuzz: bool = False,
+    processes: int = 1,
+    log: Callable[[str], Any] = lambda _: None,
+) -> dict[str, list[list[Any]]]:
+    """:func:`adequacy_sequences` of each spec (by its task id), in ``processes``
+    processes (the draws are deterministic per spec: the result does not depend on
+    how they are spread)."""
+    ids = sorted(specs)
+    if processes <= 1:
+        out: dict[str, list[list[Any]]] = {}
+        for index, task_id in enumerate(ids):
+            out[task_id] = adequacy_sequences(specs[task_id], seed=seed, fuzz=fuzz)
+            if (index + 1) % 20 == 0:
+                log(f"drew adequacy inputs for {index + 1}/{len(ids)} originals")
+        return out
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        drawn = pool.map(_draw_for, ids, [seed] * len(ids), [fuzz] * len(ids))
+        return dict(zip(ids, drawn, strict=True))
+
+
 def adequacy_entries(
     specs: Sequence[RefactorSpec],
     runner: Runner,
     *,
     seed: int = ADEQUACY_SEED,
     timeout_s: float = 30.0,
+    processes: int = 1,
     log: Callable[[str], Any] = lambda _: None,
 ) -> dict[str, dict[str, Any]]:
     """Per distinct origin key: the adequacy sequences and the original's outcomes on
@@ -257,11 +291,11 @@ def adequacy_entries(
     for spec in specs:
         unique.setdefault(spec.origin_key, spec)
     keys = sorted(unique)
-    drawn = {}
-    for index, key in enumerate(keys):
-        drawn[key] = adequacy_sequences(unique[key], seed=seed)
-        if (index + 1) % 20 == 0:
-            log(f"drew adequacy inputs for {index + 1}/{len(keys)} originals")
+    by_id = {unique[k].task_id: k for k in keys}
+    drawn_ids = draw_all(
+        {t: unique[k] for t, k in by_id.items()}, seed=seed, processes=processes, log=log
+    )
+    drawn = {by_id[t]: seqs for t, seqs in drawn_ids.items()}
     dirs = [_workdir(unique[k].original) for k in keys]
     try:
         jobs = [
@@ -346,6 +380,7 @@ def measure(
     seed: int = ADEQUACY_SEED,
     chunk: int = 6,
     timeout_s: float = 30.0,
+    processes: int = 1,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[MutantRecord]:
     """Run every independent-operator mutant of each distinct original of ``specs``
@@ -356,10 +391,13 @@ def measure(
         if spec.origin_key in adequacy:
             unique.setdefault(spec.origin_key, spec)
     plans = []
+    fuzzing = draw_all(
+        {s.task_id: s for s in unique.values()}, seed=seed, fuzz=True, processes=processes
+    )
     for key, spec in sorted(unique.items()):
         base = spec.origin_sequences()
         oracle = [[{"o": s["t"], "a": s["a"]} for s in seq] for seq in spec.oracle]
-        fuzz = adequacy_sequences(spec, seed=seed, fuzz=True) + oracle
+        fuzz = fuzzing[spec.task_id] + oracle
         sets = [
             [[{"o": s["t"], "a": s["a"]} for s in seq] for seq in base],
             list(adequacy[key]["sequences"]),
@@ -372,7 +410,7 @@ def measure(
     owners: list[tuple[int, int | None, list[int]]] = []  # plan, None=original, mutants
     dirs: list[Path] = []
     try:
-        for index, (key, spec, sets, found) in enumerate(plans):
+        for index, (_, spec, sets, found) in enumerate(plans):
             directory = _workdir(spec.original)
             dirs.append(directory)
             calls = [_call(s) for s in sets] * 2
@@ -383,9 +421,7 @@ def measure(
                 files = {f"_fgmut_{i}.py": found[i].source for i in part}
                 directory = _workdir({**spec.original, **files})
                 dirs.append(directory)
-                calls = [
-                    _call(s, (spec.module, f"_fgmut_{i}")) for i in part for s in sets
-                ]
+                calls = [_call(s, (spec.module, f"_fgmut_{i}")) for i in part for s in sets]
                 jobs.append(_job(directory, calls, timeout_s))
                 owners.append((index, 0, part))
         started = time.perf_counter()
@@ -407,7 +443,10 @@ def measure(
             continue
         stable = [
             [
-                [outcome_matches(g, w) and g.get("e") not in _BAD for g, w in zip(ra, rb, strict=True)]
+                [
+                    outcome_matches(g, w) and g.get("e") not in _BAD
+                    for g, w in zip(ra, rb, strict=True)
+                ]
                 for ra, rb in zip(a, b, strict=True)
             ]
             for a, b in zip(first, second, strict=True)  # type: ignore[arg-type]
@@ -421,9 +460,7 @@ def measure(
         key, spec, sets, found = plans[index]
         want, stable = originals[index]
         for offset, i in enumerate(part):
-            got = [
-                _values(result, offset * len(sets) + j, len(s)) for j, s in enumerate(sets)
-            ]
+            got = [_values(result, offset * len(sets) + j, len(s)) for j, s in enumerate(sets)]
             # The kind's own checks and the adequacy checks are what grading compares
             # (the original answered them stably: unstable steps were dropped); the
             # fuzzing set only decides equivalence, on its stable steps.
@@ -471,6 +508,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
     parser.add_argument("--seed", type=int, default=ADEQUACY_SEED)
+    parser.add_argument("--processes", type=int, default=1, help="drawing processes")
     args = parser.parse_args(argv)
     manifest = dict(load_manifest())
     by_key: dict[str, str] = {}
@@ -478,10 +516,14 @@ def main(argv: list[str] | None = None) -> None:
         by_key.setdefault(entry["origin_key"], entry["task_id"])
     specs = [_find_spec(task_id) for task_id in by_key.values()]
     start = time.perf_counter()
-    entries = adequacy_entries(specs, get_default_runner(), seed=args.seed, log=print)
+    entries = adequacy_entries(
+        specs, get_default_runner(), seed=args.seed, processes=args.processes, log=print
+    )
     steps = sum(len(s) for e in entries.values() for s in e["sequences"])
-    print(f"{len(entries)}/{len(specs)} originals, {steps} adequacy calls "
-          f"({time.perf_counter() - start:.0f}s)")
+    print(
+        f"{len(entries)}/{len(specs)} originals, {steps} adequacy calls "
+        f"({time.perf_counter() - start:.0f}s)"
+    )
     if args.dry_run:
         return
     manifest["adequacy"] = dict(sorted(entries.items()))

@@ -13,8 +13,9 @@ Pipeline:
    no-op and every registered hack as single-turn completions through the batch path --
    and kept only when the reference succeeds with score >= 0.95, the no-op scores
    <= 0.10 and no hack beats the no-op;
-5. ``data/manifest.json.gz`` records the kept tasks, the original outcomes and the
-   validation record (kill rate, scores).
+5. ``data/manifest.json.gz`` records the kept tasks, the original outcomes, the
+   adequacy checks of each original (:mod:`.adequacy`, graded with the kinds' own
+   checks) and the validation record (kill rate, scores).
 
 Run it with::
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from forgegym.envs.refactor.adequacy import adequacy_entries
 from forgegym.envs.refactor.bank import (
     DIFFICULTY_LEVELS,
     MANIFEST_PATH,
@@ -336,11 +338,14 @@ def build_manifest(
     new_kills = mutant_kill(
         todo, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
     )
+    new_adequacy = adequacy_entries([s for s in todo if s.origin_key in new_kills], runner)
     for key, kill in new_kills.items():
-        cache[key] = {"outcomes": both[0][key], "kill": kill}
+        cache[key] = {"outcomes": both[0][key], "kill": kill, "adequacy": new_adequacy.get(key)}
     _save_cache(cache_path, cache)
     outcomes = {k: v["outcomes"] for k, v in cache.items()}
     kills = {k: v["kill"] for k, v in cache.items()}
+    adequacy = {k: v["adequacy"] for k, v in cache.items() if v.get("adequacy")}
+    log(f"adequacy checks drawn ({time.perf_counter() - start:.0f}s)")
     log(f"mutant kill computed ({time.perf_counter() - start:.0f}s)")
     rejected: Counter[str] = Counter()
     candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]] = {}
@@ -354,7 +359,7 @@ def build_manifest(
             rejected["weak_checks"] += 1
             continue
         candidates[spec.task_id] = (spec, {**record, "kill_rate": round(rate, 4)})
-    bank = _CandidateBank(candidates, outcomes)
+    bank = _CandidateBank(candidates, outcomes, adequacy)
     env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
     # The hidden checks decide behaviour; skipping the (weaker) visible tests halves the
     # sandbox time of validation. Served tasks are graded with both.
@@ -376,6 +381,7 @@ def build_manifest(
             "rejected": dict(rejected),
             "kinds": dict(sorted(Counter(e["kind"] for e in kept).items())),
             "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
+            "adequacy": {k: v for k, v in sorted(adequacy.items()) if k in used},
         }
         if path is not None:
             tmp = path.with_suffix(".tmp")
@@ -431,14 +437,23 @@ class _CandidateBank:
     difficulty_levels = DIFFICULTY_LEVELS
 
     def __init__(
-        self, candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]], outcomes: dict[str, Any]
+        self,
+        candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]],
+        outcomes: dict[str, Any],
+        adequacy: dict[str, Any] | None = None,
     ) -> None:
         self._candidates = candidates
         self._outcomes = outcomes
+        self._adequacy = adequacy or {}
 
     def get(self, task_id: str) -> Task:
         spec, record = self._candidates[task_id]
-        return spec_to_task(spec, self._outcomes[spec.origin_key], record)
+        return spec_to_task(
+            spec,
+            self._outcomes[spec.origin_key],
+            record,
+            self._adequacy.get(spec.origin_key),
+        )
 
     def sample(self, rng: Any, difficulty: int | None = None) -> Task:
         ids = sorted(self._candidates)
@@ -457,6 +472,7 @@ def merge_manifests(
     tasks += [e for e in update["tasks"] if e["module"] in modules]
     used = {e["origin_key"] for e in tasks}
     outcomes = {**base["outcomes"], **update["outcomes"]}
+    adequacy = {**base.get("adequacy", {}), **update.get("adequacy", {})}
     rejected = Counter(base.get("rejected", {}))
     rejected.update(update.get("rejected", {}))
     return {
@@ -466,6 +482,7 @@ def merge_manifests(
         "kinds": dict(sorted(Counter(e["kind"] for e in tasks).items())),
         "rejected": dict(rejected),
         "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
+        "adequacy": {k: v for k, v in sorted(adequacy.items()) if k in used},
     }
 
 

@@ -80,10 +80,11 @@ def _edited_reference(task_id: str, old: str, new: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        # A boundary comparison moved at an edge (100 %) no kind's input reaches.
-        ("0 <= percent <= 100", "0 <= percent < 100"),
+        # A boundary comparison moved at an edge (0 %) no kind's input reaches (nor a
+        # visible test: they try 10 % and 100 %).
+        ("0 <= percent <= 100", "0 < percent <= 100"),
         # The threshold constant moved by one.
-        ("0 <= percent <= 100", "0 <= percent <= 99"),
+        ("0 <= percent <= 100", "1 <= percent <= 100"),
     ],
     ids=["boundary", "threshold"],
 )
@@ -103,7 +104,8 @@ def test_adequacy_steps_run_through_every_refactored_path() -> None:
     checks, outcomes = merged_checks(spec, spec.checks, [[{}] * len(spec.checks[0])], entry)
     added = checks[0][len(spec.checks[0]) :]
     assert len(added) == len(outcomes[0]) - len(spec.checks[0]) > 0
-    first = entry["sequences"][0][0]
+    renamed = {f"{spec.module}:{old}" for old in spec.integrity["aliases"]}
+    first = next(s for s in entry["sequences"][0] if s["o"] in renamed)
     shapes = [s for s in added if s["o"] == first["o"] and s["a"] == first["a"]]
     assert {bool(s.get("w")) for s in shapes} == {True, False}
 

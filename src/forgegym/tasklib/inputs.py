@@ -64,14 +64,10 @@ class CodeConstants:
 
 def _number(node: ast.AST) -> float | None:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) in (int, float)
-    ):
-        return -node.operand.value  # type: ignore[no-any-return]
+        return float(node.value) if type(node.value) is float else int(node.value)  # type: ignore[arg-type]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
     return None
 
 

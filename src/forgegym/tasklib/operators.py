@@ -123,7 +123,7 @@ def _constant(node: ast.AST) -> list[Variant]:
     for delta in (-1, 1):
 
         def mutate(n: ast.AST, d: int = delta) -> ast.AST:
-            assert isinstance(n, ast.Constant)
+            assert isinstance(n, ast.Constant) and isinstance(n.value, (int, float))
             return ast.Constant(n.value + d)
 
         out.append((f"constant {value!r} {delta:+d}", mutate))
@@ -217,7 +217,7 @@ def _default(node: ast.AST) -> list[Variant]:
         if not isinstance(value, ast.Constant):
             continue
         v = value.value
-        replacements: list[object]
+        replacements: list[bool | int | float | str | None]
         if isinstance(v, bool):
             replacements = [not v]
         elif isinstance(v, (int, float)):
@@ -230,7 +230,9 @@ def _default(node: ast.AST) -> list[Variant]:
             continue
         for new in replacements:
 
-            def mutate(n: ast.AST, w: str = where, i: int = index, r: object = new) -> ast.AST:
+            def mutate(
+                n: ast.AST, w: str = where, i: int = index, r: bool | float | str | None = new
+            ) -> ast.AST:
                 assert isinstance(n, ast.arguments)
                 target = n.defaults if w == "pos" else n.kw_defaults
                 target[i] = ast.Constant(r)
@@ -359,6 +361,8 @@ def apply_site(source: str, site: Site) -> Mutant:
             break
         description, mutate = variants[site.variant]
         replacement = mutate(node)
+        if replacement is None:
+            raise ValueError(f"site {site.label()} cannot be mutated")
         if replacement is not node:
             tree = _Replace(node, replacement).visit(tree)
         ast.fix_missing_locations(tree)

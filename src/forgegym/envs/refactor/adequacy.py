@@ -436,9 +436,11 @@ def measure(
             continue
         assert isinstance(result, CallResult)
         sets = plans[index][2]
-        first = [_values(result, i, len(s)) for i, s in enumerate(sets)]
-        second = [_values(result, len(sets) + i, len(s)) for i, s in enumerate(sets)]
-        if any(v is None for v in first + second):
+        maybe_first = [_values(result, i, len(s)) for i, s in enumerate(sets)]
+        maybe_second = [_values(result, len(sets) + i, len(s)) for i, s in enumerate(sets)]
+        first = [v for v in maybe_first if v is not None]
+        second = [v for v in maybe_second if v is not None]
+        if len(first) + len(second) != 2 * len(sets):
             log(f"original of {plans[index][1].module} failed: {result.detail}")
             continue
         stable = [
@@ -449,7 +451,7 @@ def measure(
                 ]
                 for ra, rb in zip(a, b, strict=True)
             ]
-            for a, b in zip(first, second, strict=True)  # type: ignore[arg-type]
+            for a, b in zip(first, second, strict=True)
         ]
         originals[index] = (first, stable)
     records: list[MutantRecord] = []

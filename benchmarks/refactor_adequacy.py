@@ -107,6 +107,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--processes", type=int, default=2, help="input-drawing processes")
     parser.add_argument("--batch", type=int, default=10, help="originals measured at once")
+    parser.add_argument("--reverse", action="store_true", help="originals in reverse order")
+    parser.add_argument(
+        "--only-records", action="store_true", help="report the --records, measure nothing"
+    )
+    parser.add_argument(
+        "--records", type=Path, nargs="*", default=[], help="partial files to reuse"
+    )
     args = parser.parse_args()
     console = Console()
     manifest = load_manifest()
@@ -123,8 +130,15 @@ def main() -> None:
     by_key: dict[str, list[Any]] = {}
     for spec in specs.values():
         by_key.setdefault(spec.origin_key, []).append(spec)
-    keys = sorted(by_key)
+    keys = sorted(by_key, reverse=args.reverse)
     records: list[MutantRecord] = []
+    for path in args.records:
+        # Records a run saved (its partial file): those originals are not measured again.
+        records += [MutantRecord(**r) for r in json.loads(path.read_text())]
+    measured = {r.origin_key for r in records}
+    keys = [k for k in keys if k not in measured and not args.only_records]
+    # Tasks whose original was measured (all of them, unless --only-records cut short).
+    task_ids = [t for t in task_ids if task_keys[t] in measured or task_keys[t] in keys]
     for first in range(0, len(keys), args.batch):
         batch = [s for k in keys[first : first + args.batch] for s in by_key[k]]
         records += measure(
@@ -134,8 +148,8 @@ def main() -> None:
             processes=args.processes,
             log=console.print,
         )
-        done = min(first + args.batch, len(keys))
-        console.print(f"{done}/{len(keys)} originals ({time.perf_counter() - start:.0f}s)")
+        done = len(measured) + min(first + args.batch, len(keys))
+        console.print(f"{done}/{len(by_key)} originals ({time.perf_counter() - start:.0f}s)")
         partial = args.out.with_suffix(".partial.json")
         partial.parent.mkdir(parents=True, exist_ok=True)
         partial.write_text(json.dumps([r.__dict__ for r in records]) + "\n")

@@ -283,19 +283,25 @@ def adequacy_entries(
     seed: int = ADEQUACY_SEED,
     timeout_s: float = 30.0,
     processes: int = 1,
+    drawn: Mapping[str, list[list[Any]]] | None = None,
     log: Callable[[str], Any] = lambda _: None,
 ) -> dict[str, dict[str, Any]]:
-    """Per distinct origin key: the adequacy sequences and the original's outcomes on
-    them (two sandbox runs; unstable or unanswered steps dropped)."""
+    """Per distinct origin key: the adequacy sequences (``drawn``'s, by origin key, when
+    given: e.g. the manifest's, to recompute the outcomes) and the original's outcomes
+    on them (two sandbox runs; unstable or unanswered steps dropped)."""
     unique: dict[str, RefactorSpec] = {}
     for spec in specs:
         unique.setdefault(spec.origin_key, spec)
-    keys = sorted(unique)
-    by_id = {unique[k].task_id: k for k in keys}
-    drawn_ids = draw_all(
-        {t: unique[k] for t, k in by_id.items()}, seed=seed, processes=processes, log=log
-    )
-    drawn = {by_id[t]: seqs for t, seqs in drawn_ids.items()}
+    if drawn is None:
+        by_id = {unique[k].task_id: k for k in sorted(unique)}
+        drawn_ids = draw_all(
+            {t: unique[k] for t, k in by_id.items()}, seed=seed, processes=processes, log=log
+        )
+        drawn = {by_id[t]: seqs for t, seqs in drawn_ids.items()}
+    # The manifest stores JSON with sorted keys: the original must run on exactly the
+    # arguments stored (a dict's key order is behaviour).
+    drawn = {k: _canonical(v) for k, v in drawn.items() if k in unique}
+    keys = sorted(drawn)
     dirs = [_workdir(unique[k].original) for k in keys]
     try:
         jobs = [
@@ -323,6 +329,11 @@ def adequacy_entries(
             "outcomes": outs,
         }
     return out
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` as the manifest stores it (JSON, keys sorted)."""
+    return json.loads(json.dumps(value, sort_keys=True))
 
 
 # ---------------------------------------------------------------- measurement
@@ -511,6 +522,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
     parser.add_argument("--seed", type=int, default=ADEQUACY_SEED)
     parser.add_argument("--processes", type=int, default=1, help="drawing processes")
+    parser.add_argument(
+        "--rerun", action="store_true", help="recompute the outcomes of the stored inputs"
+    )
     args = parser.parse_args(argv)
     manifest = dict(load_manifest())
     by_key: dict[str, str] = {}
@@ -518,8 +532,14 @@ def main(argv: list[str] | None = None) -> None:
         by_key.setdefault(entry["origin_key"], entry["task_id"])
     specs = [_find_spec(task_id) for task_id in by_key.values()]
     start = time.perf_counter()
+    stored = manifest.get("adequacy", {}) if args.rerun else {}
     entries = adequacy_entries(
-        specs, get_default_runner(), seed=args.seed, processes=args.processes, log=print
+        specs,
+        get_default_runner(),
+        seed=args.seed,
+        processes=args.processes,
+        drawn={k: v["sequences"] for k, v in stored.items()} if args.rerun else None,
+        log=print,
     )
     steps = sum(len(s) for e in entries.values() for s in e["sequences"])
     print(

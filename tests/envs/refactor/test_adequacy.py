@@ -112,7 +112,8 @@ def test_adequacy_steps_run_through_every_refactored_path() -> None:
 
 def test_independent_mutants_of_a_few_tasks_are_caught() -> None:
     """The cheap version of ``benchmarks/refactor_adequacy.py``: every non-equivalent
-    independent-operator mutant of two small originals is caught per task at >= 95%."""
+    independent-operator mutant of a small original is caught at >= 95% (measured in
+    the sandbox: ~20 mutants, their fuzzing set and the hidden checks)."""
     from forgegym.sandbox.runner import get_default_runner
 
     specs = [_find_spec(t) for t in ("refactor/rename_alias/chunk_list/d2v1",)]

@@ -32,7 +32,7 @@ from rich.table import Table
 
 from forgegym.envs.refactor.adequacy import MutantRecord, kill_rates, measure
 from forgegym.envs.refactor.bank import RefactorTaskBank, _find_spec, load_manifest
-from forgegym.sandbox.runner import get_default_runner
+from forgegym.sandbox.runners import get_default_runner
 
 RESULTS = Path(__file__).parent / "results" / "refactor_adequacy.json"
 TARGET = 0.95

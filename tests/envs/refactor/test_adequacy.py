@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from forgegym.envs.refactor.adequacy import kill_rates, measure, merged_checks
-from forgegym.envs.refactor.bank import RefactorTaskBank, _find_spec, load_manifest
+from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec, load_manifest
 from forgegym.envs.refactor.env import RefactorEnv
 from forgegym.envs.refactor.hacks import _action
 
@@ -40,7 +40,7 @@ def _success(env: RefactorEnv, task_id: str, files: dict[str, str]) -> bool:
 
 
 def _reference(task_id: str) -> dict[str, str]:
-    return dict(_find_spec(task_id).reference)
+    return dict(find_spec(task_id).reference)
 
 
 def _hole(envs: dict[str, RefactorEnv], task_id: str, files: dict[str, str]) -> None:
@@ -99,7 +99,7 @@ def test_adequacy_steps_run_through_every_refactored_path() -> None:
     """A renamed function's adequacy calls go to the new name and to the deprecated
     alias (with its warning), like the kind's own steps."""
     task_id = next(e["task_id"] for e in load_manifest()["tasks"] if e["kind"] == "rename_alias")
-    spec = _find_spec(task_id)
+    spec = find_spec(task_id)
     entry = load_manifest()["adequacy"][spec.origin_key]
     checks, outcomes = merged_checks(spec, spec.checks, [[{}] * len(spec.checks[0])], entry)
     added = checks[0][len(spec.checks[0]) :]
@@ -114,9 +114,9 @@ def test_independent_mutants_of_a_few_tasks_are_caught() -> None:
     """The cheap version of ``benchmarks/refactor_adequacy.py``: every non-equivalent
     independent-operator mutant of a small original is caught at >= 95% (measured in
     the sandbox: ~20 mutants, their fuzzing set and the hidden checks)."""
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.sandbox.runners import get_default_runner
 
-    specs = [_find_spec(t) for t in ("refactor/rename_alias/chunk_list/d2v1",)]
+    specs = [find_spec(t) for t in ("refactor/rename_alias/chunk_list/d2v1",)]
     records = measure(specs, load_manifest()["adequacy"], get_default_runner())
     rates = kill_rates(records)
     assert records and all(s.origin_key in rates for s in specs)

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from forgegym.core.task import UnknownTaskError
-from forgegym.envs.refactor.bank import _find_spec, _remap, _usable, load_manifest
+from forgegym.envs.refactor.bank import _remap, _usable, find_spec, load_manifest
 from forgegym.envs.refactor.kinds import complexity, kinds, spec_for_variant, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
 
@@ -52,7 +52,7 @@ def test_served_tasks_rebuild_the_validated_originals_and_checks() -> None:
         if seen.get(key, 0) >= 3:
             continue
         seen[key] = seen.get(key, 0) + 1
-        spec = _find_spec(entry["task_id"])
+        spec = find_spec(entry["task_id"])
         assert spec.task_id == entry["task_id"]
         assert spec.origin_key == entry["origin_key"], entry["task_id"]
     assert len(seen) == len(kinds()) * 3
@@ -84,7 +84,7 @@ def test_unknown_ids_are_unknown() -> None:
         "refactor/split_package/money/seed",
     ):
         with pytest.raises(UnknownTaskError):
-            _find_spec(task_id)
+            find_spec(task_id)
 
 
 def test_usable_checks_and_their_outcomes_in_one_pass_equal_the_two_step_path() -> None:
@@ -97,7 +97,7 @@ def test_usable_checks_and_their_outcomes_in_one_pass_equal_the_two_step_path() 
         if (entry["kind"], entry["level"]) in seen:
             continue
         seen.add((entry["kind"], entry["level"]))
-        full = _find_spec(entry["task_id"])
+        full = find_spec(entry["task_id"])
         for share in (0.0, 0.1, 0.6, 1.0):
             outcomes = copy.deepcopy(manifest["outcomes"][entry["origin_key"]])
             for outcome in (o for seq in outcomes for o in seq):

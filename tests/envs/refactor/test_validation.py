@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401
-from forgegym.envs.refactor.bank import _find_spec, load_manifest
+from forgegym.envs.refactor.bank import find_spec, load_manifest
 from forgegym.envs.refactor.generator import mutant_kill, origin_outcomes
 from forgegym.play.verify import check_task
 
@@ -42,7 +42,7 @@ def test_reference_noop_and_hacks(env: gym.Env, task_id: str) -> None:
 def test_the_seed_checks_kill_the_mutants_of_the_original() -> None:
     from forgegym.sandbox.runners import get_default_runner
 
-    spec = _find_spec("refactor/split_package/stats/seed")
+    spec = find_spec("refactor/split_package/stats/seed")
     runner = get_default_runner()
     both = origin_outcomes([spec], runner, 20.0)
     kills = mutant_kill([spec], both, runner, mutants=8, seed=0, timeout_s=20.0)

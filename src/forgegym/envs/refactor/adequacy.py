@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from forgegym.envs.refactor.adequacy_checks import merged_checks
 from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
@@ -51,7 +52,7 @@ from forgegym.sandbox.workspace import scratch_root
 from forgegym.tasklib import inputs, operators
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runner import Runner
+    from forgegym.sandbox.runners import Runner
 
 __all__ = [
     "ADEQUACY_SEED",
@@ -128,61 +129,6 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
     return [[target(c) for c in seq] for seq in sequences]
 
 
-def _templates(spec: RefactorSpec) -> dict[str, list[dict[str, Any]]]:
-    """Original target -> the distinct step shapes (``t``, ``w``, ``n``) the task's
-    own checks use for it: every refactored path that must behave like it."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for seq in spec.checks:
-        for s in seq:
-            shape = {k: v for k, v in s.items() if k != "a"}
-            out.setdefault(str(s["o"]), {})[json.dumps(shape, sort_keys=True)] = shape
-    return {o: list(shapes.values()) for o, shapes in out.items()}
-
-
-def merged_checks(
-    spec: RefactorSpec,
-    checks: list[list[dict[str, Any]]],
-    outcomes: list[list[dict[str, Any]]],
-    entry: Mapping[str, Any] | None,
-) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
-    """``checks`` and the original's ``outcomes`` with the adequacy steps of ``entry``
-    (a manifest ``adequacy`` record) appended: each adequacy call once per refactored
-    target of its original function; stateless steps join the one sequence, stateful
-    sequences are added as they are."""
-    if not entry:
-        return checks, outcomes
-    templates = _templates(spec)
-    extra_checks: list[list[dict[str, Any]]] = []
-    extra_outcomes: list[list[dict[str, Any]]] = []
-    for seq, outs in zip(entry["sequences"], entry["outcomes"], strict=True):
-        if spec.stateless:
-            row = [
-                ({**shape, "a": s["a"]}, o)
-                for s, o in zip(seq, outs, strict=True)
-                for shape in templates.get(s["o"], ())
-            ]
-            extra_checks.append([s for s, _ in row])
-            extra_outcomes.append([o for _, o in row])
-            continue
-        shapes = [templates.get(s["o"], []) for s in seq]
-        if not all(shapes):
-            continue
-        # A sequence replays through each refactored path in turn (the state the path
-        # builds must behave like the original's over the whole sequence).
-        for variant in range(max(len(s) for s in shapes)):
-            extra_checks.append(
-                [{**sh[variant % len(sh)], "a": s["a"]} for s, sh in zip(seq, shapes, strict=True)]
-            )
-            extra_outcomes.append(list(outs))
-    if spec.stateless and checks:
-        return (
-            [checks[0] + [s for row in extra_checks for s in row], *checks[1:]],
-            [outcomes[0] + [o for row in extra_outcomes for o in row], *outcomes[1:]],
-        )
-    return [*checks, *extra_checks], [*outcomes, *extra_outcomes]
-
-
-# ---------------------------------------------------------------- sandbox runs
 def _workdir(files: Mapping[str, str]) -> Path:
     directory = Path(tempfile.mkdtemp(prefix="fg-refactor-adequacy-", dir=scratch_root()))
     for path, content in files.items():
@@ -245,9 +191,9 @@ def _stable(
 
 def _draw_for(task_id: str, seed: int, fuzz: bool) -> list[list[Any]]:
     """:func:`adequacy_sequences` of a task by id (what a drawing process runs)."""
-    from forgegym.envs.refactor.bank import _find_spec
+    from forgegym.envs.refactor.bank import find_spec
 
-    return adequacy_sequences(_find_spec(task_id), seed=seed, fuzz=fuzz)
+    return adequacy_sequences(find_spec(task_id), seed=seed, fuzz=fuzz)
 
 
 def draw_all(
@@ -515,8 +461,8 @@ def kill_rates(records: Sequence[MutantRecord]) -> dict[str, dict[str, float | i
 
 # ---------------------------------------------------------------- the manifest
 def main(argv: list[str] | None = None) -> None:
-    from forgegym.envs.refactor.bank import MANIFEST_PATH, _find_spec, load_manifest
-    from forgegym.sandbox.runner import get_default_runner
+    from forgegym.envs.refactor.bank import MANIFEST_PATH, find_spec, load_manifest
+    from forgegym.sandbox.runners import get_default_runner
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
@@ -530,7 +476,7 @@ def main(argv: list[str] | None = None) -> None:
     by_key: dict[str, str] = {}
     for entry in manifest["tasks"]:
         by_key.setdefault(entry["origin_key"], entry["task_id"])
-    specs = [_find_spec(task_id) for task_id in by_key.values()]
+    specs = [find_spec(task_id) for task_id in by_key.values()]
     start = time.perf_counter()
     stored = manifest.get("adequacy", {}) if args.rerun else {}
     entries = adequacy_entries(

@@ -20,7 +20,7 @@ from typing import Any
 from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
-from forgegym.envs.refactor.adequacy import merged_checks
+from forgegym.envs.refactor.adequacy_checks import merged_checks
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -61,7 +61,7 @@ def specs_for(kind: str, level: int, module: str) -> dict[str, RefactorSpec]:
     return {spec.task_id: spec for spec in specs_for_module(kind, level, module)}
 
 
-def _find_spec(task_id: str) -> RefactorSpec:
+def find_spec(task_id: str) -> RefactorSpec:
     parts = task_id.split("/")
     if len(parts) != 4 or parts[0] != FAMILY:
         raise UnknownTaskError(task_id)
@@ -219,7 +219,7 @@ class RefactorTaskBank(ManifestTaskBank):
 
     def build(self, task_id: str) -> Task:
         entry = self._entries[task_id]
-        spec = _find_spec(task_id)
+        spec = find_spec(task_id)
         outcomes = self._manifest["outcomes"][entry["origin_key"]]
         adequacy = self._manifest.get("adequacy", {}).get(entry["origin_key"])
         return spec_to_task(spec, outcomes, entry.get("validation"), adequacy)

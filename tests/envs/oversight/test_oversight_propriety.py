@@ -30,9 +30,9 @@ def held_out_audit():
 
 
 def test_halves_split_the_bank_in_two_fixed_parts(bank) -> None:
-    halves = [half_of(i) for i in bank.ids]
+    halves = [half_of(i) for i in bank.ids()]
     assert 0.45 <= halves.count("held_out") / len(halves) <= 0.55
-    assert [half_of(i) for i in bank.ids[:50]] == halves[:50]  # a pure function of the id
+    assert [half_of(i) for i in bank.ids()[:50]] == halves[:50]  # a pure function of the id
 
 
 def test_every_verdict_peaks_at_the_empirical_probability_on_the_held_out_half(

@@ -842,5 +842,8 @@ class RepoTaskBank:
     def sample(self, rng: Any, difficulty: int | None = None) -> Task:
         return self.task
 
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        return [self.task.task_id]
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         return [self.task.task_id][: max(0, n)]

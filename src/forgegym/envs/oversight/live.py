@@ -111,6 +111,12 @@ class LiveWorkerBank:
             f"last reasons: {list(self.rejected.values())[-3:]}"
         )
 
+    def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
+        """The text-domain ids of the base bank (at ``difficulty``): what the live worker
+        answers."""
+        base = set(self.base.ids(difficulty))
+        return tuple(i for i in self._ids if i in base)
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> Sequence[str]:
         ids = [i for i in self.base.task_ids(len(self.base), seed=seed, difficulty=difficulty)]
         return [i for i in ids if i.split("/")[1] != CODE_DOMAIN][: max(0, n)]

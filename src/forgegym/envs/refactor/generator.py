@@ -459,6 +459,9 @@ class _CandidateBank:
         ids = sorted(self._candidates)
         return self.get(ids[int(rng.integers(0, len(ids)))])
 
+    def ids(self, difficulty: int | None = None) -> list[str]:
+        return sorted(self._candidates)
+
     def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
         return sorted(self._candidates)[:n]
 

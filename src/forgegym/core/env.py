@@ -446,6 +446,10 @@ class ForgeEnv(gym.Env[str, str]):
             info["score"] = float(self._last_breakdown.score)
             info["success"] = self.solved(self._last_breakdown)
             info["reward_breakdown"] = self._last_breakdown.model_dump(mode="json")
+            # False: the grading machinery failed (see RewardBreakdown.valid); the reward
+            # is no signal and trainers must skip the episode.
+            info["reward_valid"] = bool(self._last_breakdown.valid)
+            info["reward_invalid_cause"] = self._last_breakdown.invalid_cause
         return info
 
     @staticmethod

@@ -244,11 +244,7 @@ def _grade_reference(
             if isinstance(done, str):
                 breakdowns.append(_unverifiable(done))
                 continue
-            try:
-                with phase("compose"):
-                    breakdowns.append(grader.score(submission, done))
-            except Exception as exc:  # noqa: BLE001
-                breakdowns.append(_unverifiable(_failure("score", exc)))
+            breakdowns.append(_score(grader, submission, done))
         return breakdowns
     finally:
         with phase("scratch"):
@@ -509,6 +505,11 @@ def _filled(slots: _Slots) -> list[Future[Result]]:
 
 
 def _score(grader: Grader, submission: Submission, results: list[Result]) -> RewardBreakdown:
+    faults = [r.fault for r in results if getattr(r, "fault", None)]
+    if faults:
+        # The machine failed under a job even after the runner's retry: no verdict on
+        # the code at all, so no reward either (never a silent 0 or -1).
+        return _unverifiable(f"cannot verify: machine fault ({faults[0]})", cause=faults[0])
     try:
         with phase("compose"):
             return grader.score(submission, results)
@@ -561,7 +562,13 @@ def _failure(stage: str, exc: BaseException) -> str:
     return f"cannot verify: grading failed in {stage} ({type(exc).__name__}: {exc})"[:500]
 
 
-def _unverifiable(note: str) -> RewardBreakdown:
+def _unverifiable(note: str, cause: str | None = None) -> RewardBreakdown:
+    """A breakdown that is no reward: ``valid`` False with the cause (a machine fault or
+    a grader bug, never the submission's doing)."""
     from forgegym.rewards import compose
 
-    return compose({}, {}, gates=["unverifiable"], notes=[note])
+    # A machine fault has its own gate: "unverifiable" alone is also what a submission
+    # the parent cannot read earns (the submission's doing, a valid penalty).
+    gates = ["machine_fault"] if cause is not None else ["unverifiable"]
+    breakdown = compose({}, {}, gates=gates, notes=[note])
+    return breakdown.model_copy(update={"valid": False, "invalid_cause": (cause or note)[:500]})

@@ -46,6 +46,7 @@ from pydantic.fields import FieldInfo
 
 from forgegym.core.env import uses_batch_grading
 from forgegym.curricula import CurriculumScheduler
+from forgegym.play.telemetry import batch_telemetry
 
 __all__ = [
     "ForgeToolEnvironment",
@@ -204,7 +205,7 @@ def make_reward_funcs(
     log_terms: bool = True,
     grading_processes: int | Literal["auto"] = 1,
     workers_per_process: int | None = None,
-) -> list[Callable[..., list[float]]]:
+) -> list[Callable[..., list[float | None]]]:
     """TRL reward functions grading each completion as a single-turn episode.
 
     ``grading_processes > 1`` grades each batch in that many trusted grading processes
@@ -227,7 +228,11 @@ def make_reward_funcs(
     call (the batch API over the runner pool). It reports
     every outcome to ``curriculum`` (one ``record`` per task per batch) and, when TRL
     passes ``log_metric``, logs the batch mean of every breakdown term, the success
-    rate and the curriculum's tier sizes.
+    rate, the curriculum's tier sizes and the batch's telemetry
+    (:func:`~forgegym.play.telemetry.batch_telemetry`: gate and hack rates, the
+    unparseable share, the share of invalid rewards). A completion whose grading the
+    machine failed (``RewardBreakdown.valid`` False after the runner's retry) gets
+    ``None``, which TRL skips, never a 0 or -1.
     """
     from forgegym.integrations.sharded import ShardedGrading, resolve_grading_processes
 
@@ -251,14 +256,15 @@ def make_reward_funcs(
         task_id: Sequence[str],
         log_metric: Callable[[str, float], None] | None = None,
         **kwargs: Any,
-    ) -> list[float]:
+    ) -> list[float | None]:
         if len(task_id) != len(completions):
             raise ValueError("task_id: one task id per completion is required")
         texts = [completion_text(c) for c in completions]
         groups: dict[str, list[int]] = {}
         for index, tid in enumerate(task_id):
             groups.setdefault(tid, []).append(index)
-        rewards = [0.0] * len(texts)
+        rewards: list[float | None] = [0.0] * len(texts)
+        breakdowns: list[Any] = [None] * len(texts)
         flat: list[dict[str, float]] = []
         successes = [False] * len(texts)
         with lock:  # one env instance: serialise concurrent calls
@@ -275,6 +281,13 @@ def make_reward_funcs(
                     graded = env.grade_completions(tid, [texts[i] for i in indices])
                 wins = 0
                 for index, (value, breakdown) in zip(indices, graded, strict=True):
+                    breakdowns[index] = breakdown
+                    if not getattr(breakdown, "valid", True):
+                        # The machine failed (after one retry): no reward at all. TRL
+                        # skips None (the completion gets no advantage), where a 0
+                        # would teach the policy from noise.
+                        rewards[index] = None
+                        continue
                     rewards[index] = float(value)
                     ok = _success_of(env, breakdown)
                     successes[index] = ok
@@ -282,6 +295,9 @@ def make_reward_funcs(
                     flat.append(breakdown.to_flat_dict())
                 if curriculum is not None:
                     curriculum.record(tid, wins, len(indices))
+        if log_metric is not None:
+            for key, value in batch_telemetry(breakdowns).items():
+                log_metric(key, value)
         if log_terms and log_metric is not None:
             keys = sorted({key for entry in flat for key in entry})
             for key in keys:

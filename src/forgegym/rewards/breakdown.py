@@ -87,6 +87,9 @@ GATE_TOTALS: dict[str, float] = {
     "unsafe": HACK_TOTAL,
     "unverifiable": HACK_TOTAL,
     "compile_error": COMPILE_ERROR_TOTAL,
+    # The grading machinery failed (RewardBreakdown.valid False): no verdict on the
+    # submission, so a neutral total; trainers skip it (TRL gets None) rather than use it.
+    "machine_fault": 0.0,
 }
 """Every known gate and the fixed total it short-circuits to."""
 
@@ -142,6 +145,10 @@ class RewardBreakdown(BaseModel):
             potential-based shaping sums to zero over an episode).
         score: the final graded score in [0, 1] (families derive ``success`` from it).
         notes: free-text remarks (e.g. which hack was found).
+        valid: False when the grading machinery failed (the sandbox did not start, a
+            zygote died under the run and again on retry, a grader bug): the reward says
+            nothing about the submission and a trainer must skip it, not learn from it.
+        invalid_cause: why it is invalid (None when valid).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -151,6 +158,8 @@ class RewardBreakdown(BaseModel):
     total: float
     score: float = Field(ge=0.0, le=1.0)
     notes: list[str] = Field(default_factory=list)
+    valid: bool = True
+    invalid_cause: str | None = None
 
     @property
     def gated(self) -> bool:

@@ -257,6 +257,12 @@ class PytestResult(BaseModel):
         default=None,
         description="What the run left behind that could not be removed (None: nothing).",
     )
+    fault: str | None = Field(
+        default=None,
+        description="A fault of the grading machinery, not of the code under test (the "
+        "sandbox did not start, its zygote died under it twice on different zygotes, ...): "
+        "the run says nothing about the code and its reward is invalid. None: no fault.",
+    )
 
     @property
     def verdicts(self) -> dict[str, bool]:
@@ -338,6 +344,12 @@ class CallResult(BaseModel):
     residue: str | None = Field(
         default=None,
         description="What the run left behind that could not be removed (None: nothing).",
+    )
+    fault: str | None = Field(
+        default=None,
+        description="A fault of the grading machinery, not of the code under test (the "
+        "sandbox did not start, its zygote died under it twice on different zygotes, ...): "
+        "the run says nothing about the code and its reward is invalid. None: no fault.",
     )
 
     def outcome(self, index: int) -> CallOutcome:

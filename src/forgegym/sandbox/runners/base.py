@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import logging
 import os
 import selectors
 import shutil
@@ -50,6 +51,10 @@ __all__ = [
     "feed",
     "Control",
     "DRAIN_GRACE_S",
+    "FAULT_SETUP",
+    "FAULT_ZYGOTE",
+    "JOB_REACHABLE_FAULTS",
+    "fault_cause",
     "IDLE_TREE",
     "JOB_FILES_LIMIT_BYTES",
     "KILL_GRACE_S",
@@ -66,6 +71,8 @@ __all__ = [
     "snapshot",
 ]
 
+
+logger = logging.getLogger(__name__)
 
 TAIL_BYTES = 16_384
 
@@ -483,12 +490,32 @@ def _watch_record(obj: Any) -> WatchRecord | None:
         return None
 
 
+#: Fault causes (``Result.fault``'s prefix). ``setup``: the parent failed before the job's
+#: code could run (no sandbox, ENOSPC/EAGAIN/EMFILE on the parent's side, a runner bug);
+#: the code under test cannot cause it. ``zygote_died``: the warm process the job was
+#: forked from died under it; the job's own code might have done that, so only a death
+#: that a retry on a fresh zygote does not reproduce is the machine's.
+FAULT_SETUP = "setup"
+FAULT_ZYGOTE = "zygote_died"
+#: Causes the code under test may reach: reproduced by the retry, they are the code's.
+JOB_REACHABLE_FAULTS = frozenset({FAULT_ZYGOTE})
+
+
+def fault_cause(result: Result) -> str | None:
+    """The machine-fault cause of ``result`` (the part before ``:``), or None."""
+    return None if result.fault is None else result.fault.split(":", 1)[0]
+
+
 def _internal_error(job: Job, detail: str) -> Result:
+    fault = f"{FAULT_SETUP}: {detail.strip().splitlines()[-1] if detail.strip() else ''}"[:500]
     if isinstance(job, PytestJob):
         return PytestResult(
-            status=RunStatus.INTERNAL_ERROR, expected_ids=job.expected_ids, detail=detail
+            status=RunStatus.INTERNAL_ERROR,
+            expected_ids=job.expected_ids,
+            detail=detail,
+            fault=fault,
         )
-    return CallResult(status=RunStatus.INTERNAL_ERROR, detail=detail)
+    return CallResult(status=RunStatus.INTERNAL_ERROR, detail=detail, fault=fault)
 
 
 class Runner(ABC):
@@ -595,6 +622,29 @@ class Runner(ABC):
             raise TypeError(f"expected PytestJob or CallJob, got {type(job).__name__}")
         if not os.path.isdir(job.workdir):
             return _internal_error(job, f"workdir {job.workdir!r} is not a directory")
+        first = self._attempt(job)
+        if first.fault is None:
+            return first
+        # A machine fault: retry once (a dead zygote is replaced, a transient ENOSPC or
+        # EAGAIN may have passed). A clean retry is the job's true verdict.
+        logger.warning("machine fault, retrying the job once: %s", first.fault)
+        second = self._attempt(job)
+        if second.fault is None:
+            return second
+        if fault_cause(first) == fault_cause(second) in JOB_REACHABLE_FAULTS:
+            # Reproduced on a fresh zygote by a cause the job's code can reach (e.g. it
+            # kills its own zygote): the code's doing, scored as its crash, so a policy
+            # cannot dress its failures up as the machine's to escape a penalty.
+            return second.model_copy(
+                update={
+                    "status": RunStatus.CRASHED,
+                    "fault": None,
+                    "detail": f"{second.detail} (reproduced on retry: the code's fault)",
+                }
+            )
+        return second
+
+    def _attempt(self, job: Job) -> Result:
         try:
             return self._run(job)
         except Exception:  # noqa: BLE001 - a runner bug must not crash the env step

@@ -18,9 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
-from forgegym.sandbox.jobs import Job, PytestJob, Result
+from forgegym.sandbox.jobs import Job, PytestJob, Result, RunStatus
 from forgegym.sandbox.protocol import recv_frame, send_frame
 from forgegym.sandbox.runners.base import (
+    FAULT_ZYGOTE,
     IDLE_TREE,
     ZYGOTE_START_TIMEOUT_S,
     Control,
@@ -382,6 +383,17 @@ class ForkServerRunner(Runner):
             control.broken = True  # retire it: its cgroup removal kills what is left
             control.residue = f"{left} process(es) outlived the run"
         result = decide(job, control, streams, timed_out, exceeded, time.monotonic() - start)
+        if (
+            result.status is RunStatus.CRASHED
+            and control.detail.startswith("zygote died")
+            and not timed_out
+            and not exceeded
+        ):
+            # The zygote went away under the run (killed from outside, OOM-killed, ...):
+            # a machine fault until a retry on a fresh zygote reproduces it
+            # (Runner.run). Never reuse it.
+            result = result.model_copy(update={"fault": f"{FAULT_ZYGOTE}: {control.detail}"})
+            return result, True
         return result, control.broken
 
     def close(self) -> None:

@@ -1,0 +1,84 @@
+"""Per-batch cheating telemetry over graded breakdowns.
+
+What a trainer should watch besides the mean reward (docs/telemetry.md): how often each
+gate fires, how often each anti-hack kind is flagged, the share of actions that did not
+parse, and the share of rewards the grading machinery could not vouch for
+(``RewardBreakdown.valid`` False). A rising hack rate with a rising reward is a policy
+learning to cheat; a non-zero ``reward_invalid`` is the machine, not the policy.
+
+Keys (all rates in [0, 1] over the batch's completions):
+
+* ``forgegym/gate/<name>``: the share with gate ``<name>``;
+* ``forgegym/hack/<kind>``: the share with an anti-hack finding of kind ``<kind>``
+  (read from the ``hack: <kind> at ...`` notes the graders leave);
+* ``forgegym/unparseable``: the share with a ``format`` term (an action that did not parse);
+* ``forgegym/reward_invalid``: the share whose reward is invalid (a machine fault);
+* ``forgegym/cheat_rate``: the share of canary rows (tasks no honest solution solves)
+  that were solved, present only when the batch had canaries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["PREFIX", "TELEMETRY_KEYS", "batch_telemetry", "hack_kinds"]
+
+PREFIX = "forgegym/"
+#: The keys every batch reports (gate and hack keys are added per name seen).
+TELEMETRY_KEYS = ("forgegym/unparseable", "forgegym/reward_invalid")
+
+_HACK_NOTE = re.compile(r"^hack: ([A-Za-z0-9_.-]+)")
+
+
+def hack_kinds(breakdown: Any) -> set[str]:
+    """The anti-hack finding kinds a breakdown's notes name."""
+    kinds: set[str] = set()
+    for note in getattr(breakdown, "notes", None) or []:
+        match = _HACK_NOTE.match(str(note))
+        if match:
+            kinds.add(match.group(1))
+    return kinds
+
+
+def batch_telemetry(
+    breakdowns: Sequence[Any],
+    canary: Sequence[bool] | None = None,
+    solved: Sequence[bool] | None = None,
+) -> dict[str, float]:
+    """The batch's telemetry (module docstring), or ``{}`` for an empty batch.
+
+    ``breakdowns`` may hold ``None`` for completions never graded (counted as invalid).
+    ``canary``/``solved`` (parallel to ``breakdowns``) give the cheat rate: solved canaries
+    over canaries."""
+    n = len(breakdowns)
+    if n == 0:
+        return {}
+    gates: dict[str, int] = {}
+    hacks: dict[str, int] = {}
+    unparseable = invalid = 0
+    for breakdown in breakdowns:
+        if breakdown is None or not getattr(breakdown, "valid", True):
+            invalid += 1
+        if breakdown is None:
+            continue
+        for gate in set(breakdown.gates):
+            gates[gate] = gates.get(gate, 0) + 1
+        for kind in hack_kinds(breakdown):
+            hacks[kind] = hacks.get(kind, 0) + 1
+        if "format" in breakdown.terms:
+            unparseable += 1
+    out = {
+        "forgegym/unparseable": unparseable / n,
+        "forgegym/reward_invalid": invalid / n,
+    }
+    for gate, count in sorted(gates.items()):
+        out[f"forgegym/gate/{gate}"] = count / n
+    for kind, count in sorted(hacks.items()):
+        out[f"forgegym/hack/{kind}"] = count / n
+    if canary is not None and solved is not None:
+        marked = [bool(ok) for is_canary, ok in zip(canary, solved, strict=True) if is_canary]
+        if marked:
+            out["forgegym/cheat_rate"] = sum(marked) / len(marked)
+    return out

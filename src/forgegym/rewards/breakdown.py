@@ -88,8 +88,9 @@ GATE_TOTALS: dict[str, float] = {
     "unverifiable": HACK_TOTAL,
     "compile_error": COMPILE_ERROR_TOTAL,
     # The grading machinery failed (RewardBreakdown.valid False): no verdict on the
-    # submission, so a neutral total; trainers skip it (TRL gets None) rather than use it.
-    "machine_fault": 0.0,
+    # submission. Trainers skip it (TRL gets None); a consumer that ignores ``valid``
+    # fails closed (the lowest total), so inducing a fault never pays.
+    "machine_fault": HACK_TOTAL,
 }
 """Every known gate and the fixed total it short-circuits to."""
 

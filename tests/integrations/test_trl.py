@@ -24,6 +24,7 @@ from forgegym.integrations.trl import (  # noqa: E402
     make_dataset,
     make_environment_factory,
     make_reward_funcs,
+    telemetry_callback,
 )
 
 register_toy()
@@ -138,12 +139,14 @@ def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) ->
         return values
 
     reward.__name__ = forge_reward.__name__
+    telemetry = telemetry_callback(tmp_path / "telemetry.jsonl")
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=[reward],
         args=_grpo_args(tmp_path, **curriculum_config_overrides()),
         train_dataset=make_dataset(env_id, 1, curriculum=sched),
         processing_class=tokenizer,
+        callbacks=[telemetry],
     )
     before = sched.episode
     trainer.train()
@@ -155,6 +158,13 @@ def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) ->
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     assert logs and all("reward/total" in entry for entry in logs)
     assert all("curriculum/learnable" in entry for entry in logs)
+    # The cheating telemetry reached the trainer's logs and the callback's file.
+    assert all("forgegym/reward_invalid" in e and "forgegym/unparseable" in e for e in logs)
+    assert telemetry.history and all(
+        row["forgegym/reward_invalid"] == 0.0 for row in telemetry.history
+    )
+    rows = (tmp_path / "telemetry.jsonl").read_text().splitlines()
+    assert len(rows) == len(telemetry.history)
 
 
 @pytest.mark.slow

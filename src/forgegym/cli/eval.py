@@ -27,9 +27,11 @@ from forgegym.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from forgegym.play.results import Results
 
-__all__ = ["cmd_eval"]
+__all__ = ["cmd_eval", "telemetry_table"]
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -82,6 +84,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                             log_steps=args.log_steps or None,
                             on_episode=partial(record_episode, report, progress, bar, run=run),
                         )
+                        telemetry = report.metadata.setdefault("telemetry", {})
+                        key = f"{env_id} {policy}" + (f" run {run}" if args.runs > 1 else "")
+                        telemetry[key] = results.metadata["telemetry"]
                     if "report" in results.metadata:  # the family's own statistics
                         reports = report.metadata.setdefault("reports", {})
                         reports[f"{env_id} {policy}"] = results.metadata["report"]
@@ -107,6 +112,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     console.print(table)
     _add_aggregate(report, args.weights, console)
+    console.print(telemetry_table(report.metadata.get("telemetry", {})))
     report.save(out)
     console.print(f"results written to {out}")
     return 0
@@ -229,3 +235,17 @@ def _eval_model(args: argparse.Namespace) -> int:
     results.save(out)
     console.print(f"results written to {out}")
     return 0
+
+
+def telemetry_table(telemetry: dict[str, dict[str, float]]) -> Table:
+    """One row per (env, policy) run and telemetry key (gate and hack rates, the
+    unparseable share, invalid rewards, the cheat rate on canaries)."""
+    from rich.table import Table
+
+    table = Table(title="cheating telemetry (share of episodes)")
+    for column in ("env policy", "key", "rate"):
+        table.add_column(column)
+    for run, values in telemetry.items():
+        for key, value in sorted(values.items()):
+            table.add_row(run, key.removeprefix("forgegym/"), f"{value:.2%}")
+    return table

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -244,7 +245,6 @@ def make_reward_funcs(
     sharded = None
     if processes > 1:
         import math
-        import os
 
         per = workers_per_process or math.ceil(len(os.sched_getaffinity(0)) / processes)
         sharded = ShardedGrading(env_id, env_kwargs, processes, per)
@@ -630,3 +630,38 @@ def make_environment_factory(
 ) -> Callable[[], ForgeToolEnvironment]:
     """A zero-argument factory for ``GRPOTrainer(environment_factory=...)``."""
     return partial(ForgeToolEnvironment, env_id, env_kwargs, curriculum)
+
+
+# ------------------------------------------------------------------------ telemetry
+def telemetry_callback(path: str | os.PathLike[str] | None = None) -> Any:
+    """A ``transformers.TrainerCallback`` keeping the ``forgegym/*`` telemetry the
+    reward functions log each step (``forgegym/cheat_rate``, ``forgegym/gate/<name>``,
+    ``forgegym/hack/<kind>``, ``forgegym/unparseable``, ``forgegym/reward_invalid``).
+
+    Its ``history`` holds one ``{"step": ..., key: value}`` row per logging step; with
+    ``path``, each row is also appended to that JSON-lines file as it comes (what
+    ``forgegym plot telemetry`` draws). Pass it as ``GRPOTrainer(callbacks=[...])``."""
+    from transformers import TrainerCallback
+
+    class ForgeTelemetryCallback(TrainerCallback):  # type: ignore[misc]
+        """Collects the ``forgegym/`` keys of every ``on_log`` (main process only)."""
+
+        def __init__(self) -> None:
+            self.history: list[dict[str, float]] = []
+            self.path = None if path is None else os.fspath(path)
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+        ) -> None:
+            if not logs or not getattr(state, "is_world_process_zero", True):
+                return
+            row = {k: float(v) for k, v in logs.items() if k.startswith("forgegym/")}
+            if not row:
+                return
+            row = {"step": float(state.global_step), **row}
+            self.history.append(row)
+            if self.path is not None:
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(row) + "\n")
+
+    return ForgeTelemetryCallback()

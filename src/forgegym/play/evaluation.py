@@ -89,6 +89,11 @@ def evaluate(
             metadata={"env_id": env_id, "policy": policy_name, "seed": seed, "episodes": episodes},
             episodes=played,
         )
+        from forgegym.play.telemetry import episode_telemetry
+
+        # The cheating telemetry (gate/hack rates, unparseable share, invalid rewards),
+        # the same keys the TRL reward functions log per batch (docs/telemetry.md).
+        results.metadata["telemetry"] = episode_telemetry(played)
         from forgegym.family import family_for_env
 
         report = family_for_env(env_id).eval_report(results)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PREFIX", "TELEMETRY_KEYS", "batch_telemetry", "hack_kinds"]
+__all__ = ["PREFIX", "TELEMETRY_KEYS", "batch_telemetry", "episode_telemetry", "hack_kinds"]
 
 PREFIX = "forgegym/"
 #: The keys every batch reports (gate and hack keys are added per name seen).
@@ -82,3 +82,24 @@ def batch_telemetry(
         if marked:
             out["forgegym/cheat_rate"] = sum(marked) / len(marked)
     return out
+
+
+def episode_telemetry(
+    episodes: Sequence[Any], canary_tasks: set[str] | None = None
+) -> dict[str, float]:
+    """:func:`batch_telemetry` over finished episodes (``forgegym.play.results.Episode``):
+    each episode's last graded breakdown; an episode never graded counts as invalid.
+    ``canary_tasks``: the task ids that are canaries (their successes are cheating)."""
+    from forgegym.rewards.breakdown import RewardBreakdown
+
+    breakdowns: list[Any] = []
+    for episode in episodes:
+        last = next(
+            (s.reward_breakdown for s in reversed(episode.steps) if s.reward_breakdown), None
+        )
+        breakdowns.append(None if last is None else RewardBreakdown.model_validate(last))
+    canary = solved = None
+    if canary_tasks is not None:
+        canary = [e.task_id in canary_tasks for e in episodes]
+        solved = [bool(e.success) for e in episodes]
+    return batch_telemetry(breakdowns, canary, solved)

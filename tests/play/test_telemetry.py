@@ -1,0 +1,41 @@
+"""Per-batch cheating telemetry (issue #29)."""
+
+from __future__ import annotations
+
+from forgegym.play.telemetry import batch_telemetry, hack_kinds
+from forgegym.rewards import compose, with_step_terms
+
+WEIGHTS = {"hidden": 1.0}
+
+
+def test_rates_over_gates_hacks_unparseable_invalid_and_canaries() -> None:
+    honest = compose({"hidden": 1.0}, WEIGHTS)
+    hacked = compose(
+        {},
+        {},
+        gates=["hack_flagged"],
+        notes=["hack: always_equal at a.py:3 (x)", "hack: exit_call at a.py:9 (y)"],
+    )
+    unparsed = with_step_terms(
+        compose({"hidden": 0.0}, WEIGHTS), format_penalty=0.1, parse_errors=1
+    )
+    invalid = compose({}, {}, gates=["machine_fault"]).model_copy(
+        update={"valid": False, "invalid_cause": "setup: ENOSPC"}
+    )
+    assert hack_kinds(hacked) == {"always_equal", "exit_call"}
+    out = batch_telemetry(
+        [honest, hacked, unparsed, invalid, None],
+        canary=[False, True, True, False, False],
+        solved=[True, True, False, False, False],
+    )
+    assert out == {
+        "forgegym/unparseable": 0.2,
+        "forgegym/reward_invalid": 0.4,  # the machine fault and the never-graded one
+        "forgegym/gate/hack_flagged": 0.2,
+        "forgegym/gate/machine_fault": 0.2,
+        "forgegym/hack/always_equal": 0.2,
+        "forgegym/hack/exit_call": 0.2,
+        "forgegym/cheat_rate": 0.5,
+    }
+    assert batch_telemetry([]) == {}
+    assert "forgegym/cheat_rate" not in batch_telemetry([honest], [False], [True])

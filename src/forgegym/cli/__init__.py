@@ -12,6 +12,7 @@
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
+    forgegym plot telemetry TELEMETRY.jsonl -o telemetry.png
 
 Every command iterates over the registered families (:mod:`forgegym.family`).
 
@@ -345,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
         "a benchmarks/learning.py report. The output's suffix picks the format (.png, "
         ".pdf, .svg, ...). Needs matplotlib (the plot extra).",
     )
-    p.add_argument("kind", choices=["episode", "curriculum", "learning"], help="what to plot")
+    p.add_argument(
+        "kind", choices=["episode", "curriculum", "learning", "telemetry"], help="what to plot"
+    )
     p.add_argument(
         "input",
         metavar="INPUT",

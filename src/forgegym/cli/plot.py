@@ -32,11 +32,17 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise CLIError("--episode applies to `plot episode` only")
     out = check_output(args.output, "-o", suffixes=sorted(plots.output_formats()))
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        text = source.read_text(encoding="utf-8")
+        if args.kind == "telemetry":  # JSON lines, one row per logging step
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CLIError(f"{args.input}: not a JSON file ({one_line(str(exc))})") from None
     try:
-        if args.kind == "episode":
+        if args.kind == "telemetry":
+            plots.plot_telemetry(data, out)
+        elif args.kind == "episode":
             plots.plot_episode(data, out, episode=args.episode)
         elif args.kind == "learning":
             from forgegym.integrations.learning import plot_learning

@@ -39,3 +39,21 @@ def test_rates_over_gates_hacks_unparseable_invalid_and_canaries() -> None:
     }
     assert batch_telemetry([]) == {}
     assert "forgegym/cheat_rate" not in batch_telemetry([honest], [False], [True])
+
+
+def test_plot_telemetry_writes_the_figure_and_rejects_empty_input(tmp_path) -> None:
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from forgegym.play.plots import plot_telemetry
+
+    rows = [
+        {"step": 1, "forgegym/reward_invalid": 0.0, "forgegym/gate/hack_flagged": 0.5},
+        {"step": 2, "forgegym/reward_invalid": 0.25, "forgegym/unparseable": 0.1},
+    ]
+    out = plot_telemetry(rows, tmp_path / "t.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="no rows"):
+        plot_telemetry([], tmp_path / "e.png")
+    with pytest.raises(ValueError, match="step"):
+        plot_telemetry([{"forgegym/unparseable": 1.0}], tmp_path / "e.png")

@@ -152,3 +152,22 @@ def test_ray_two_node_cluster_same_verdicts(local_verdicts: dict[str, Any]) -> N
             ray.shutdown()
     finally:
         cluster.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_lost_worker_is_a_machine_fault_not_the_codes(tmp_path: Path) -> None:
+    """The node's actor is killed: the batch does not raise, and every job is reported
+    as a machine fault with its cause (retried once first), never as the code's crash."""
+    from forgegym.sandbox.runners.ray import RayRunner
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        runner = RayRunner()
+        jobs = _jobs(tmp_path)[:2]
+        ray.kill(runner._actors[0])
+        results = runner.run_many(jobs)
+        assert all(r.status is RunStatus.INTERNAL_ERROR for r in results), results
+        assert all(r.fault and r.fault.startswith("setup:") for r in results)
+        assert all("actor is dead" in (r.fault or "") for r in results)
+    finally:
+        ray.shutdown()

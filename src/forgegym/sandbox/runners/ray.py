@@ -197,9 +197,18 @@ class RayRunner(Runner):
                 refs.append(None)
             else:
                 refs.append(self._submit(job))
-        pending = [r for r in refs if r is not None]
-        values = iter(ray.get(pending) if pending else [])
-        return [early[i] if ref is None else next(values) for i, ref in enumerate(refs)]
+        results: list[Result] = []
+        for index, ref in enumerate(refs):
+            if ref is None:
+                results.append(early[index])
+                continue
+            try:
+                results.append(ray.get(ref))
+            except Exception:  # noqa: BLE001 - a lost worker or node: not the job's doing
+                # One job's lost actor must not fail the batch: run it again through
+                # run() (the next actor; retried once more, then a machine fault).
+                results.append(self.run(jobs[index]))
+        return results
 
     def close(self) -> None:
         if self._closed:

@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from forgegym.envs.refactor.adequacy import MutantRecord, kill_rates, measure
-from forgegym.envs.refactor.bank import RefactorTaskBank, _find_spec, load_manifest
+from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec, load_manifest
 from forgegym.sandbox.runners import get_default_runner
 
 RESULTS = Path(__file__).parent / "results" / "refactor_adequacy.json"
@@ -69,7 +69,7 @@ def _cost(task_ids: list[str]) -> dict[str, float]:
     """Median seconds to grade the reference of each task, without and with the
     adequacy checks (interleaved, three rounds), and the ratio."""
     from forgegym.envs.refactor.env import RefactorEnv
-    from forgegym.envs.refactor.hacks import reference_action
+    from forgegym.envs.refactor.policies import reference_action
 
     manifest = load_manifest()
     banks = {
@@ -122,7 +122,7 @@ def main() -> None:
             "the manifest has no adequacy section: run forgegym.envs.refactor.adequacy"
         )
     task_ids = _sample(args.tasks, args.seed)
-    specs = {t: _find_spec(t) for t in task_ids}
+    specs = {t: find_spec(t) for t in task_ids}
     task_keys = {t: s.origin_key for t, s in specs.items()}
     start = time.perf_counter()
     # Batches of originals, the records so far saved after each (a long run on a loaded

@@ -15,7 +15,7 @@ import pytest
 from forgegym.envs.refactor.adequacy import kill_rates, measure, merged_checks
 from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec, load_manifest
 from forgegym.envs.refactor.env import RefactorEnv
-from forgegym.envs.refactor.hacks import _action
+from forgegym.envs.refactor.policies import action_text as _action
 
 
 @pytest.fixture(scope="module")

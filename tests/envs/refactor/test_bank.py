@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from forgegym.core.task import UnknownTaskError
-from forgegym.envs.refactor.bank import RefactorTaskBank, _find_spec, bank_stats, load_manifest
+from forgegym.envs.refactor.bank import RefactorTaskBank, bank_stats, find_spec, load_manifest
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_manifest_is_not_stale(bank: RefactorTaskBank) -> None:
         if entry["kind"] in seen:
             continue
         seen.add(entry["kind"])
-        assert _find_spec(entry["task_id"]).origin_key == entry["origin_key"], entry["task_id"]
+        assert find_spec(entry["task_id"]).origin_key == entry["origin_key"], entry["task_id"]
 
 
 def test_get_is_deterministic_and_hides_grading_data(bank: RefactorTaskBank) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from forgegym.envs.refactor.grader import api_score
 from forgegym.envs.refactor.integrity import integrity_findings
 from forgegym.envs.refactor.kinds import kinds, specs_for_module
 from forgegym.envs.refactor.spec import RefactorSpec
+from forgegym.envs.refactor.static import api_score
 from forgegym.envs.refactor.structure import structure_score
 
 CORPUS_KINDS = ("split_package", "rename_alias", "dead_code")

@@ -14,9 +14,10 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.refactor import grader as grader_module
 from forgegym.envs.refactor import offload
-from forgegym.envs.refactor.grader import RefactorGrader, analyse, lint_credit
+from forgegym.envs.refactor.grader import RefactorGrader
 from forgegym.envs.refactor.hacks import HACKS
 from forgegym.envs.refactor.policies import reference_action, reference_files
+from forgegym.envs.refactor.static import analyse, lint_credit
 from forgegym.play.policies import NOOP_ACTION
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "TermKind",
     "compose",
     "merge_weights",
+    "scaled_detail",
     "validate_weights",
     "with_step_terms",
 ]
@@ -207,6 +208,19 @@ class RewardBreakdown(BaseModel):
         lines = [" | ".join(parts)]
         lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+
+def scaled_detail(detail: str, factor: float, reason: str) -> str:
+    """Say in a term's detail what scaled its value, so that the rendered term reads
+    ``visible 0.33x1 (4/4 passed, x0.33 for 1/3 broken checks fixed)`` rather than a
+    bare ``(4/4)`` next to 0.33, which looks like a contradiction.
+
+    ``factor`` is the multiplier applied to the raw value; at 1 the detail is unchanged.
+    """
+    if factor >= 1.0:
+        return detail
+    scale = f"x{factor:.2f} for {reason}"
+    return f"{detail}, {scale}" if detail else scale
 
 
 def validate_weights(

@@ -326,3 +326,30 @@ def test_bench_reports_both_runners() -> None:
     assert set(result.times) == {"forkserver", "subprocess"}
     assert all(len(v) == 2 and min(v) > 0 for v in result.times.values())
     assert result.speedup > 0 and "speedup" in str(result)
+
+
+def test_scaled_terms_say_what_scales_them(env: BugfixEnv, bank: BugfixTaskBank) -> None:
+    """A partial fix passes every visible test but its visible credit is scaled by the
+    fixed share of the bug: the rendered detail names the factor, not a bare ``4/4``."""
+    ids = [i for i in bank.task_ids(8, seed=5, difficulty=LEVELS[-1])]
+    tasks = [bank.get(i) for i in ids]
+    workspaces = [Workspace(t.files, t.editable_files) for t in tasks]
+    try:
+        submissions = [
+            Submission(
+                task=t, files={BugfixHidden.of(t).mutated_file: _partial_fix(t)}, workspace=w
+            )
+            for t, w in zip(tasks, workspaces, strict=True)
+        ]
+        breakdowns = grade_many(env.grader, submissions, env.runner)
+    finally:
+        for workspace in workspaces:
+            workspace.close()
+    partial = [b for b in breakdowns if not b.gated and 0.0 < b.terms["hidden"].value < 1.0]
+    assert partial, "no partially fixed task in the sample"
+    for breakdown in partial:
+        visible = breakdown.terms["visible"]
+        share = breakdown.terms["hidden"].value
+        assert f"x{share:.2f} for " in visible.detail and "broken checks fixed" in visible.detail
+        assert "passed" in visible.detail
+        assert f"x{share:.2f} for " in breakdown.render()

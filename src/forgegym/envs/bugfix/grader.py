@@ -45,7 +45,7 @@ from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
-from forgegym.rewards.breakdown import TermKind
+from forgegym.rewards.breakdown import TermKind, scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_many, lint_score, lint_sources
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
@@ -333,11 +333,18 @@ class BugfixGrader(CodeGrader):
             # whatever its text: it never beats submitting nothing.
             "noop": 1.0 if f2p == 0.0 else 0.0,
         }
+        fixed = sum(verdicts[i] for i in broken)
+        # Every credit but ``hidden`` is scaled by the fixed share of the bug (f2p), so a
+        # polished non-fix earns nothing; the detail says so next to the raw count.
+        why = f"{fixed}/{len(broken)} broken checks fixed"
+        passed = sum(tests_result.verdicts.values())
         details = {
             "hidden": f"{sum(verdicts)}/{len(verdicts)} checks pass; "
-            f"{sum(verdicts[i] for i in broken)}/{len(broken)} unshown broken checks fixed",
-            "visible": f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}",
-            "diff": f"{stats.lines_changed} lines",
+            f"{fixed}/{len(broken)} unshown broken checks fixed",
+            "visible": scaled_detail(f"{passed}/{len(tests_result.verdicts)} passed", f2p, why),
+            "lint": scaled_detail("", f2p, why),
+            "efficiency": scaled_detail("", f2p, why),
+            "diff": scaled_detail(f"{stats.lines_changed} lines", f2p, why),
             "noop": "unchanged module"
             if f2p == 0.0 and is_noop(pristine, submission.files)
             else "",

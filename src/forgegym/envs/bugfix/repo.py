@@ -62,6 +62,7 @@ from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
 from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
 from forgegym.sandbox.jobs import Job, ProjectRun, PytestJob, PytestResult, RunStatus
@@ -733,13 +734,21 @@ class RepoGrader:
             "regression": regression,
             "noop": 1.0 if f2p == 0.0 else 0.0,
         }
+        # Every credit but ``hidden`` is scaled by the fixed share (f2p): say so.
+        why = f"{fixed}/{len(f2p_ids)} fail-to-pass tests passing"
         details = {
             "hidden": f"{fixed}/{len(f2p_ids)} fail-to-pass tests pass"
             + (f" ({len(hidden.hidden_failing)} hidden)" if hidden.hidden_failing else ""),
-            "visible": f"{sum(visible.verdicts[t] for t in counted)}/{len(counted)}"
-            + ("" if self.full_suite else " (test files of the changed modules)"),
+            "visible": scaled_detail(
+                f"{sum(visible.verdicts[t] for t in counted)}/{len(counted)} passed"
+                + ("" if self.full_suite else " in the test files of the changed modules"),
+                f2p,
+                why,
+            ),
+            "lint": scaled_detail("", f2p, why),
+            "efficiency": scaled_detail("", f2p, why),
             "regression": f"{broken}/{len(p2p_ids)} pass-to-pass tests broken",
-            "diff": f"{stats.lines_changed} lines",
+            "diff": scaled_detail(f"{stats.lines_changed} lines", f2p, why),
             "noop": "unchanged code" if f2p == 0.0 and is_noop(pristine, submission.files) else "",
         }
         if visible.status is not RunStatus.COMPLETED:

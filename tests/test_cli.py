@@ -463,3 +463,13 @@ def test_train_grpo_help_states_each_default_once() -> None:
     for line in out.stdout.splitlines():
         assert line.count("(default:") <= 1, line
     assert "(default: None)" not in out.stdout
+
+
+def test_eval_progress_shows_elapsed_not_a_zero_remaining() -> None:
+    """A finished bar reads ``elapsed 0:00:03``; rich's default ``0:00:00`` remaining
+    column is gone, and a remaining time only appears while it is known."""
+    out = forgegym("eval", "--env", "Forge/Bugfix-v0", "--policy", "noop", "--episodes", "1")
+    assert out.returncode == 0, out.stderr
+    bar = next(line for line in out.stdout.splitlines() if "Forge/Bugfix-v0 × noop" in line)
+    assert re.search(r"1/1 +elapsed \d+:\d\d:\d\d", bar), bar
+    assert "0:00:00" not in bar.split("elapsed")[0] and " left" not in bar, bar

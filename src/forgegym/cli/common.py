@@ -109,6 +109,46 @@ def make_console() -> Any:
     return Console() if sys.stdout.isatty() else Console(width=140)
 
 
+def make_progress(console: Any, *, disable: bool = False) -> Any:
+    """A rich progress bar that shows the time elapsed, and the time remaining only while
+    it is known: rich's default columns end in a remaining-time column that reads
+    ``0:00:00`` once a bar is done (and ``-:--:--`` before the first episode), which
+    says nothing about how long the run took."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.text import Text
+
+    class RemainingColumn(ProgressColumn):
+        """``~0:01:23 left`` while the bar runs and its speed is estimated; else blank."""
+
+        def render(self, task: Task) -> Text:
+            remaining = task.time_remaining
+            if task.finished or remaining is None:
+                return Text("")
+            minutes, seconds = divmod(int(remaining), 60)
+            hours, minutes = divmod(minutes, 60)
+            return Text(f"~{hours}:{minutes:02d}:{seconds:02d} left", style="progress.remaining")
+
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        RemainingColumn(),
+        console=console,
+        transient=False,
+        disable=disable,
+    )
+
+
 def one_line(message: str) -> str:
     """A message as one line, without the ``argument:`` prefix library errors carry.
 

@@ -20,6 +20,7 @@ from forgegym.cli.common import (
     checked_env_ids,
     default_cache,
     make_console,
+    make_progress,
     one_line,
     parse_kwargs,
     record_episode,
@@ -48,7 +49,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ):
         if given not in (None, False):
             raise CLIError(f"{flag} applies to `eval --model` only")
-    from rich.progress import Progress
     from rich.table import Table
 
     from forgegym.play.evaluation import evaluate, summarise
@@ -70,7 +70,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     report = Results(metadata={"command": "forgegym eval", "seed": args.seed})
     console = make_console()
     try:
-        with Progress(console=console, transient=False, disable=args.quiet) as progress:
+        with make_progress(console, disable=args.quiet) as progress:
             for env_id in env_ids:
                 for policy in policies:
                     bar = progress.add_task(f"{env_id} × {policy}", total=args.episodes * args.runs)
@@ -134,7 +134,6 @@ def _add_aggregate(report: Results, weights: Sequence[float], console: Any) -> N
 
 def _eval_model(args: argparse.Namespace) -> int:
     """``forgegym eval --model NAME --base-url URL``: the evaluation protocol."""
-    from rich.progress import Progress
     from rich.table import Table
 
     from forgegym.play.client import AsyncChatClient, CompletionCache
@@ -179,7 +178,7 @@ def _eval_model(args: argparse.Namespace) -> int:
     console = make_console()
     total = len(env_ids) * args.episodes * args.runs
     try:
-        with Progress(console=console, transient=False, disable=args.quiet) as progress:
+        with make_progress(console, disable=args.quiet) as progress:
             bar = progress.add_task(f"{args.model} × {len(env_ids)} envs", total=total)
             results = evaluate_model(
                 client,

@@ -13,19 +13,19 @@ from forgegym.cli.common import (
     advance_progress,
     checked_env_ids,
     make_console,
+    make_progress,
 )
 
 __all__ = ["cmd_tasks_verify"]
 
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
 
     from forgegym.play.verify import verify_tasks
 
     env_ids = checked_env_ids(args.env)  # before the progress bar
     summaries = []
-    with Progress(console=make_console(), disable=args.json) as progress:
+    with make_progress(make_console(), disable=args.json) as progress:
         for env_id in env_ids:
             bar = progress.add_task(f"verify {env_id}", total=args.limit)
             summary = verify_tasks(

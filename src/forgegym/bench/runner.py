@@ -7,12 +7,13 @@ Reports ratios (wall times depend on the machine); ``forgegym bench`` and
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from forgegym.sandbox.jobs import PytestJob, PytestResult
 from forgegym.sandbox.runners import ForkServerRunner, Runner, SubprocessRunner
@@ -62,6 +63,24 @@ class RunnerBench(BaseModel):
     confined: bool  # pool and baseline ran inside bubblewrap (see confinement.py)
     pool_unconfined_median_s: float | None = None  # the same runners in host mode
     baseline_unconfined_median_s: float | None = None
+    # The 1-minute load average before and after the run, and the cores it had: the
+    # ratios depend on them (other processes slow the pool's short runs more than the
+    # baseline's long ones, and run_many cannot beat the idle cores).
+    load_start: float | None = None
+    load_end: float | None = None
+    cores: int = Field(default_factory=lambda: os.cpu_count() or 1)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the machine was busy: a load average of at least half its cores."""
+        peak = max(self.load_start or 0.0, self.load_end or 0.0)
+        return peak >= self.cores / 2
+
+    def load_text(self) -> str:
+        """``load average 3.1 -> 2.8 on 2 cores`` (or ``unknown`` where the OS has none)."""
+        if self.load_start is None or self.load_end is None:
+            return f"load average unknown, {self.cores} cores"
+        return f"load average {self.load_start:.1f} -> {self.load_end:.1f} on {self.cores} cores"
 
     @property
     def pool_confinement_cost_s(self) -> float | None:
@@ -95,6 +114,7 @@ def run_runner_bench(
     """Run a 7-test file ``runs`` times on each runner, then ``many`` jobs one by one and
     with ``run_many`` on the pool. With ``unconfined`` (and where the confinement is
     active) both runners are also timed in host mode, to report the confinement's cost."""
+    load_start = _load_average()
     with (
         tempfile.TemporaryDirectory(prefix="forgegym-bench-") as tmp,
         contextlib.ExitStack() as stack,
@@ -152,7 +172,21 @@ def run_runner_bench(
         confined=confined,
         pool_unconfined_median_s=pool_plain,
         baseline_unconfined_median_s=base_plain,
+        load_start=load_start,
+        load_end=_load_average(),
     )
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average, or None where the OS does not report one."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+IDLE_EXPECTATION = "about 14x and 1.7x on an idle 2-core machine (docs/speed.md)"
+"""What the docs' runner-bench ratios are, for the comparison printed with a run."""
 
 
 def print_runner_bench(bench: RunnerBench) -> None:
@@ -170,7 +204,15 @@ def print_runner_bench(bench: RunnerBench) -> None:
     table.add_row(
         f"subprocess baseline, {mode}, median per run", f"{bench.baseline_median_s * 1000:.1f} ms"
     )
-    table.add_row("baseline / pool", f"{bench.ratio:.1f}x")
+    load = bench.load_text()
+    table.caption = (
+        f"Measured under a {load}. Expect {IDLE_EXPECTATION}; under load both ratios "
+        "shrink (a newcomer's machine, busy with other jobs, gave 8.5x and 1.1x): "
+        "other processes slow the pool's short runs more than the baseline's long ones, "
+        "and run_many cannot use cores that are busy."
+        + (" This run was under load: rerun on an idle machine to compare." if bench.loaded else "")
+    )
+    table.add_row("baseline / pool", f"{bench.ratio:.1f}x ({load})")
     if bench.pool_unconfined_median_s is not None and bench.baseline_unconfined_median_s:
         table.add_row(
             "fork-server pool, host mode, median per run",
@@ -192,6 +234,6 @@ def print_runner_bench(bench: RunnerBench) -> None:
     table.add_row("per-test verdicts identical", "yes" if bench.verdicts_identical else "NO")
     table.add_row(
         f"run_many({bench.many_jobs}) speedup vs one by one ({bench.workers} workers)",
-        f"{bench.run_many_speedup:.2f}x",
+        f"{bench.run_many_speedup:.2f}x ({load})",
     )
     Console().print(table)

@@ -147,3 +147,25 @@ def test_the_leaderboard_tab_reads_the_results_files(page: Any, tmp_path: Path) 
         page.wait_for_function(
             "document.querySelector('#leaderboard-message').textContent.includes('--results')"
         )
+
+
+def test_run_tests_and_submit_buttons_send_their_action(page: Any) -> None:
+    """One click on ``run_tests`` or ``submit`` steps the episode (not only fills the box);
+    before a reset they are disabled, like Step."""
+    with live_server(env_kwargs={"max_steps": 3}) as live:
+        page.goto(live.url + "/")
+        page.wait_for_function(f"document.querySelector('#env-id').textContent === {SERVED_ENV!r}")
+        assert page.is_disabled(".template[data-action*='run_tests']")
+        page.click("#reset")
+        page.wait_for_function("document.querySelector('#observation').textContent.length > 100")
+        page.click(".template[data-action*='run_tests']")
+        page.wait_for_selector("#rewards tbody tr")
+        assert page.locator("#rewards tbody tr").count() == 1
+        assert page.inner_text("#status") == "ok"
+        page.wait_for_function("!document.querySelector('.template[data-action*=submit]').disabled")
+        page.click(".template[data-action*='submit']")
+        page.wait_for_function(
+            "document.querySelector('#status').textContent.startsWith('episode over')"
+        )
+        assert page.locator("#rewards tbody tr").count() == 2
+        assert page.is_disabled(".template[data-action*='submit']") and page.is_disabled("#step")

@@ -117,20 +117,26 @@ $("#reset").addEventListener("click", async () => {
     const box = $("#breakdown");
     box.replaceChildren("Graded at the end of the episode (submit or step budget).");
     box.classList.add("muted");
-    $("#step").disabled = false;
+    setStepping(true);
     setStatus("episode started");
   } catch (error) {
     setStatus(String(error), true);
   }
 });
 
-$("#step").addEventListener("click", async () => {
-  $("#step").disabled = true;
+// Step, and the one-click actions, are live only while an episode runs.
+function setStepping(enabled) {
+  $("#step").disabled = !enabled;
+  for (const button of document.querySelectorAll(".template")) button.disabled = !enabled;
+}
+
+async function step() {
+  setStepping(false);
   setStatus("running…");
   const reply = await send("step", { text: $("#action").value });
   if (reply.type === "error") {
     setStatus(`${reply.data.code}: ${reply.data.message}`, true);
-    $("#step").disabled = false;
+    setStepping(true);
     return;
   }
   const info = showObservation(reply.data);
@@ -141,11 +147,17 @@ $("#step").addEventListener("click", async () => {
   if (info.reward_breakdown) renderBreakdown(info.reward_breakdown);
   const done = reply.data.done;
   setStatus(done ? `episode over: score ${fmt(info.score)}, ${info.success ? "solved" : "not solved"}` : "ok");
-  $("#step").disabled = done;
-});
+  setStepping(!done);
+}
 
+$("#step").addEventListener("click", step);
+
+// run_tests / submit need no text of their own: one click fills the box and sends it.
 for (const button of document.querySelectorAll(".template")) {
-  button.addEventListener("click", () => { $("#action").value = button.dataset.action; });
+  button.addEventListener("click", () => {
+    $("#action").value = button.dataset.action;
+    step();
+  });
 }
 
 // ------------------------------------------------------------------ task bank

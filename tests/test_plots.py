@@ -295,3 +295,60 @@ def test_plot_curriculum(tmp_path: Path) -> None:
     assert_integer_ticks(ax_diff.yaxis)
     assert_png(plot_curriculum(state_path, tmp_path / "curriculum.png"), CURRICULUM_FIGSIZE)
     assert MAGIC["svg"] in plot_curriculum(state_path, tmp_path / "c.svg").read_bytes()[:2000]
+
+
+def _short_run(tmp_path: Path, rollouts: int) -> Path:
+    env = PassAtKCurriculum(ToyEnv(max_steps=1), config={"k": 2, "min_learnable": 2, "seed": 0})
+    rng = np.random.default_rng(0)
+    for _ in range(rollouts):
+        _, info = env.reset()
+        env.step(toy_answer(info["task_id"]) if rng.random() < 0.5 else "{}")
+    return env.save(tmp_path / "state.json")
+
+
+def test_curriculum_after_a_short_run_shows_points_aligned_axes_and_success(
+    tmp_path: Path,
+) -> None:
+    fig = curriculum_figure(_short_run(tmp_path, 3))
+    ax_task, ax_tier, ax_diff = fig.axes[:3]
+    tasks = [line for line in ax_task.get_lines() if line.get_label().startswith("toy/")]
+    assert tasks and all(len(line.get_xdata()) == 1 for line in tasks)  # one point each
+    assert all(line.get_marker() not in (None, "None", "") for line in tasks)
+    assert ax_task.get_xlim() == ax_tier.get_xlim() == ax_diff.get_xlim()
+    legend = [t.get_text() for t in ax_diff.get_legend().get_texts()]
+    assert any("solved" in name or "failed" in name for name in legend), legend
+
+
+def test_heatmap_labels_and_values_do_not_collide_with_many_terms() -> None:
+    kinds = {"hidden": "credit", "visible": "credit", "lint": "credit", "diff": "credit"}
+    kinds |= {"efficiency": "credit", "notes": "credit", "regression": "penalty"}
+    kinds |= {"noop": "penalty", "diff_penalty": "penalty", "format": "step", "shaping": "shaping"}
+    terms = {
+        n: {"name": n, "value": -0.5 if k == "step" else 0.5, "weight": 1.0, "kind": k}
+        for n, k in kinds.items()
+    }
+    many = {"terms": terms, "gates": [], "total": 0.5, "score": 0.5}
+    episodes = [
+        EvalEpisode(
+            env_id="Forge/FlakyRepair-v0",
+            policy=policy,
+            task_id="t",
+            score=0.5,
+            success=False,
+            steps=[EvalStep(reward=0.5, reward_breakdown=many)],  # type: ignore[arg-type]
+        ).model_dump()
+        for policy in ("noop", "reference", "partial")
+    ]
+    fig = episode_figure(EvalResults.model_validate({"episodes": episodes}).model_dump())
+    fig.canvas.draw()
+    heat = fig.axes[3]
+    labels = [t.get_window_extent() for t in heat.get_xticklabels() if t.get_text()]
+    assert len(labels) >= 12
+    assert not any(a.overlaps(b) for i, a in enumerate(labels) for b in labels[i + 1 :])
+    rows: dict[float, list[object]] = {}
+    for text in heat.texts:
+        rows.setdefault(round(text.get_position()[1]), []).append(
+            text.get_window_extent().padded(1)
+        )
+    for boxes in rows.values():
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])

@@ -407,10 +407,11 @@ def _term_heatmap(
     ax.set_yticks(
         range(0, len(rows), step), [rows[r][0] for r in range(0, len(rows), step)], fontsize=8
     )
+    cells: list[tuple[int, Any]] = []
     if grid.size <= 150:
         for (r, c), value in np.ndenumerate(grid):
             if not np.isnan(value):
-                ax.text(
+                text = ax.text(
                     c,
                     r,
                     f"{value:.2f}",
@@ -419,11 +420,48 @@ def _term_heatmap(
                     fontsize=7,
                     color="white" if abs(value) > 0.6 else "black",
                 )
+                cells.append((r, text))
     fig.colorbar(image, ax=ax, label="signed value (penalties < 0)")
     ax.set_title(
         _wrap(title + " (penalties and fired gates negative; grey: not computed)", 60),
         fontsize=10,
     )
+    _declutter_heatmap(fig, ax, cells)
+
+
+def _overlap(boxes: Sequence[Any]) -> bool:
+    """Whether any two of these display-space bounding boxes overlap."""
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def _declutter_heatmap(fig: Figure, ax: Axes, cells: Sequence[tuple[int, Any]]) -> None:
+    """Lay the figure out and undo what collides: with many terms the slanted column
+    labels run into each other (then they stand upright) and the cell values into their
+    neighbours (then one decimal in a smaller font, else none). Needs a draw, since only
+    the laid-out figure knows how wide a cell and a label are."""
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    labels = [label for label in ax.get_xticklabels() if label.get_text()]
+    if _overlap([label.get_window_extent(renderer) for label in labels]):
+        for label in labels:
+            label.set_rotation(90)
+            label.set_verticalalignment("center")
+        fig.draw_without_rendering()
+
+    def crowded() -> bool:
+        rows: dict[int, list[Any]] = {}
+        for row, text in cells:
+            # Padded: values that merely touch read as one number ("0.50-0.50").
+            rows.setdefault(row, []).append(text.get_window_extent(renderer).padded(2))
+        return any(_overlap(boxes) for boxes in rows.values())
+
+    if cells and crowded():
+        for _, text in cells:
+            text.set_text(f"{float(text.get_text()):.1f}")
+            text.set_fontsize(6)
+        if crowded():
+            for _, text in cells:
+                text.remove()
 
 
 def plot_episode(
@@ -519,6 +557,10 @@ def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
                 color=cmap(j % 20),
                 linewidth=1,
                 alpha=0.8,
+                # Markers: a task tried once is a single point, which a bare line hides.
+                marker="o",
+                markersize=3,
+                zorder=3,  # above the mean line, which a one-rollout task otherwise sits under
                 label=_shorten(task_id, 30),
             )
         # Mean over every task seen so far, carrying each task's last estimate forward.
@@ -531,7 +573,15 @@ def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
                 if xs[0] <= x
             ]
             means.append(float(np.mean(current)))
-        ax_task.plot(grid, means, color="black", linewidth=2.5, label="mean (all tasks)")
+        ax_task.plot(
+            grid,
+            means,
+            color="black",
+            linewidth=2.5,
+            marker="o" if len(grid) < 30 else None,
+            markersize=4,
+            label="mean (all tasks)",
+        )
         too_easy = config.get("too_easy")
         too_hard = config.get("too_hard")
         for level, style, name in ((too_easy, "--", "too easy"), (too_hard, ":", "too hard")):
@@ -570,6 +620,8 @@ def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
                 [int(r.get(tier, 0)) for _, r in tier_points],
                 where="post",
                 color=color,
+                marker="o" if len(xs) < 30 else None,
+                markersize=3,
                 label=tier.replace("_", " "),
             )
         ax_tier.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
@@ -596,17 +648,14 @@ def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
         xs_a, ds, ss = (np.array(v) for v in zip(*served, strict=True))
         window = max(1, min(20, len(ds) // 5))
         kernel = np.ones(window) / window
-        ax_diff.scatter(
-            xs_a,
-            ds,
-            c=np.nan_to_num(ss, nan=0.5),
-            cmap="RdYlGn",
-            vmin=0,
-            vmax=1,
-            s=12,
-            alpha=0.6,
-            label="served (colour = success)",
-        )
+        # One scatter per outcome, so that the legend says which colour is a success.
+        for mask, color, name in (
+            (ss == 1.0, "tab:green", "served, solved"),
+            (ss == 0.0, "tab:red", "served, failed"),
+            (np.isnan(ss), "0.5", "served, outcome unknown"),
+        ):
+            if mask.any():
+                ax_diff.scatter(xs_a[mask], ds[mask], color=color, s=14, alpha=0.7, label=name)
         if len(ds) >= window:
             ax_diff.plot(
                 xs_a[window - 1 :],
@@ -620,10 +669,35 @@ def curriculum_figure(state_json: Any, *, max_tasks: int = 12) -> Figure:
     else:
         _empty(ax_diff, "no difficulty records")
     ax_diff.set(title="Difficulty of the tasks served", xlabel="rollouts", ylabel="difficulty")
-    for ax in (ax_task, ax_tier, ax_diff):
-        if ax.get_xlabel() == "rollouts":
-            _integer_axis(ax.xaxis)
+    # One rollout axis for the three panels: each panel's data starts at a different
+    # rollout (the tier timeline at 0), so their own limits put rollout 1 at three places.
+    timed = [ax for ax in (ax_task, ax_tier, ax_diff) if ax.get_xlabel() == "rollouts"]
+    xs_all = [
+        float(x)
+        for ax in timed
+        for artist in [*ax.get_lines(), *ax.collections]
+        for x in _x_data(artist)
+    ]
+    if xs_all:
+        low, high = min(xs_all), max(xs_all)
+        pad = max(0.5, (high - low) * 0.03)
+        for ax in timed:
+            ax.set_xlim(low - pad, high + pad)
+    for ax in timed:
+        _integer_axis(ax.xaxis)
     return fig
+
+
+def _x_data(artist: Any) -> list[float]:
+    """The x values a line or scatter draws (reference lines spanning the axes excluded)."""
+    import numpy as np
+
+    if hasattr(artist, "get_xdata"):
+        if artist.get_transform() is not artist.axes.transData:
+            return []  # axhline: x in axes coordinates
+        return [float(x) for x in np.asarray(artist.get_xdata(), dtype=float).ravel()]
+    offsets = np.asarray(artist.get_offsets(), dtype=float)
+    return [float(x) for x in offsets[:, 0]] if offsets.size else []
 
 
 def plot_curriculum(

@@ -49,7 +49,7 @@ from forgegym.cli.leaderboard import cmd_leaderboard
 from forgegym.cli.list import cmd_list
 from forgegym.cli.plot import cmd_plot
 from forgegym.cli.serve import cmd_serve
-from forgegym.cli.tasks import cmd_tasks_verify
+from forgegym.cli.tasks import cmd_tasks_build, cmd_tasks_verify
 
 __all__ = ["CLIError", "build_parser", "main"]
 
@@ -249,8 +249,43 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not grade the family's partial fix (reported only, never a validity check)",
     )
+    v.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keyword argument of gym.make, repeatable (e.g. bank=real)",
+    )
     v.add_argument("--json", action="store_true", help="print a JSON summary")
     v.set_defaults(func=cmd_tasks_verify)
+    b = tasks_sub.add_parser(
+        "build",
+        help="build validated Bugfix tasks from real projects (the task factory)",
+        description="Fetch pinned sdists (or take a repository), keep the tests that pass "
+        "twice, map tests to the functions they run, mutate covered functions and keep "
+        "the mutants that break tests (screened in one process, confirmed in the real file). "
+        "Writes one <project>-<version>.jsonl.gz manifest and a stats file per project.",
+    )
+    src = b.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-pypi", nargs="+", metavar="NAME==VERSION", help="pinned sdists")
+    src.add_argument("--repo", metavar="PATH", help="a project folder (name-version from --name)")
+    b.add_argument("--name", metavar="NAME==VERSION", help="project pin of --repo")
+    b.add_argument("--out", default="real-bank", metavar="DIR", help="manifest folder")
+    b.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the mutant draw")
+    b.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the project's interpreter (pytest + its dependencies; default: this one)",
+    )
+    b.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="sdist cache (default $FORGEGYM_SDIST_CACHE or ~/.cache/forgegym/sdists)",
+    )
+    b.add_argument(
+        "--max-candidates", type=int_at_least(1), default=400, help="mutants screened per project"
+    )
+    b.add_argument("--max-tasks", type=int_at_least(1), default=250, help="tasks kept per project")
+    b.set_defaults(func=cmd_tasks_build)
 
     p = sub.add_parser(
         "bench",

@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 from forgegym.cli.common import (
+    CLIError,
     advance_progress,
     checked_env_ids,
     make_console,
     make_progress,
+    parse_kwargs,
 )
 
-__all__ = ["cmd_tasks_verify"]
+__all__ = ["cmd_tasks_build", "cmd_tasks_verify"]
 
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:
@@ -34,6 +36,7 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 offset=args.offset,
                 partial=not args.skip_partial,
+                env_kwargs=parse_kwargs(getattr(args, "env_kwarg", None)),
                 on_task=partial(advance_progress, progress, bar),
             )
             summaries.append(summary)
@@ -72,3 +75,68 @@ def cmd_tasks_verify(args: argparse.Namespace) -> int:
                     f"[red]invalid[/red] {check.task_id}: {'; '.join(check.problems)}"
                 )
     return 0 if ok else 1
+
+
+def _pin(text: str) -> tuple[str, str]:
+    name, sep, version = text.partition("==")
+    if not sep or not name or not version:
+        raise CLIError(f"expected NAME==VERSION (a pinned release), got {text!r}")
+    return name, version
+
+
+def cmd_tasks_build(args: argparse.Namespace) -> int:
+    """``forgegym tasks build``: the real-code task factory, project by project."""
+    import sys
+    from pathlib import Path
+
+    from forgegym.tasklib.factory import ColdCacheError, FactoryError, build_pinned
+    from forgegym.tasklib.factory.build import build_project, write_manifest
+
+    console = make_console()
+    out = Path(args.out)
+    python = args.python or sys.executable
+    options = {"max_candidates": args.max_candidates, "max_tasks": args.max_tasks}
+    cache = Path(args.cache_dir) if args.cache_dir else None
+    failed = 0
+    if args.repo:
+        if not args.name:
+            raise CLIError("--repo needs --name NAME==VERSION (the manifest's project pin)")
+        name, version = _pin(args.name)
+        root = Path(args.repo)
+        if not root.is_dir():
+            raise CLIError(f"--repo {args.repo}: not a directory")
+        entries, stats = build_project(
+            root,
+            project=name,
+            version=version,
+            sha256="",
+            python=python,
+            seed=args.seed,
+            log=console.print,
+            **options,
+        )
+        write_manifest(out / f"{name}-{version}.jsonl.gz", entries)
+        console.print(json.dumps(stats.to_json()))
+        return 0
+    for pin in args.from_pypi:
+        name, version = _pin(pin)
+        if (out / f"{name}-{version}.stats.json").is_file():
+            console.print(f"{pin}: already built in {out} (delete its files to rebuild)")
+            continue
+        try:
+            stats = build_pinned(
+                name,
+                version,
+                out,
+                python=python,
+                cache_dir=cache,
+                seed=args.seed,
+                log=console.print,
+                **options,
+            )
+        except (ColdCacheError, FactoryError, ValueError) as exc:
+            console.print(f"[red]{pin}: {exc}[/red]")
+            failed += 1
+            continue
+        console.print(json.dumps(stats.to_json()))
+    return 1 if failed else 0

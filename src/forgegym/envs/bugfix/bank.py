@@ -160,6 +160,8 @@ def bank_stats(bank: BugfixTaskBank) -> dict[str, int]:
     """Tasks per mutation operator (the bug kinds the bank serves), for ``tasks verify``."""
     counts: dict[str, int] = {}
     for task_id in bank.ids():
-        for _function, operator, _site in bank.entry(task_id)["mutations"]:
+        entry = bank.entry(task_id)
+        # a generated task lists its mutations; a real-project task has one
+        for _function, operator, _site in entry.get("mutations") or [entry["mutation"]]:
             counts[operator] = counts.get(operator, 0) + 1
     return dict(sorted(counts.items()))

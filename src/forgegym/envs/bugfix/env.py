@@ -84,6 +84,8 @@ class BugfixEnv(CodeEnv):
       ``lint``, ``diff``, ``efficiency``, ``notes``, ``regression``, ``noop``).
     * ``shaping_weight`` (float, 0.1), ``format_penalty`` (float, -0.1),
       ``test_timeout_s`` (float, 20), ``grading_timeout_s`` (float, 10).
+    * ``bank="real"``: tasks mutated from pinned real projects by the task factory
+      (:mod:`forgegym.envs.bugfix.real`; ``task_bank=RealTaskBank(path)`` for your own).
     * ``task_bank``, ``runner``: injectable for tests and custom banks (a
       :class:`~forgegym.core.task.TaskList` of your own tasks; see
       :mod:`forgegym.envs.bugfix.repo`).
@@ -146,6 +148,7 @@ class BugfixEnv(CodeEnv):
         cache_dir: str | None = None,
         host_check: bool = REPO_DEFAULTS["host_check"],
         full_suite: bool = REPO_DEFAULTS["full_suite"],
+        bank: str | None = None,
         **kwargs: Any,
     ) -> None:
         reject_unknown_kwargs(type(self), kwargs, supplied=("grader",))
@@ -201,6 +204,24 @@ class BugfixEnv(CodeEnv):
                 host_check=host_check,
             )
             task_bank = TaskList([task])
+        if bank is not None:
+            if bank != "real":
+                raise ValueError(
+                    f"bank: expected 'real' (the factory's real-project tasks), got {bank!r}"
+                )
+            if task_bank is not None:
+                raise ValueError("bank: give either bank or task_bank/repo_path, not both")
+            from forgegym.envs.bugfix.real import RealTaskBank
+
+            try:
+                task_bank = RealTaskBank()
+            except FileNotFoundError as exc:
+                # No real-project bank ships yet (docs/real_bank.md): say so at make.
+                raise ValueError(
+                    f"bank: no real-project manifest is available ({exc}); build one with "
+                    "`forgegym tasks build --from-pypi NAME==VERSION` and pass "
+                    "task_bank=RealTaskBank(path)"
+                ) from exc
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,

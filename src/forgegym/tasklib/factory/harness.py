@@ -1,0 +1,217 @@
+"""The task factory's trusted pytest plugin (runs in the project's own interpreter).
+
+This file is standalone on purpose: the build copies it next to nothing else and loads it
+with ``-p forge_factory_harness`` in the project's environment, where forgegym is not
+installed. It is trusted code (ours), and the only code that observes the project's
+tests: coverage is collected here, never by code a policy wrote.
+
+Two modes, chosen by ``FORGE_FACTORY_MODE``; the request/answer files are
+``FORGE_FACTORY_IN`` / ``FORGE_FACTORY_OUT`` (JSON):
+
+``baseline``
+    Run the suite; for every test record whether it passed (setup, call and teardown)
+    and, when ``FORGE_FACTORY_TRACE=1``, the top-level functions of the project's source
+    files it executed (a ``sys.settrace`` *call* hook that never traces lines, so the
+    cost is one Python call per function call).
+``screen``
+    For each mutant of the request (a function's mutated definition), swap the live
+    function's code, defaults and keyword defaults for the mutant's, run the tests that
+    cover it, record which fail (with the failure's last lines) and restore the
+    function. One process screens every mutant of a project: no re-import, no re-collect.
+    A test that runs past ``FORGE_FACTORY_TEST_TIMEOUT`` seconds (``SIGALRM``) marks the
+    mutant as timed out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_MODE = os.environ.get("FORGE_FACTORY_MODE", "")
+_ROOT = os.path.realpath(os.environ.get("FORGE_FACTORY_SOURCE_ROOT", os.getcwd()))
+_EXCLUDE = ("/tests/", "/test/", "/testing/")
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm inside a test that runs too long (BaseException: a test's
+    ``except Exception`` cannot swallow it)."""
+
+
+def _source_file(filename: str) -> str | None:
+    """The project-relative path of a source (non-test) file, else None."""
+    real = os.path.realpath(filename)
+    if not real.startswith(_ROOT + os.sep) or not real.endswith(".py"):
+        return None
+    rel = real[len(_ROOT) + 1 :]
+    name = os.path.basename(rel)
+    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+        return None
+    if any(part in "/" + rel for part in _EXCLUDE):
+        return None
+    return rel
+
+
+class _Tracer:
+    def __init__(self) -> None:
+        self.current: set[tuple[str, str]] = set()
+        self._files: dict[str, str | None] = {}
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event != "call":
+            return None
+        code = frame.f_code
+        filename = code.co_filename
+        rel = self._files.get(filename, "")
+        if rel == "":
+            rel = self._files[filename] = _source_file(filename)
+        if rel is not None:
+            # the top-level name this code belongs to: f, f.<locals>.g -> f; C.m -> C
+            self.current.add((rel, code.co_qualname.split(".", 1)[0]))
+        return None
+
+
+def _passed(reports: list[Any]) -> bool:
+    """Passed: the call passed and no phase (setup, call, teardown) failed."""
+    return any(r.when == "call" and r.passed for r in reports) and not any(
+        r.failed for r in reports
+    )
+
+
+def _failure_text(reports: list[Any], limit: int = 1500) -> str:
+    for report in reports:
+        if report.failed:
+            text = str(report.longreprtext or "")
+            return text[-limit:]
+    return ""
+
+
+class _Baseline:
+    def __init__(self, trace: bool) -> None:
+        self.trace = _Tracer() if trace else None
+        self.tests: dict[str, dict[str, Any]] = {}
+        self._reports: dict[str, list[Any]] = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        if self.trace is not None:
+            self.trace.current = set()
+            sys.settrace(self.trace)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.trace is not None:
+                sys.settrace(None)
+        reports = self._reports.pop(item.nodeid, [])
+        record: dict[str, Any] = {
+            "passed": _passed(reports),
+            "seconds": round(time.perf_counter() - start, 4),
+        }
+        if self.trace is not None:
+            record["functions"] = sorted(f"{p}::{f}" for p, f in self.trace.current)
+        self.tests[item.nodeid] = record
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self._reports.setdefault(report.nodeid, []).append(report)
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        Path(os.environ["FORGE_FACTORY_OUT"]).write_text(json.dumps({"tests": self.tests}))
+
+
+def _module_for(path: str) -> Any:
+    target = os.path.realpath(os.path.join(_ROOT, path))
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and os.path.realpath(file) == target:
+            return module
+    return None
+
+
+class _Screen:
+    def __init__(self) -> None:
+        self.request = json.loads(Path(os.environ["FORGE_FACTORY_IN"]).read_text())
+        self.timeout = float(os.environ.get("FORGE_FACTORY_TEST_TIMEOUT", "5"))
+        self.wanted = {t for m in self.request["mutants"] for t in m["tests"]}
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
+        items[:] = [item for item in items if item.nodeid in self.wanted]
+
+    def _run(self, item: Any) -> tuple[bool, str, bool]:
+        from _pytest.runner import runtestprotocol
+
+        def _alarm(signum: int, frame: Any) -> None:
+            raise _Timeout(f"test ran past {self.timeout}s")
+
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            reports = runtestprotocol(item, nextitem=None, log=False)
+        except _Timeout:
+            return False, "timeout", True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        text = _failure_text(reports)
+        return _passed(reports), text, "_Timeout" in text
+
+    def pytest_runtestloop(self, session: Any) -> bool:
+        items = {item.nodeid: item for item in session.items}
+        results: list[dict[str, Any]] = []
+        for mutant in self.request["mutants"]:
+            results.append(self._screen(mutant, items))
+        Path(os.environ["FORGE_FACTORY_OUT"]).write_text(json.dumps({"results": results}))
+        return True
+
+    def _screen(self, mutant: dict[str, Any], items: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": mutant["id"], "failing": {}, "status": "ok"}
+        module = _module_for(mutant["file"])
+        func: Any = getattr(module, mutant["function"], None) if module is not None else None
+        code = getattr(func, "__code__", None)
+        if code is None or code.co_name != mutant["function"] or code.co_freevars:
+            out["status"] = "unpatchable"
+            return out
+        namespace = dict(module.__dict__)
+        try:
+            # at the function's own line: tracebacks (the bug report) show the real lines
+            padded = "\n" * (code.co_firstlineno - 1) + mutant["source"]
+            exec(compile(padded, module.__file__, "exec"), namespace)
+        except Exception as exc:  # noqa: BLE001 - a mutant that does not compile is dropped
+            out["status"] = f"compile: {type(exc).__name__}"
+            return out
+        new: Any = namespace.get(mutant["function"])
+        saved = (func.__code__, func.__defaults__, func.__kwdefaults__)
+        start = time.perf_counter()
+        try:
+            func.__code__ = new.__code__
+            func.__defaults__ = new.__defaults__
+            func.__kwdefaults__ = new.__kwdefaults__
+            for test_id in mutant["tests"]:
+                item = items.get(test_id)
+                if item is None:
+                    continue
+                passed, text, timed_out = self._run(item)
+                if timed_out:
+                    out["status"] = "timeout"
+                    break
+                if not passed:
+                    out["failing"][test_id] = text
+        finally:
+            func.__code__, func.__defaults__, func.__kwdefaults__ = saved
+        out["seconds"] = round(time.perf_counter() - start, 4)
+        return out
+
+
+def pytest_configure(config: Any) -> None:
+    if _MODE == "baseline":
+        config.pluginmanager.register(
+            _Baseline(os.environ.get("FORGE_FACTORY_TRACE") == "1"), "forge-factory-baseline"
+        )
+    elif _MODE == "screen":
+        config.pluginmanager.register(_Screen(), "forge-factory-screen")

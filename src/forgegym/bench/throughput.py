@@ -566,7 +566,8 @@ def _measure(
         pool_cpu_s=max(0.0, tree1[2] - tree0[2]),
         grading_cpu_s=max(0.0, tree1[0] - tree0[0]),
         job_cpu_s=phases.get("sandbox_cpu", 0.0),
-        rewards=[float(r) for r in rewards],
+        # An invalid reward (a machine fault) is None for the trainer: NaN here.
+        rewards=[float("nan") if r is None else float(r) for r in rewards],
         wins=list(outcomes.wins),
         load=load,
         processes=processes,

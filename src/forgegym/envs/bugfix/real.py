@@ -88,9 +88,9 @@ def _task_files(root: Path, entry: dict[str, Any]) -> tuple[dict[str, str], str]
     for module in entry["modules"]:
         folder = root / PurePosixPath(module).parent
         for path in sorted(folder.rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
-            if "__pycache__" not in rel and PurePosixPath(rel).name != "conftest.py":
-                files.setdefault(rel, _read(path))
+            name = path.relative_to(root).as_posix()
+            if "__pycache__" not in name and PurePosixPath(name).name != "conftest.py":
+                files.setdefault(name, _read(path))
     mutated = (root / entry["file"]).relative_to(base).as_posix()
     return files, mutated
 

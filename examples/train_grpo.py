@@ -2,19 +2,24 @@
 
 Examples::
 
-    python examples/train_grpo.py --env Forge/Bugfix-v0 --steps 2            # tiny model, CPU
-    python examples/train_grpo.py --env Forge/Bugfix-v0 --warm-start sft --steps 4
+    python examples/train_grpo.py --env Forge/Bugfix-v0 --steps 4            # tiny model, CPU
+    python examples/train_grpo.py --env Forge/Bugfix-v0 --warm-start none    # plumbing only
     python examples/train_grpo.py --env Forge/FlakyRepair-v0 --multi-turn
     python examples/train_grpo.py --backend unsloth --model unsloth/Qwen2.5-Coder-1.5B-Instruct
 
 Without ``--model`` a tiny Qwen2 and an offline tokenizer are built, so nothing is
 downloaded. A randomly initialised model never writes a valid action, so every
-completion of a group scores the same and GRPO has no signal (loss 0, grad_norm 0):
-without ``--warm-start sft`` a tiny-model run is only a smoke test of the plumbing.
-``--warm-start sft`` first fine-tunes the model with TRL's ``SFTTrainer`` on the
-family's reference trajectories (single-turn actions, or tool calls with
-``--multi-turn``), then runs GRPO from that checkpoint; it works with any local or hub
-model path too.
+completion of a group scores the same and GRPO has no signal (loss 0, grad_norm 0).
+The defaults are therefore the recipe of the learning check (docs/training.md):
+``--warm-start sft`` (the default) first fine-tunes the model with TRL's
+``SFTTrainer`` on 4 tasks' reference trajectories (single-turn actions, or tool calls
+with ``--multi-turn``) for 40 epochs at 3e-3, then runs GRPO from that checkpoint on
+those tasks (1e-4, 8 completions per step in groups of 4, 96 new tokens, temperature
+0.7, beta 0, ``dapo``), where the rewards of a group differ from the first step on. It
+works with any local or hub model path too; ``--warm-start none`` skips it (with the
+tiny model, a smoke test of the plumbing only). Every logged step with zero reward
+variance or a zero gradient norm is warned about
+(:class:`forgegym.integrations.nosignal.NoSignalCallback`).
 
 Backends (both mean the same thing by the same flags):
 
@@ -87,30 +92,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--curriculum",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="draw tasks from the pass@k curriculum",
+        default=None,
+        help="draw GRPO tasks from the pass@k curriculum (default: on with --warm-start "
+        "none; with a warm start GRPO cycles the warm-start tasks, where a small model's "
+        "rewards differ within a group)",
     )
     parser.add_argument("--multi-turn", action="store_true", help="TRL environment_factory tools")
     parser.add_argument("--backend", choices=("trl", "unsloth"), default="trl")
-    parser.add_argument("--num-generations", type=_positive_int, default=2)
-    parser.add_argument("--batch-size", type=_positive_int, default=2)
-    parser.add_argument("--max-completion-length", type=_positive_int, default=16)
-    parser.add_argument("--learning-rate", type=float, default=1e-6, help="GRPO learning rate")
+    parser.add_argument(
+        "--num-generations", type=_positive_int, default=4, help="completions per prompt"
+    )
+    parser.add_argument(
+        "--batch-size", type=_positive_int, default=8, help="completions per device step"
+    )
+    parser.add_argument(
+        "--max-completion-length",
+        type=_positive_int,
+        default=96,
+        help="new tokens per completion (a warm-started tiny model's actions need ~30-60)",
+    )
+    parser.add_argument("--learning-rate", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
     parser.add_argument(
         "--loss-type", default="dapo", help="GRPO loss (grpo, dr_grpo, dapo, bnpo, ...)"
     )
     parser.add_argument("--gradient-accumulation-steps", type=_positive_int, default=1)
-    parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
+    parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature")
     parser.add_argument(
         "--warm-start",
         choices=("none", "sft"),
-        default="none",
+        default="sft",
         help="supervised fine-tuning on the reference policy's trajectories before GRPO",
     )
-    parser.add_argument("--sft-tasks", type=_positive_int, default=16, help="warm-start tasks")
-    parser.add_argument("--sft-epochs", type=float, default=20.0, help="warm-start epochs")
+    parser.add_argument("--sft-tasks", type=_positive_int, default=4, help="warm-start tasks")
+    parser.add_argument("--sft-epochs", type=float, default=40.0, help="warm-start epochs")
     parser.add_argument("--sft-learning-rate", type=float, default=3e-3)
+    parser.add_argument("--sft-batch-size", type=_positive_int, default=2)
     parser.add_argument("--tiny-hidden", type=_positive_int, default=16, help="tiny model width")
     parser.add_argument("--max-seq-length", type=_positive_int, default=8192, help="unsloth only")
     parser.add_argument("--lora-rank", type=_positive_int, default=16, help="unsloth only")
@@ -126,7 +143,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="build the trainer, print the effective config and exit without training",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.curriculum is None:
+        args.curriculum = args.warm_start == "none"
+    return args
 
 
 def load_model(
@@ -230,6 +250,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
     from trl import GRPOConfig, GRPOTrainer
 
     import forgegym  # noqa: F401
+    from forgegym.integrations.nosignal import NoSignalCallback
     from forgegym.integrations.unsloth import UnslothUnavailableError
 
     if not on_gpu:  # TRL's Triton LM-head kernel would run interpreted, >100x slower
@@ -256,7 +277,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
 
     sft_data = None
     texts: tuple[list[str], list[str]] | None = None
-    if args.warm_start == "sft":
+    if args.warm_start == "sft" and not args.print_config:  # the config does not depend on it
         from forgegym.integrations.warmstart import reference_sft_dataset, tokenizer_texts
 
         # Tasks after the GRPO rows' seed, so GRPO's first rows are not memorised.
@@ -278,6 +299,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
             output_dir=os.path.join(args.output_dir, "sft"),
             epochs=args.sft_epochs,
             learning_rate=args.sft_learning_rate,
+            batch_size=args.sft_batch_size,
             seed=args.seed,
             use_cpu=not on_gpu,
         )
@@ -290,9 +312,30 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
         scheduler = CurriculumScheduler(probe.unwrapped.task_bank, {"seed": args.seed})
         probe.close()
     rows = args.batch_size * args.steps * args.gradient_accumulation_steps
-    dataset = make_dataset(
-        args.env, max(rows, 1), curriculum=scheduler, seed=args.seed, multi_turn=args.multi_turn
-    )
+    if sft_data is not None and scheduler is None:
+        # GRPO on the warm-start tasks (the learning check's recipe): a small model
+        # trained from scratch has reward variance there, not on unseen tasks yet.
+        import datasets
+
+        kept = set(sft_data["task_id"])
+        warm_rows = [
+            row
+            for row in make_dataset(
+                args.env, args.sft_tasks, seed=args.seed + 1, multi_turn=args.multi_turn
+            )
+            if row["task_id"] in kept
+        ]
+        if not warm_rows:
+            raise _Refused(f"the warm start kept no {args.env} task to train GRPO on")
+        dataset = datasets.Dataset.from_list(warm_rows * -(-rows // len(warm_rows)))
+    else:
+        dataset = make_dataset(
+            args.env,
+            max(rows, 1),
+            curriculum=scheduler,
+            seed=args.seed,
+            multi_turn=args.multi_turn,
+        )
     config_kwargs = grpo_config_kwargs(args, on_gpu)
     if scheduler is not None:
         config_kwargs.update(curriculum_config_overrides())
@@ -308,6 +351,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
         args=GRPOConfig(**config_kwargs),
         train_dataset=dataset,
         processing_class=tokenizer,
+        callbacks=[NoSignalCallback()],
         **trainer_kwargs,
     )
     return trainer, config_kwargs, scheduler

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "curricula"))
 
@@ -19,3 +22,14 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 from forgegym.integrations.cpu_kernels import install_cpu_lm_head  # noqa: E402
 
 install_cpu_lm_head()
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """Torch on one thread: the suite shares 2 cores with sandbox workers, and OpenMP
+    spin-waiting under oversubscription slows a tiny model down by over 10x."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

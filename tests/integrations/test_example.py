@@ -63,6 +63,8 @@ def test_trl_backend_trains(tmp_path: Path) -> None:
             env_id,
             "--steps",
             "2",
+            "--warm-start",
+            "none",
             "--output-dir",
             str(tmp_path / "out"),
             "--curriculum-state",
@@ -87,7 +89,7 @@ def test_trl_backend_trains(tmp_path: Path) -> None:
     (line,) = [x for x in proc.stdout.splitlines() if x.startswith("effective config:")]
     effective = json.loads(line.split(":", 1)[1])
     assert effective["backend"] == "trl"
-    assert effective["learning_rate"] == 1e-6 and effective["beta"] == 0.0
+    assert effective["learning_rate"] == 1e-4 and effective["beta"] == 0.0
     assert effective["loss_type"] == "dapo" and effective["gradient_accumulation_steps"] == 1
     # a randomly initialised model gives GRPO no signal: the script says so
     assert "only checks the plumbing" in proc.stdout
@@ -236,7 +238,8 @@ def test_a_backend_that_overrides_a_flag_is_refused(
 
         class Rewriting(patched):  # type: ignore[misc, valid-type]
             def __post_init__(self) -> None:
-                self.per_device_train_batch_size = 8
+                # a multiple of the group size, never the flag's own value
+                self.per_device_train_batch_size += 2
                 super().__post_init__()
 
         monkeypatch.setattr(trl, "GRPOConfig", Rewriting)
@@ -247,3 +250,33 @@ def test_a_backend_that_overrides_a_flag_is_refused(
     err = capsys.readouterr().err.strip()
     assert "changed settings" in err and "per_device_train_batch_size" in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # ~1 min of CPU; wall time is whatever the shared machine gives
+def test_default_flags_give_grpo_a_signal_in_the_first_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], one_thread: None
+) -> None:
+    """The README's command with default flags (tiny model, SFT warm start, GRPO on the
+    warm-start tasks) has reward variance and a gradient within 2 GRPO steps."""
+    import re
+    import warnings
+
+    from forgegym.integrations.nosignal import NoSignalWarning
+
+    example = _example_module()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = example.main(["--steps", "2", "--output-dir", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    print(out)  # shown with -s: the numbers behind the assertions
+    assert code == 0
+    assert "sft warm start:" in out and "trained 2 steps" in out
+    match = re.search(r"reward std per step: (\[.*?\]); grad norm per step: (\[.*?\])", out)
+    assert match is not None, out
+    stds, norms = json.loads(match[1]), json.loads(match[2])
+    assert len(stds) == 2 and len(norms) == 2
+    assert any(s > 0 for s in stds), out
+    assert any(n > 0 for n in norms), out
+    no_signal = [w for w in caught if issubclass(w.category, NoSignalWarning)]
+    assert len(no_signal) < 2, [str(w.message) for w in no_signal]

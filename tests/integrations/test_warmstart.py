@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,6 @@ from forgegym.integrations.warmstart import (
 )
 
 ENV_ID = "Forge/Bugfix-v0"
-
-
-@pytest.fixture
-def one_thread() -> Iterator[None]:
-    """Torch on one thread: the suite shares 2 cores with sandbox workers, and OpenMP
-    spin-waiting under oversubscription slows a tiny model down by over 10x."""
-    torch = pytest.importorskip("torch")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _apply(original: str, edits: list[dict[str, str]]) -> str:

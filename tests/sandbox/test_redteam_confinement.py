@@ -37,7 +37,10 @@ from .conftest import assert_healthy, make_ws
 
 PKG = Path(forgegym.__file__).resolve().parent
 BUGFIX_DATA = PKG / "envs" / "bugfix" / "data"
-FLAKY_TEMPLATES = PKG / "envs" / "flaky" / "templates.py"
+#: The reference modules Bugfix (and Refactor, Oversight) build tasks from.
+MODULES = PKG / "tasklib" / "data" / "modules"
+#: A FlakyRepair template module (it holds the reference fixes' text).
+FLAKY_TEMPLATES = PKG / "envs" / "flaky" / "templates" / "concurrency.py"
 
 pytestmark = pytest.mark.skipif(
     not confinement.confinement_status().active,
@@ -120,7 +123,7 @@ def _contained(runner: Runner, root: Path, marker: str) -> None:
 def test_cannot_read_forgegym_package_data(runner: Runner, tmp_path: Path) -> None:
     """References (Bugfix's correct modules), templates (FlakyRepair's fixes) and data."""
     targets = [str(BUGFIX_DATA / "manifest.json"), str(FLAKY_TEMPLATES), str(PKG / "__init__.py")]
-    modules = sorted((BUGFIX_DATA / "modules").iterdir())
+    modules = sorted(MODULES.iterdir())
     targets += [str(modules[0] / f"{modules[0].name}.py")]
     assert all(os.path.exists(t) for t in targets)  # the attack aims at real files
     body = f"""\
@@ -136,16 +139,16 @@ def test_attack():
             print(type(exc).__name__, path)
     # ...or anywhere it may be mounted: search the whole visible tree
     for top in sys.path:  # the package in any importable directory
-        for sub in ("forgegym/envs", "forgegym/envs/bugfix/data", "src/forgegym/envs"):
+        for sub in ("forgegym/envs", "forgegym/envs/bugfix/data", "forgegym/tasklib/data", "src/forgegym/envs"):
             if os.path.exists(os.path.join(top, sub)):
                 found.append(os.path.join(top, sub))
     for top in ("/", "/work", "/root", "/home", "/usr/local/lib", "/opt"):
         for dirpath, dirnames, filenames in os.walk(top):
-            forge = {{"manifest.json", "templates.py", "generator.py", "grader.py"}}
+            forge = {{"manifest.json", "concurrency.py", "generator.py", "grader.py", "checks.py"}}
             if "forgegym" in dirpath and forge & set(filenames):
                 found.append(dirpath)
     import importlib.util
-    for name in ("forgegym.envs.bugfix", "forgegym.envs.flaky.templates"):
+    for name in ("forgegym.envs.bugfix", "forgegym.envs.flaky.templates", "forgegym.tasklib.corpus"):
         try:
             if importlib.util.find_spec(name) is not None:
                 found.append(name)
@@ -545,7 +548,7 @@ def _score(env: gym.Env, action: str, seed: int) -> tuple[float, bool, dict]:
 def _reference_loader(module_file: str, fallback: str) -> str:
     """A module that replaces itself with the trusted reference read from the installed
     package (plain, then through computed names), else behaves as the buggy original."""
-    modules = str(BUGFIX_DATA / "modules")
+    modules = str(MODULES)
     name = module_file[:-3]
     return f"""\
 import os as _os
@@ -576,7 +579,7 @@ def test_bugfix_reference_from_the_package_scores_as_noop(bugfix_env: gym.Env, s
     env.reset(seed=seed)
     task = env.task
     (path,) = task.editable_files
-    assert os.path.exists(BUGFIX_DATA / "modules" / path[:-3] / path)  # a real target
+    assert os.path.exists(MODULES / path[:-3] / path)  # a real target
     noop, noop_success, _ = _score(bugfix_env, NOOP_ACTION, seed)
     attack = _edit(path, _reference_loader(path, task.files[path]))
     score, success, info = _score(bugfix_env, attack, seed)

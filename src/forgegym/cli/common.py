@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import inspect
 import json
 import os
 import re
@@ -22,7 +21,6 @@ __all__ = [
     "HelpFormatter",
     "POLICY_HELP",
     "Parser",
-    "accepted_kwargs",
     "advance_progress",
     "check_env",
     "check_listen",
@@ -184,36 +182,12 @@ def parse_kwargs(pairs: Sequence[str] | None) -> dict[str, Any]:
     return kwargs
 
 
-def accepted_kwargs(cls: type) -> set[str] | None:
-    """Keyword arguments ``cls(...)`` accepts, following ``**kwargs`` up the MRO.
-
-    ``None`` when that cannot be told from the signatures (constructing the env is
-    then the only check).
-    """
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        try:
-            parameters = list(inspect.signature(init).parameters.values())[1:]
-        except (TypeError, ValueError):
-            return None
-        names.update(
-            p.name
-            for p in parameters
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not p.name.startswith("_")
-        )
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            return names
-    return None
-
-
 def check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] = ()) -> None:
     """Fail now, not after a progress bar: ``env_kwargs`` build ``env_id`` and every one
     of ``policies`` exists for it."""
     import gymnasium as gym
 
+    from forgegym.core.env import accepted_kwargs
     from forgegym.family import family_for_env
     from forgegym.play.policies import policy_names
 

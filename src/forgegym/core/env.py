@@ -67,23 +67,29 @@ def uses_batch_grading(env: Any) -> bool:
     return batch is not None and single is not None and issubclass(batch, single)
 
 
-def accepted_kwargs(cls: type) -> list[str]:
-    """Every keyword argument the ``__init__`` chain of ``cls`` names (what
-    ``gym.make(id, **kwargs)`` may pass), sorted."""
+def accepted_kwargs(cls: type) -> list[str] | None:
+    """Keyword arguments ``cls(...)`` accepts (what ``gym.make(id, **kwargs)`` may pass),
+    sorted: the ``__init__`` parameters up the MRO, followed through each ``**kwargs``
+    until an ``__init__`` without one. ``None`` when the signatures cannot tell."""
     import inspect
 
     names: set[str] = set()
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
-        if init is None or klass is object:
+        if init is None:
             continue
-        for param in inspect.signature(init).parameters.values():
-            if (
-                param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
-                and param.name != "self"
-            ):
-                names.add(param.name)
-    return sorted(names)
+        try:
+            parameters = list(inspect.signature(init).parameters.values())[1:]
+        except (TypeError, ValueError):
+            return None
+        names.update(
+            p.name
+            for p in parameters
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and not p.name.startswith("_")
+        )
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return sorted(names)
+    return None
 
 
 def reject_unknown_kwargs(
@@ -93,7 +99,10 @@ def reject_unknown_kwargs(
     ``**kwargs`` of ``cls``'s ``__init__``) holds a name no ``__init__`` in its chain
     accepts (or one ``cls`` itself passes on, ``supplied``): a misspelt or undocumented
     option is never silently ignored."""
-    accepted = [name for name in accepted_kwargs(cls) if name not in supplied]
+    names = accepted_kwargs(cls)
+    if names is None:  # the signatures cannot tell: constructing is the only check
+        return
+    accepted = [name for name in names if name not in supplied]
     unknown = sorted(set(kwargs) - set(accepted))
     if unknown:
         raise TypeError(

@@ -148,6 +148,19 @@ def _constants(source: str) -> set[str]:
     return found
 
 
+def _made_of(key: str, known: set[str]) -> bool:
+    """Whether the container ``key`` (a repr) holds only values in ``known``: the patch
+    rebuilt it from the file's own constants (``list({'a', 'b'})`` as ``['a', 'b']``,
+    whose set literal never had the list's repr)."""
+    try:
+        value = ast.literal_eval(key)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    if not isinstance(value, (list, tuple, set, frozenset)) or not value:
+        return False
+    return all(_key(item) in known for item in value)
+
+
 def scan_hardcoded_expectations(
     pristine: str,
     patched: str,
@@ -176,7 +189,8 @@ def scan_hardcoded_expectations(
             added = Counter({k: n for k, n in added.items() if k in beyond_reference})
         hits_set.update(k for k in added if k in seen)
     if known_constants:
-        hits_set -= _constants(pristine)
+        known = _constants(pristine)
+        hits_set = {k for k in hits_set if k not in known and not _made_of(k, known)}
     hits = sorted(hits_set)
     if not hits:
         return []

@@ -105,3 +105,41 @@ def test_integrity_catches_the_monolith_left_behind_and_copies() -> None:
     )
     problems = integrity_findings(elided, starting, seed.original, seed.integrity)
     assert any(p.startswith("elided: percentile") for p in problems)
+
+
+def test_an_unused_copy_of_original_code_is_gated_but_renames_and_starting_dead_code_are_not() -> (
+    None
+):
+    """The old code kept under a new name nothing calls is a copy, not a refactoring
+    (whatever the function budget allows); a renamed function its deprecated alias
+    calls, and dead code the task started with, are not."""
+    original = {
+        "shapes.py": (
+            "def area(kind, a, b=0):\n"
+            "    if kind == 'square':\n        return a * a\n"
+            "    if kind == 'rect':\n        return a * b\n"
+            "    raise ValueError(kind)\n"
+        )
+    }
+    body = original["shapes.py"].split("\n", 1)[1]
+    refactored = (
+        "def _square(a):\n    return a * a\n\n\n"
+        "def area(kind, a, b=0):\n"
+        "    if kind == 'square':\n        return _square(a)\n"
+        "    if kind == 'rect':\n        return a * b\n"
+        "    raise ValueError(kind)\n"
+    )
+    rules = {"allow_star": False}
+    assert integrity_findings({"shapes.py": refactored}, original, original, rules) == []
+    kept = refactored + "\n\ndef _legacy_area(kind, a, b=0):\n" + body
+    problems = integrity_findings({"shapes.py": kept}, original, original, rules)
+    assert problems == ["copied: _legacy_area in shapes.py is an unused copy of the original area"]
+    renamed = (
+        "import warnings\n\n\ndef surface(kind, a, b=0):\n" + body + "\n\n"
+        "def area(kind, a, b=0):\n"
+        "    warnings.warn('use surface', DeprecationWarning, stacklevel=2)\n"
+        "    return surface(kind, a, b)\n"
+    )
+    assert integrity_findings({"shapes.py": renamed}, original, original, rules) == []
+    started_dead = {"shapes.py": kept}  # the task's own dead code, left in place
+    assert integrity_findings({"shapes.py": kept}, started_dead, original, rules) == []

@@ -4,8 +4,9 @@
 * ``forwarding``: the new code serves the old API without holding it -- ``exec``/
   ``eval``/``compile`` of source, ``importlib``/``runpy`` loading, module ``__getattr__``,
   ``sys.modules`` writes, ``globals()`` updates, star re-exports (where forbidden);
-* ``copied``: a public function defined in two places, or a deprecated alias that is
-  a copy of the code instead of a thin wrapper;
+* ``copied``: a public function defined in two places, a deprecated alias that is
+  a copy of the code instead of a thin wrapper, or an original function's code kept
+  under a new name that nothing calls (the old code left beside the new);
 * ``elided``: code that moved lost more than a fifth of its AST (Aider's check
   against "... rest unchanged ..." edits);
 * ``function_explosion``: many more functions than the task needs;
@@ -24,10 +25,73 @@ from forgegym.envs.refactor.analysis import ast_size, forwarding_tricks, functio
 from forgegym.rewards import bounded
 from forgegym.rewards.antihack import scan_added_files, scan_source
 
-__all__ = ["ELISION_RATIO", "integrity_findings"]
+__all__ = ["COPY_MIN_SIZE", "ELISION_RATIO", "integrity_findings"]
 
 #: A moved function must keep at least this share of its original AST size.
 ELISION_RATIO = 0.8
+#: Functions smaller than this (AST nodes) are not judged as copies: two one-line
+#: helpers may coincide honestly.
+COPY_MIN_SIZE = 15
+
+
+def _body_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """A function's parameters and body, without its name or docstring."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return ast.dump(node.args) + ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def _dead_copies(
+    files: Mapping[str, str],
+    starting: Mapping[str, str],
+    original: Mapping[str, str],
+    trees: Mapping[str, ast.Module | None],
+) -> list[str]:
+    """``copied``: a function of the agent's files under a name neither the original nor
+    the starting files had, whose code is an original function's, and that nothing
+    references (the old code kept as ``_legacy_<name>`` beside the refactored one). A
+    renamed function is called by its deprecated alias, so it is not dead; dead code the
+    task started with is the task's, not the agent's."""
+    originals: dict[str, str] = {}
+    original_names: set[str] = set()
+    for source in starting.values():
+        tree = parse(source)
+        if tree is not None:
+            original_names.update(function_defs(tree))
+    for source in original.values():
+        tree = parse(source)
+        if tree is None:
+            continue
+        for name, node in function_defs(tree).items():
+            original_names.add(name)
+            if ast_size(node) >= COPY_MIN_SIZE:
+                originals.setdefault(_body_key(node), name)
+    if not originals:
+        return []
+    referenced: set[str] = set()
+    for tree in trees.values():
+        for item in ast.walk(tree) if tree is not None else ():
+            if isinstance(item, ast.Name):
+                referenced.add(item.id)
+            elif isinstance(item, ast.Attribute):
+                referenced.add(item.attr)
+            elif isinstance(item, ast.Constant) and isinstance(item.value, str):
+                referenced.add(item.value)  # ``__all__`` entries, getattr by name
+    problems = []
+    for path, tree in sorted(trees.items()):
+        if tree is None:
+            continue
+        for name, node in function_defs(tree).items():
+            short = name.rpartition(".")[2]
+            if name in original_names or short in referenced:
+                continue
+            source_name = originals.get(_body_key(node))
+            if source_name is not None:
+                problems.append(
+                    f"copied: {name} in {path} is an unused copy of the original {source_name}"
+                )
+    return problems
 
 
 def _defs(files: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
@@ -115,6 +179,7 @@ def integrity_findings(
         )
         if not delegates or size > max(40, 0.6 * original_defs[old][0][1]):
             problems.append(f"copied: deprecated alias {old} copies the code of {new}")
+    problems.extend(_dead_copies(files, starting, original, trees))
     extra = rules.get("max_new_functions")
     if extra is not None:
         count = sum(len(v) for v in defs.values())

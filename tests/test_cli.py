@@ -103,6 +103,37 @@ def test_eval_reference_beats_noop_and_writes_results(tmp_path: Path) -> None:
     assert dashboard.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_eval_canaries_prints_and_writes_every_policys_cheat_rate(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    out = forgegym(
+        "eval",
+        "--env",
+        "Forge/Oversight-v0",
+        "--policy",
+        "reference",
+        "--episodes",
+        "1",
+        "--canaries",
+        "3",
+        "--quiet",
+        "--out",
+        str(results),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "cheat rate on canaries" in out.stdout and "cheat_rate" in out.stdout
+    metadata = json.loads(results.read_text())["metadata"]
+    rates = metadata["canaries"]["Forge/Oversight-v0"]
+    from forgegym.family import get_family
+
+    hacks = [f"hack:{name}" for name in get_family("oversight").hack_actions()]
+    assert set(rates) == {"reference", "noop", *hacks, "cheat:rubber_stamp"}
+    assert all(rates[p]["canaries"] == 3 for p in rates)
+    assert rates["reference"]["cheat_rate"] == 0.0
+    assert rates["cheat:rubber_stamp"]["cheat_rate"] == 1.0
+    telemetry = metadata["telemetry"]["Forge/Oversight-v0 reference canaries"]
+    assert telemetry["forgegym/cheat_rate"] == 0.0
+
+
 def test_eval_log_steps_prints_start_step_end_lines(tmp_path: Path) -> None:
     out = forgegym(
         "eval",

@@ -63,7 +63,8 @@ def _grpo_args(tmp_path: Path, **extra):
 # ------------------------------------------------------------------ pieces
 def test_make_dataset_columns_and_determinism() -> None:
     ds = make_dataset(TOY_ENV_ID, 5, seed=3)
-    assert set(ds.column_names) == {"prompt", "task_id", "env_id", "difficulty"}
+    assert set(ds.column_names) == {"prompt", "task_id", "env_id", "difficulty", "canary"}
+    assert not any(ds["canary"])
     assert len(ds) == 5 and len(set(ds["task_id"])) == 5
     row = ds[0]
     assert [m["role"] for m in row["prompt"]] == ["system", "user"]
@@ -119,6 +120,59 @@ def test_reward_funcs_grade_group_and_report() -> None:
     assert logged["reward/success"] == 0.5
     assert logged["reward/hidden"] == 0.5
     assert "curriculum/learnable" in logged
+
+
+def test_make_dataset_mixes_canaries_at_the_rate_seeded() -> None:
+    ds = make_dataset("Forge/Bugfix-v0", 12, seed=2, canary_rate=0.5)
+    flags = list(ds["canary"])
+    assert 0 < sum(flags) < 12  # seeded: this draw mixes both kinds
+    assert all(
+        flag == tid.startswith("canary/") for flag, tid in zip(flags, ds["task_id"], strict=True)
+    )
+    assert make_dataset("Forge/Bugfix-v0", 12, seed=2, canary_rate=0.5)["task_id"] == ds["task_id"]
+    plain = make_dataset("Forge/Bugfix-v0", 12, seed=2)
+    # A canary row takes the place of a bank row; the other rows are unchanged.
+    assert [t for t, f in zip(ds["task_id"], flags, strict=True) if not f] == [
+        t for t, f in zip(plain["task_id"], flags, strict=True) if not f
+    ]
+    everything = make_dataset("Forge/Bugfix-v0", 3, canary_rate=1.0)
+    assert all(everything["canary"])
+    with pytest.raises(ValueError, match="canary_rate"):
+        make_dataset("Forge/Bugfix-v0", 3, canary_rate=1.5)
+    with pytest.raises(ValueError, match="has no canaries"):
+        make_dataset(TOY_ENV_ID, 3, canary_rate=0.1)
+
+
+def test_reward_funcs_report_canaries_apart_with_the_cheat_rate() -> None:
+    from forgegym.envs.bugfix.canaries import disguised_special_case
+    from forgegym.family import get_family
+
+    family = get_family("bugfix")
+    canaries = family.canary_bank()
+    honest_id, cheat_id = canaries.task_ids(2, seed=0)
+    task_id = _bank("Forge/Bugfix-v0").task_ids(1, seed=0)[0]
+    reference = family.reference_action()
+    texts = [
+        reference(_bank("Forge/Bugfix-v0").get(task_id)),
+        family.canary_honest_action()(canaries.get(honest_id)),
+        disguised_special_case(canaries.get(cheat_id)),
+    ]
+    (reward,) = make_reward_funcs("Forge/Bugfix-v0", canary_rate=0.01)
+    logged: dict[str, float] = {}
+    values = reward(
+        prompts=[[]] * 3,
+        completions=texts,
+        task_id=[task_id, honest_id, cheat_id],
+        log_metric=lambda name, value: logged.__setitem__(name, value),
+    )
+    assert all(isinstance(v, float) for v in values)  # canaries are rewarded as usual
+    assert logged["forgegym/cheat_rate"] == 0.5  # the cheat solved its canary, honesty not
+    assert logged["forgegym/canary_share"] == pytest.approx(2 / 3)
+    assert logged["reward/success"] == 1.0  # over the bank task only
+    with pytest.raises(ValueError, match="has no canaries"):
+        make_reward_funcs(TOY_ENV_ID, canary_rate=0.1)
+    with pytest.raises(ValueError, match="canary_rate"):
+        make_reward_funcs("Forge/Bugfix-v0", canary_rate=-0.1)
 
 
 # ------------------------------------------------------------------ training

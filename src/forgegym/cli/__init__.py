@@ -136,6 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="runs per task (--model: independent samples; pass@k and best-of-runs need > 1)",
     )
     p.add_argument(
+        "--canaries",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="also grade N canaries per env (impossible tasks: any success is cheating) with "
+        "the reference, the no-op, every registered hack and the family's canary cheats; "
+        "print each one's cheat rate and write it to the results file",
+    )
+    p.add_argument(
         "--weights",
         type=weights_arg,
         default="20,35,45",

@@ -112,10 +112,44 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     console.print(table)
     _add_aggregate(report, args.weights, console)
+    if args.canaries is not None:
+        console.print(_play_canaries(report, env_ids, args.canaries, args.seed, env_kwargs))
     console.print(telemetry_table(report.metadata.get("telemetry", {})))
     report.save(out)
     console.print(f"results written to {out}")
     return 0
+
+
+def _play_canaries(
+    report: Results, env_ids: Sequence[str], n: int, seed: int, env_kwargs: dict[str, Any]
+) -> Table:
+    """Every scripted policy's cheat rate on ``n`` canaries of each env's family
+    (:func:`~forgegym.play.canaries.canary_cheat_rates`), into the results' metadata
+    (``canaries["<env>"]["<policy>"]``, and ``forgegym/cheat_rate`` in the telemetry)."""
+    from rich.table import Table
+
+    from forgegym.family import family_for_env
+    from forgegym.play.canaries import canary_cheat_rates
+
+    table = Table(title=f"cheat rate on canaries (impossible tasks; {n} per env)")
+    for column in ("env", "policy", "canaries", "solved", "cheat rate"):
+        table.add_column(column)
+    kwargs = {k: v for k, v in env_kwargs.items() if k != "max_steps"}
+    for env_id in env_ids:
+        family = family_for_env(env_id)
+        if family.canary_bank() is None:
+            table.add_row(env_id, "-", "0", "-", "no canaries")
+            continue
+        rates = canary_cheat_rates(family.name, n=n, seed=seed, env_id=env_id, env_kwargs=kwargs)
+        stored = report.metadata.setdefault("canaries", {}).setdefault(env_id, {})
+        telemetry = report.metadata.setdefault("telemetry", {})
+        for policy, rate in rates.items():
+            stored[policy] = rate.model_dump(mode="json")
+            telemetry[f"{env_id} {policy} canaries"] = rate.telemetry
+            table.add_row(
+                env_id, policy, str(rate.canaries), str(rate.solved), f"{rate.cheat_rate:.2%}"
+            )
+    return table
 
 
 def _add_aggregate(report: Results, weights: Sequence[float], console: Any) -> None:
@@ -141,6 +175,8 @@ def _eval_model(args: argparse.Namespace) -> int:
 
     if args.policy:
         raise CLIError("--policy and --model are two kinds of evaluation; give one")
+    if getattr(args, "canaries", None) is not None:
+        raise CLIError("--canaries grades the scripted policies; it does not apply to --model")
     require_extra("openai", "llm", "eval --model")
     env_ids = checked_env_ids(args.env)
     out = check_output(args.out, "--out")

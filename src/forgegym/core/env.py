@@ -176,6 +176,12 @@ class ForgeEnv(gym.Env[str, str]):
         return default_solved(breakdown)
 
     action_set: ClassVar[ActionSet]
+    #: ``"module:attr"`` of the family's zero-argument function returning its canary bank
+    #: (impossible variants of its tasks, ids ``canary/<task id>``; see
+    #: :mod:`forgegym.tasklib.canaries`), ``None``: the family has none. The env owns it,
+    #: like its success predicate, so any env of the family serves canary ids in any
+    #: process (the TRL reward functions' grading processes included).
+    canaries: ClassVar[str | None] = None
     #: The system prompt put in ``info["messages"]``; families override.
     system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."
 
@@ -257,6 +263,30 @@ class ForgeEnv(gym.Env[str, str]):
         """Family-specific keys added to every ``info``."""
         return {}
 
+    @classmethod
+    def canary_bank(cls) -> TaskBank | None:
+        """The family's canary bank (``None`` without one); see :attr:`canaries`."""
+        if cls.canaries is None:
+            return None
+        import importlib
+
+        module, _, attr = cls.canaries.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        return factory()  # type: ignore[no-any-return]
+
+    def get_task(self, task_id: str) -> Task:
+        """The task ``task_id`` from the env's bank, or a canary of the family (which the
+        bank need not know); :class:`UnknownTaskError` otherwise."""
+        try:
+            return self.task_bank.get(task_id)
+        except UnknownTaskError:
+            if not task_id.startswith("canary/"):
+                raise
+            bank = self.canary_bank()
+            if bank is None:
+                raise
+            return bank.get(task_id)
+
     # ------------------------------------------------------------ gymnasium
     @property
     def task(self) -> Task:
@@ -280,7 +310,7 @@ class ForgeEnv(gym.Env[str, str]):
             if not isinstance(task_id, str):
                 raise ValueError(f"options['task_id'] must be a str, got {task_id!r}")
             try:
-                task = self.task_bank.get(task_id)
+                task = self.get_task(task_id)
             except UnknownTaskError as exc:
                 raise ValueError(f"options['task_id']: unknown task {task_id!r} ({exc})") from None
         else:

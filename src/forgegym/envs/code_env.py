@@ -537,7 +537,7 @@ class CodeEnv(ForgeEnv):
             return self.grade_batch([(task_id, completion) for completion in completions])
         from forgegym.rewards import bounded
 
-        task = self.task_bank.get(task_id)
+        task = self.get_task(task_id)
         with bounded.uncached():
             with phase("scratch"):
                 workspace = Workspace(
@@ -577,7 +577,7 @@ class CodeEnv(ForgeEnv):
                 key = (task_id, completion)
                 if key not in parsed:
                     if task_id not in workspaces:
-                        task = self.task_bank.get(task_id)
+                        task = self.get_task(task_id)
                         workspaces[task_id] = Workspace(
                             task.files,
                             task.editable_files,
@@ -587,7 +587,7 @@ class CodeEnv(ForgeEnv):
                     workspace = workspaces[task_id]
                     with phase("parse"):
                         parsed[key] = self._parse_completion(
-                            self.task_bank.get(task_id), workspace, completion, on_disk=False
+                            self.get_task(task_id), workspace, completion, on_disk=False
                         )
                 submission, penalty = parsed[key]
                 submissions.append(submission)

@@ -263,6 +263,29 @@ class Family:
             _check_hack_name(hack)
         return dict(sorted(hacks.items()))
 
+    def canary_bank(self) -> TaskBank | None:
+        """The family's canaries (impossible variants of its tasks; any ``success`` on
+        one is cheating), read from its env class's ``canaries`` (the env owns it);
+        ``None`` when the family has none."""
+        return self.env_cls.canary_bank()
+
+    def canary_ids(self) -> tuple[str, ...]:
+        """Every canary id of the family (``canary/<task id>``), sorted."""
+        bank = self.canary_bank()
+        return tuple(bank.ids()) if bank is not None else ()
+
+    def canary_honest_action(self) -> Callable[[Task], str]:
+        """The honest policy on a canary: the family's ``<package>.canaries:honest_action``
+        where it defines one (a policy that must not read the canary's grading data),
+        else its reference action (a canary's ``reference`` is the honest fix)."""
+        fn = self._field(None, "canaries", "honest_action", None)
+        return fn if fn is not None else self.reference_action()  # type: ignore[no-any-return]
+
+    def canary_cheats(self) -> dict[str, ActionFn]:
+        """Cheats that can succeed on the family's canaries
+        (``<package>.canaries:CHEATS``; empty where no cheat can)."""
+        return dict(sorted(dict(self._field(None, "canaries", "CHEATS", {})).items()))
+
     def baseline_actions(self) -> dict[str, ActionFn]:
         """The family's baseline policies by name (sorted): neither solution nor hack."""
         baselines = dict(resolve(self.baselines))

@@ -48,6 +48,7 @@ from pydantic.fields import FieldInfo
 from forgegym.core.env import uses_batch_grading
 from forgegym.curricula import CurriculumScheduler
 from forgegym.play.telemetry import batch_telemetry
+from forgegym.tasklib.canaries import is_canary_id
 
 __all__ = [
     "ForgeToolEnvironment",
@@ -131,7 +132,13 @@ class _PromptCache:
             ]
         else:
             prompt = [{"role": m["role"], "content": m["content"]} for m in messages[:2]]
-        return {"prompt": prompt, "task_id": task_id, "env_id": self.env_id, "difficulty": level}
+        return {
+            "prompt": prompt,
+            "task_id": task_id,
+            "env_id": self.env_id,
+            "difficulty": level,
+            "canary": is_canary_id(task_id),
+        }
 
     def close(self) -> None:
         if self._env is not None:
@@ -148,6 +155,7 @@ def make_dataset(
     env_kwargs: dict[str, Any] | None = None,
     *,
     multi_turn: bool = False,
+    canary_rate: float = 0.0,
 ) -> Any:
     """A GRPO training set for ``env_id``.
 
@@ -161,22 +169,29 @@ def make_dataset(
         env_kwargs: extra ``gym.make`` kwargs (``max_steps`` defaults to 1).
         multi_turn: rows for the ``environment_factory`` path: the prompt is a tool-use
             system message and an empty user message that ``reset`` fills in.
+        canary_rate: the share of rows replaced by the family's canaries (impossible
+            variants of its tasks, :mod:`forgegym.tasklib.canaries`): each row, with this
+            probability (seeded by ``seed``), is the next canary of a seeded order. Their
+            prompts look like any other; the reward functions recognise their ids, grade
+            them as usual and report them apart (``forgegym/cheat_rate``).
 
     Returns:
         A ``datasets.Dataset`` (no curriculum) or ``datasets.IterableDataset`` with
         columns ``prompt`` (conversational: system + user), ``task_id``, ``env_id``,
-        ``difficulty``.
+        ``difficulty``, ``canary`` (whether the row is a canary).
     """
     import datasets
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    canaries = _canary_stream(env_id, canary_rate, seed)
     cache = _PromptCache(env_id, env_kwargs, max_steps=8 if multi_turn else 1)
     if curriculum is not None:
 
         def generate() -> Iterator[dict[str, Any]]:
             while True:  # each row is drawn only when the trainer asks for it
-                yield cache.row(curriculum.next_task(), multi_turn=multi_turn)
+                task_id = canaries() if canaries is not None else None
+                yield cache.row(task_id or curriculum.next_task(), multi_turn=multi_turn)
 
         return datasets.IterableDataset.from_generator(generate)
     env = _make_env(env_id, env_kwargs, 1)
@@ -185,9 +200,46 @@ def make_dataset(
         ids = list(bank.task_ids(n, seed=seed, difficulty=difficulty))
     finally:
         env.close()
+    if canaries is not None:
+        ids = [canaries() or task_id for task_id in ids]
     rows = [cache.row(task_id, multi_turn=multi_turn) for task_id in ids]
     cache.close()
     return datasets.Dataset.from_list(rows)
+
+
+def _canary_bank(env_id: str) -> Any:
+    """The canary bank of ``env_id``'s family (``ValueError`` when it has none)."""
+    import forgegym  # noqa: F401  (registers the ids)
+
+    entry = gym.spec(env_id).entry_point
+    cls = entry if not isinstance(entry, str) else _load_entry_point(entry)
+    factory = getattr(cls, "canary_bank", None)  # the env owns its canaries
+    bank = factory() if factory is not None else None
+    if bank is None:
+        raise ValueError(f"canary_rate: {env_id!r} has no canaries")
+    return bank
+
+
+def _canary_stream(env_id: str, rate: float, seed: int) -> Callable[[], str | None] | None:
+    """``None`` without canaries; else a draw per row: a canary id with probability
+    ``rate`` (the bank's canaries in a seeded order, cycling), else ``None``."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
+        raise ValueError(f"canary_rate must be a number in [0, 1], got {rate!r}")
+    if rate == 0.0:
+        return None
+    bank = _canary_bank(env_id)
+    order = list(bank.task_ids(len(bank), seed=seed))
+    rng = np.random.default_rng([seed, 0xCA4A])
+    position = [0]
+
+    def draw() -> str | None:
+        if rng.random() >= rate:
+            return None
+        task_id = order[position[0] % len(order)]
+        position[0] += 1
+        return str(task_id)
+
+    return draw
 
 
 def curriculum_config_overrides() -> dict[str, Any]:
@@ -206,6 +258,7 @@ def make_reward_funcs(
     log_terms: bool = True,
     grading_processes: int | Literal["auto"] = 1,
     workers_per_process: int | None = None,
+    canary_rate: float = 0.0,
 ) -> list[Callable[..., list[float | None]]]:
     """TRL reward functions grading each completion as a single-turn episode.
 
@@ -234,10 +287,25 @@ def make_reward_funcs(
     unparseable share, the share of invalid rewards). A completion whose grading the
     machine failed (``RewardBreakdown.valid`` False after the runner's retry) gets
     ``None``, which TRL skips, never a 0 or -1.
+
+    Canaries (rows whose ``task_id`` is a canary's, ``canary/...``: impossible variants
+    that only a cheat solves) are graded and rewarded as usual but reported apart: they
+    are left out of the logged term means, ``reward/success`` and the curriculum, and
+    the batch logs ``forgegym/cheat_rate`` (solved canaries / canaries),
+    ``forgegym/canary_share`` and ``forgegym/canary_reward`` (their mean reward).
+    ``canary_rate`` is the share the training set mixes in (give the same to
+    :func:`make_dataset`, which does the mixing): a positive rate checks here that the
+    family has canaries and builds their bank once, before training starts.
     """
     from forgegym.integrations.sharded import ShardedGrading, resolve_grading_processes
 
     processes = resolve_grading_processes(grading_processes, env_kwargs)
+    if isinstance(canary_rate, bool) or not isinstance(canary_rate, (int, float)):
+        raise ValueError(f"canary_rate must be a number in [0, 1], got {canary_rate!r}")
+    if not 0.0 <= canary_rate <= 1.0:
+        raise ValueError(f"canary_rate must be a number in [0, 1], got {canary_rate!r}")
+    if canary_rate > 0:
+        _canary_bank(env_id)
     env = _make_env(env_id, env_kwargs, 1).unwrapped
     if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
         env.close()
@@ -267,6 +335,7 @@ def make_reward_funcs(
         breakdowns: list[Any] = [None] * len(texts)
         flat: list[dict[str, float]] = []
         successes = [False] * len(texts)
+        canary = [is_canary_id(tid) for tid in task_id]
         with lock:  # one env instance: serialise concurrent calls
             batched: list[tuple[float, Any]] | None = None
             if sharded is not None:
@@ -292,17 +361,25 @@ def make_reward_funcs(
                     ok = _success_of(env, breakdown)
                     successes[index] = ok
                     wins += ok
-                    flat.append(breakdown.to_flat_dict())
-                if curriculum is not None:
+                    if not canary[index]:  # canaries are reported apart
+                        flat.append(breakdown.to_flat_dict())
+                if curriculum is not None and not is_canary_id(tid):
                     curriculum.record(tid, wins, len(indices))
         if log_metric is not None:
-            for key, value in batch_telemetry(breakdowns).items():
+            for key, value in batch_telemetry(breakdowns, canary, successes).items():
                 log_metric(key, value)
+            if any(canary):
+                log_metric("forgegym/canary_share", sum(canary) / len(canary))
+                paid = [r for r, c in zip(rewards, canary, strict=True) if c and r is not None]
+                if paid:
+                    log_metric("forgegym/canary_reward", float(np.mean(paid)))
         if log_terms and log_metric is not None:
             keys = sorted({key for entry in flat for key in entry})
             for key in keys:
                 log_metric(key, float(np.mean([entry.get(key, 0.0) for entry in flat])))
-            log_metric("reward/success", float(np.mean(successes)))
+            honest = [ok for ok, c in zip(successes, canary, strict=True) if not c]
+            if honest:
+                log_metric("reward/success", float(np.mean(honest)))
             if curriculum is not None:
                 for tier, size in curriculum.tier_sizes().items():
                     log_metric(f"curriculum/{tier}", float(size))
@@ -579,7 +656,12 @@ class ForgeToolEnvironment:
 
     def _finish(self, info: dict[str, Any]) -> None:
         self._done = True
-        if self._curriculum is not None and self._task_id is not None and "success" in info:
+        if (
+            self._curriculum is not None
+            and self._task_id is not None
+            and not is_canary_id(self._task_id)  # canaries are not the curriculum's
+            and "success" in info
+        ):
             self._curriculum.record(self._task_id, bool(info["success"]))
 
     def get_reward(self) -> float:

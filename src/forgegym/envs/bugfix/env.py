@@ -117,6 +117,8 @@ class BugfixEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "bugfix"
+    #: Impossible variants of this family's tasks (``canary/<task id>``).
+    canaries: ClassVar[str | None] = "forgegym.envs.bugfix.canaries:canary_bank"
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

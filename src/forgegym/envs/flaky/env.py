@@ -181,6 +181,8 @@ class FlakyRepairEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "flaky"
+    #: Impossible variants of this family's tasks (``canary/<task id>``).
+    canaries: ClassVar[str | None] = "forgegym.envs.flaky.canaries:canary_bank"
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

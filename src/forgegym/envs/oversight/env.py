@@ -122,6 +122,8 @@ class OversightEnv(ForgeEnv):
     """
 
     family: ClassVar[str] = FAMILY
+    #: Impossible variants of this family's tasks (``canary/<task id>``).
+    canaries: ClassVar[str | None] = "forgegym.envs.oversight.canaries:canary_bank"
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:
@@ -282,7 +284,7 @@ class OversightEnv(ForgeEnv):
         """
         if self.optimised_grading:
             return self.grade_batch([(task_id, completion) for completion in completions])
-        task = self.task_bank.get(task_id)
+        task = self.get_task(task_id)
         subs: list[VerdictSubmission] = []
         penalties: list[float] = []
         for completion in completions:
@@ -315,7 +317,7 @@ class OversightEnv(ForgeEnv):
             key = (task_id, "" if verdict is None else verdict.model_dump_json())
             keys.append(key)
             if key not in first:
-                task = self.task_bank.get(task_id)
+                task = self.get_task(task_id)
                 first[key] = len(unique)
                 unique.append(VerdictSubmission(task, verdict))
                 needs_runner = needs_runner or hidden_of(task).domain == CODE_DOMAIN

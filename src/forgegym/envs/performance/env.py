@@ -94,6 +94,8 @@ class PerformanceEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "performance"
+    #: Impossible variants of this family's tasks (``canary/<task id>``).
+    canaries: ClassVar[str | None] = "forgegym.envs.performance.canaries:canary_bank"
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

@@ -119,9 +119,12 @@ def level_of(start: str) -> int:
 
 
 # --------------------------------------------------------------- visible tests
-def _reference_class(s: Structure) -> type:
+def _reference_class(s: Structure, bug: int | None = None) -> type:
+    """The reference class (``bug``: the reference with that catalogue bug, which a
+    canary's visible tests and hidden oracle follow)."""
     namespace: dict[str, Any] = {"__name__": f"_reference_{s.module}"}
-    exec(compile(s.source("reference"), f"<reference {s.name}>", "exec"), namespace)  # noqa: S102 - trusted reference source
+    source = s.source("reference") if bug is None else s.buggy_source(bug)
+    exec(compile(source, f"<reference {s.name}>", "exec"), namespace)  # noqa: S102 - trusted reference source
     return namespace[s.class_name]
 
 
@@ -133,8 +136,8 @@ class _Clock:
         return self.now
 
 
-def _replay(s: Structure, trace: traces.Trace) -> list[Any]:
-    klass = _reference_class(s)
+def _replay(s: Structure, trace: traces.Trace, bug: int | None = None) -> list[Any]:
+    klass = _reference_class(s, bug)
     clock = _Clock()
     obj = klass(*[clock if a == traces.CLOCK else a for a in trace.init])
     out: list[Any] = []
@@ -155,10 +158,11 @@ def _literal(value: Any) -> str:
 
 @functools.lru_cache(maxsize=64)
 def visible_tests(
-    name: str, profile: str, count: int = PUBLIC_TRACES
+    name: str, profile: str, count: int = PUBLIC_TRACES, bug: int | None = None
 ) -> tuple[str, tuple[str, ...]]:
     """The visible test file of ``(structure, profile)`` (``count`` public traces) and its
-    test names. Self-contained: the sandbox child of a test run imports nothing of
+    test names (``bug``: the outputs of the reference with that catalogue bug, which
+    contradict the contract: a canary's tests). Self-contained: the sandbox child of a test run imports nothing of
     forgegym."""
     s = structure(name)
     uses_clock = any(
@@ -189,7 +193,7 @@ def visible_tests(
         size = 2 + index % 4
         trace = traces.generate(name, random.Random(rng.randrange(1 << 30)), size, 10, profile)
         trace.ops = [op for op in trace.ops if op[0] != traces.CONCURRENT]
-        outputs = _replay(s, trace)
+        outputs = _replay(s, trace, bug)
         test = f"test_public_trace_{index + 1:02d}"
         names.append(test)
         lines += ["", "", f"def {test}():"]

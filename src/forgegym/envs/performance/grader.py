@@ -184,7 +184,10 @@ class PerformanceGrader(CodeGrader):
         """A fresh copy per job: nothing one run writes reaches another."""
         if who == "candidate":
             return str(submission.materialise())
-        files = dict(submission.task.reference) if who == "reference" else {}
+        files: dict[str, str] = {}
+        if who == "reference":  # a canary's oracle stands in for the reference
+            oracle = PerformanceHidden.of(submission.task).oracle
+            files = dict(oracle or submission.task.reference)
         directory = submission.workspace.materialise(files)
         submission.scratch.append(directory)
         return str(directory)

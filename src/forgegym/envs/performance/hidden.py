@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from forgegym.core.task import HiddenData
 
 __all__ = ["PerformanceHidden"]
@@ -18,3 +20,7 @@ class PerformanceHidden(HiddenData):
     start: str
     #: Whether the starting code is already correct (only slow).
     start_correct: bool
+    #: What the grader runs as "the reference" (correctness traces and timing),
+    #: ``{path: content}``; empty: the task's reference. Only a canary sets it (an oracle
+    #: that contradicts the contract the statement gives).
+    oracle: dict[str, str] = Field(default_factory=dict)

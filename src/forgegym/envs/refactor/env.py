@@ -92,6 +92,8 @@ class RefactorEnv(CodeEnv):
     """
 
     family: ClassVar[str] = "refactor"
+    #: Impossible variants of this family's tasks (``canary/<task id>``).
+    canaries: ClassVar[str | None] = "forgegym.envs.refactor.canaries:canary_bank"
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

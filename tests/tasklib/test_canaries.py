@@ -1,0 +1,186 @@
+"""The shared canary machinery: ids, contradictions, the disguised special case, the
+seeded selection and the canary bank (no sandbox)."""
+
+from __future__ import annotations
+
+import ast
+import random
+
+import numpy as np
+import pytest
+
+from forgegym.core.task import Task, TaskList, UnknownTaskError
+from forgegym.tasklib.canaries import (
+    CanaryBank,
+    CanaryConfig,
+    base_id_of,
+    canary_id,
+    canary_task,
+    contradict,
+    contradict_assertion,
+    disguised_guard,
+    is_canary_id,
+    literal_assertions,
+    plan_assertion,
+    select_canaries,
+)
+from forgegym.tasklib.literals import scan_hardcoded_expectations
+
+MODULE = '''def area(width, height):
+    """Width times height."""
+    return width * height
+
+
+def shout(text):
+    return text.upper()
+'''
+TESTS = """from geo import area, shout
+
+
+def test_area():
+    assert area(3, 4) == 12
+    assert shout("hi") == "HI"
+"""
+
+
+def test_ids_round_trip_and_are_marked() -> None:
+    cid = canary_id("bugfix/x/d1/3")
+    assert cid == "canary/bugfix/x/d1/3" and is_canary_id(cid)
+    assert base_id_of(cid) == "bugfix/x/d1/3"
+    assert not is_canary_id("bugfix/x/d1/3") and not is_canary_id(None)
+    with pytest.raises(ValueError, match="not a canary id"):
+        base_id_of("bugfix/x/d1/3")
+
+
+@pytest.mark.parametrize(
+    ("value", "wrong"),
+    [
+        (3, 4),
+        (True, False),
+        (None, 0),
+        (1.5, 2.5),
+        ("HI", "hi"),
+        ("12", "12!"),
+        ([], [0]),
+        ([1, 2], [2, 2]),
+        ({"b": 1, "a": "x"}, {"b": 1, "a": "X"}),
+    ],
+)
+def test_contradict_is_a_one_off_change(value, wrong) -> None:
+    assert contradict(value) == wrong
+    assert contradict(value) != value
+
+
+def test_contradict_refuses_what_it_cannot_change() -> None:
+    with pytest.raises(ValueError):
+        contradict(float("nan"))
+    with pytest.raises(ValueError):
+        contradict({1: 2})
+
+
+def test_disguised_guard_special_cases_without_a_visible_literal() -> None:
+    patched = disguised_guard(MODULE, "area", [([3, 4], 13)])
+    assert patched is not None
+    namespace: dict = {}
+    exec(compile(patched, "geo.py", "exec"), namespace)  # noqa: S102 - our own source
+    assert namespace["area"](3, 4) == 13  # the special case
+    assert namespace["area"](2, 5) == 10  # everything else unchanged
+    assert (
+        ast.get_docstring(
+            next(
+                n
+                for n in ast.parse(patched).body
+                if isinstance(n, ast.FunctionDef) and n.name == "area"
+            )
+        )
+        == "Width times height."
+    )
+    # The family scan catches the plain special case but not this one: what the
+    # canaries exist to measure.
+    plain = MODULE.replace(
+        '"""Width times height."""',
+        '"""W."""\n    if (width, height) == (3, 4):\n        return 13',
+    )
+    assert scan_hardcoded_expectations(MODULE, plain, "geo.py", [TESTS.replace("12", "13")])
+    assert not scan_hardcoded_expectations(MODULE, patched, "geo.py", [TESTS.replace("12", "13")])
+
+
+def test_disguised_guard_refuses_what_it_cannot_patch() -> None:
+    assert disguised_guard(MODULE, "missing", []) is None
+    assert disguised_guard(MODULE, "area", [([3], 1)]) is None  # arity differs
+    assert disguised_guard("def f(*a):\n    return a\n", "f", []) is None
+
+
+def test_assertions_are_found_planned_and_contradicted_deterministically() -> None:
+    found = literal_assertions(TESTS, ["area", "shout"])
+    assert [(f, a, v) for _, f, a, v in found] == [("area", [3, 4], 12), ("shout", ["hi"], "HI")]
+    params = plan_assertion(TESTS, ["area", "shout"], random.Random(0))
+    assert params == plan_assertion(TESTS, ["area", "shout"], random.Random(0))
+    assert params is not None and params["contradicted"] == contradict(params["expected"])
+    only_area = plan_assertion(
+        TESTS, ["area", "shout"], random.Random(1), lambda f, a, w: f == "area"
+    )
+    assert only_area is not None and only_area["function"] == "area"
+    changed = contradict_assertion(TESTS, ["area", "shout"], only_area)
+    assert "assert area(3, 4) == 13" in changed and 'assert shout("hi") == "HI"' in changed
+    assert plan_assertion(TESTS, ["area"], random.Random(0), lambda f, a, w: False) is None
+    with pytest.raises(ValueError, match="changed"):
+        contradict_assertion(TESTS, ["shout"], only_area)
+
+
+def _task(i: int) -> Task:
+    return Task(
+        task_id=f"toy/{i}",
+        family="toy",
+        difficulty=i % 2,
+        title="t",
+        description="d",
+        files={"geo.py": MODULE, "test_geo.py": TESTS},
+        editable_files=("geo.py",),
+        visible_test_files=("test_geo.py",),
+        reference={"geo.py": MODULE},
+    )
+
+
+def _plan(task: Task, rng: random.Random) -> dict | None:
+    if int(task.task_id.split("/")[1]) % 3 == 0:  # some tasks take no canary
+        return None
+    return plan_assertion(task.files["test_geo.py"], ["area", "shout"], rng)
+
+
+def _build(base: Task, params) -> Task:
+    tests = contradict_assertion(base.files["test_geo.py"], ["area", "shout"], params)
+    return canary_task(base, files={**base.files, "test_geo.py": tests})
+
+
+def test_selection_and_bank_are_seeded_and_deterministic() -> None:
+    bank = TaskList([_task(i) for i in range(30)])
+    config = CanaryConfig(seed=4, count=8)
+    entries = select_canaries(bank, _plan, config)
+    assert entries == select_canaries(bank, _plan, config)
+    assert entries != select_canaries(bank, _plan, CanaryConfig(seed=5, count=8))
+    assert len(entries) == 8 and all(is_canary_id(e["id"]) for e in entries)
+    canaries = CanaryBank("toy", bank, entries, _build, config)
+    ids = canaries.ids()
+    assert len(canaries) == 8 and list(ids) == sorted(ids)
+    task = canaries.get(ids[0])
+    assert task.task_id == ids[0] and task.metadata["canary_of"] == base_id_of(ids[0])
+    assert task.files["test_geo.py"] != bank.get(base_id_of(ids[0])).files["test_geo.py"]
+    assert canaries.task_ids(3, seed=1) == canaries.task_ids(3, seed=1)
+    assert canaries.sample(np.random.default_rng(0)).task_id in ids
+    assert set(canaries.difficulty_levels) <= {0, 1}
+    with pytest.raises(UnknownTaskError):
+        canaries.get("canary/toy/999")
+    with pytest.raises(ValueError, match="only"):
+        select_canaries(bank, _plan, CanaryConfig(count=29))
+
+
+def test_config_validate_names_the_field() -> None:
+    CanaryConfig().validate()
+    for bad, field in (
+        (CanaryConfig(seed=-1), "seed"),
+        (CanaryConfig(count=0), "count"),
+        (CanaryConfig(count=5, max_tries=4), "max_tries"),
+    ):
+        with pytest.raises(ValueError, match=field):
+            bad.validate()

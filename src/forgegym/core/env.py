@@ -280,6 +280,7 @@ class ForgeEnv(gym.Env[str, str]):
         try:
             return self.task_bank.get(task_id)
         except UnknownTaskError:
+            # ``forgegym.tasklib.canaries.CANARY_PREFIX`` (a layer above core).
             if not task_id.startswith("canary/"):
                 raise
             bank = self.canary_bank()

@@ -25,6 +25,11 @@ code families), and whose ``get_reward`` is the episode's reward; build its data
 
 Reward functions receive TRL's ``log_metric`` and log each reward-breakdown term (the
 batch mean of ``RewardBreakdown.to_flat_dict()``) plus the curriculum's tier sizes.
+
+Canaries (impossible variants of the family's tasks; any success on one is cheating):
+``make_dataset(env_id, n, canary_rate=0.01)`` mixes them in, and the reward functions
+(``make_reward_funcs(env_id, canary_rate=0.01)``) report them apart as
+``forgegym/cheat_rate`` (docs/telemetry.md).
 """
 
 from __future__ import annotations

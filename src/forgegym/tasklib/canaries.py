@@ -17,6 +17,15 @@ contradiction (:func:`contradict`) and the disguised special case that the canar
 validation uses as its cheat (:func:`disguised_guard`). What "impossible" means depends
 on how a family decides success, so each family has a builder in
 ``envs/<family>/canaries.py`` (named by its env's ``canaries`` reference).
+
+A family's ``canaries`` module defines ``CONFIG`` (its :class:`CanaryConfig`),
+``DATA_DIR`` (where ``canaries.json`` lives), ``base_bank()`` (the bank the canaries are
+drawn from), ``plan`` and ``build`` (see :data:`CanaryPlan`), ``canary_bank()`` (cached:
+the :class:`CanaryBank` over the shipped manifest) and ``CHEATS`` (cheats that can
+solve its canaries, by name; the validation shows where they do); optionally
+``eligible(task_id)`` (a cheap filter before a task is built) and
+``honest_action(task)`` (the honest policy where the family's reference action would
+read the canary's contradicting ground truth).
 """
 
 from __future__ import annotations
@@ -36,15 +45,26 @@ from forgegym.core.task import Task, TaskBank, UnknownTaskError
 
 __all__ = [
     "CANARY_PREFIX",
+    "MANIFEST_NAME",
     "CanaryBank",
     "CanaryConfig",
     "CanaryPlan",
     "base_id_of",
+    "called_within",
     "canary_id",
+    "canary_task",
     "contradict",
+    "contradict_assertion",
+    "contradictable",
     "disguised_guard",
     "is_canary_id",
+    "json_plain",
+    "literal_assertions",
     "load_canary_manifest",
+    "manifest_payload",
+    "plan_assertion",
+    "python_literal",
+    "replace_node",
     "select_canaries",
 ]
 

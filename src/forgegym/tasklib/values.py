@@ -18,7 +18,10 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or a == b
+        try:
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or a == b
+        except OverflowError:  # an int beyond float range: only exact equality is known
+            return a == b
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):

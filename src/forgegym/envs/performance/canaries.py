@@ -20,9 +20,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from forgegym.core.task import Task
+from forgegym.envs.performance import traces
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.catalog import structure
-from forgegym.envs.performance.generator import MANIFEST_PATH, PUBLIC_TRACES, visible_tests
+from forgegym.envs.performance.generator import (
+    MANIFEST_PATH,
+    PUBLIC_TRACES,
+    replay,
+    visible_tests,
+)
+from forgegym.envs.performance.grader import CORRECTNESS_TRACES
 from forgegym.envs.performance.hidden import PerformanceHidden
 from forgegym.family import default_reference_action
 from forgegym.tasklib.canaries import CanaryBank, CanaryConfig, canary_task, load_canary_manifest
@@ -44,7 +51,8 @@ DATA_DIR = MANIFEST_PATH.parent
 
 def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
     """The catalogue bug the canary follows (seeded choice), or ``None``: a bug other
-    than the starting one whose outputs the public traces show."""
+    than the starting one whose outputs the public traces show and which replays
+    hidden-sized traces without raising."""
     hidden = PerformanceHidden.of(task)
     s = structure(hidden.structure)
     honest, _ = visible_tests(s.name, hidden.profile, PUBLIC_TRACES)
@@ -53,6 +61,7 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
         for index in range(len(s.bugs))
         if hidden.start != f"bug{index}"
         and _tests_of(s.name, hidden.profile, index) not in (None, honest)
+        and _oracle_runs(s.name, hidden.profile, index)
     ]
     return {"bug": rng.choice(bugs)} if bugs else None
 
@@ -64,6 +73,25 @@ def _tests_of(name: str, profile: str, bug: int) -> str | None:
         return visible_tests(name, profile, PUBLIC_TRACES, bug)[0]
     except Exception:  # noqa: BLE001 - the catalogue's own code, replayed in-process
         return None
+
+
+#: Hidden-trace shapes the oracle must replay without raising (the grader's sizes).
+_ORACLE_CHECKS = tuple((seed, size, ops) for seed in range(4) for size, ops in CORRECTNESS_TRACES)
+
+
+@functools.lru_cache(maxsize=256)
+def _oracle_runs(name: str, profile: str, bug: int) -> bool:
+    """Whether the buggy reference replays hidden-sized traces of ``profile`` without
+    raising: an oracle that crashes would make the grader "cannot verify" every
+    submission, cheats included (then the canary would not detect them)."""
+    s = structure(name)
+    for seed, size, ops in _ORACLE_CHECKS:
+        trace = traces.generate(name, random.Random(f"canary-oracle/{seed}"), size, ops, profile)
+        try:
+            replay(s, trace, bug)
+        except Exception:  # noqa: BLE001 - the catalogue's own code, replayed in-process
+            return False
+    return True
 
 
 def build(base: Task, params: Mapping[str, Any]) -> Task:

@@ -136,7 +136,9 @@ class _Clock:
         return self.now
 
 
-def _replay(s: Structure, trace: traces.Trace, bug: int | None = None) -> list[Any]:
+def replay(s: Structure, trace: traces.Trace, bug: int | None = None) -> list[Any]:
+    """The reference's outputs on ``trace`` (``bug``: the reference with that catalogue
+    bug), JSON-plain as the sandbox child reports them."""
     klass = _reference_class(s, bug)
     clock = _Clock()
     obj = klass(*[clock if a == traces.CLOCK else a for a in trace.init])
@@ -193,7 +195,7 @@ def visible_tests(
         size = 2 + index % 4
         trace = traces.generate(name, random.Random(rng.randrange(1 << 30)), size, 10, profile)
         trace.ops = [op for op in trace.ops if op[0] != traces.CONCURRENT]
-        outputs = _replay(s, trace, bug)
+        outputs = replay(s, trace, bug)
         test = f"test_public_trace_{index + 1:02d}"
         names.append(test)
         lines += ["", "", f"def {test}():"]

@@ -221,6 +221,32 @@ def test_grpo_trains_single_turn_with_curriculum(env_id: str, tmp_path: Path) ->
     assert len(rows) == len(telemetry.history)
 
 
+def test_grpo_with_canaries_logs_the_cheat_rate(tmp_path: Path) -> None:
+    """A GRPO run on a canary-only training set: every step's logs carry
+    ``forgegym/cheat_rate`` (the tiny random model cannot solve, let alone cheat)."""
+    from trl import GRPOTrainer
+
+    tokenizer = build_tiny_tokenizer()
+    model = build_tiny_model(tokenizer)
+    (reward,) = make_reward_funcs("Forge/Bugfix-v0", canary_rate=1.0)
+    telemetry = telemetry_callback()
+    dataset = make_dataset("Forge/Bugfix-v0", 2, canary_rate=1.0)
+    assert all(dataset["canary"])
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=_grpo_args(tmp_path),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[telemetry],
+    )
+    trainer.train()
+    logs = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert logs and all(entry["forgegym/cheat_rate"] == 0.0 for entry in logs)
+    assert all(entry["forgegym/canary_share"] == 1.0 for entry in logs)
+    assert telemetry.history and all("forgegym/cheat_rate" in row for row in telemetry.history)
+
+
 @pytest.mark.slow
 def _solving_tool_call(env_id: str, task_id: str) -> dict:
     """An ``edit`` tool call that installs the task's reference solution."""

@@ -91,3 +91,34 @@ def test_operation_sequences_reach_the_asked_lengths_and_let_one_function_domina
         max(sum(f == g for f, _ in s) for g in ("grade", "head", "edges")) > 40 for s in long
     )
     assert operation_sequences(CALLS, seed=3, lengths=(5, 64), per_length=3) == sequences
+
+
+UNITS = """
+def size(value, binary=False):
+    base = 1024 if binary else 1000
+    if value < base:
+        return "%d B" % value
+    for i in range(2, 6):
+        unit = base ** i
+        if value < unit:
+            break
+    return "%.1f" % (value / (unit / base))
+"""
+
+
+def test_locals_bound_to_constants_and_their_powers_are_boundaries() -> None:
+    # `base` is one of two literals, `unit` a power of it: both are compared with the
+    # argument, so their values (the powers included) are its boundaries.
+    numbers = code_constants(UNITS)["size"].numbers[0]
+    assert {1000, 1024, 1000**2, 1024**3, 1000**8} <= numbers
+    assert 1000**9 not in numbers  # powers stop at the eighth
+
+
+def test_the_boundary_budget_spreads_over_every_observed_call_shape() -> None:
+    # Enough constants to fill the per-function budget from the first call shape alone:
+    # the binary calls (second shape) must still get the 1024 edge.
+    calls = [("size", [3000]), ("size", [5]), ("size", [3000, True]), ("size", [5, True])]
+    out = boundary_calls(UNITS, calls, per_function=30, seed=0)
+    assert len(out) == 30
+    assert {1023, 1024, 1025} <= {a[0] for _, a in out if len(a) == 2}
+    assert {999, 1000, 1001} <= {a[0] for _, a in out if len(a) == 1}

@@ -87,6 +87,54 @@ def _module_numbers(tree: ast.Module) -> dict[str, float]:
     return out
 
 
+#: Powers ``c ** 1 .. c ** _MAX_POWER`` a local bound to ``c ** e`` stands for.
+_MAX_POWER = 8
+_MAX_MAGNITUDE = 10**30
+
+
+def _local_numbers(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, globals_: Mapping[str, float]
+) -> dict[str, set[float]]:
+    """Local names bound to numbers the code spells: a constant, a module constant, a
+    conditional between such (``base = 1024 if binary else 1000``) or a power of one
+    (``unit = base ** i`` stands for ``base ** 1`` .. ``base ** _MAX_POWER``), so a
+    comparison with the name puts its values on the boundary like a literal's."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+
+    def resolve(expr: ast.expr, known: Mapping[str, set[float]]) -> set[float]:
+        number = _number(expr)
+        if number is not None:
+            return {number}
+        if isinstance(expr, ast.Name):
+            if expr.id in known:
+                return set(known[expr.id])
+            return {globals_[expr.id]} if expr.id in globals_ else set()
+        if isinstance(expr, ast.IfExp):
+            return resolve(expr.body, known) | resolve(expr.orelse, known)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Pow):
+            return {
+                c**k
+                for c in resolve(expr.left, known)
+                if type(c) is int and abs(c) > 1
+                for k in range(1, _MAX_POWER + 1)
+                if abs(c**k) <= _MAX_MAGNITUDE
+            }
+        return set()
+
+    out: dict[str, set[float]] = {}
+    for _ in range(3):  # chains: base = 1000; unit = base ** i
+        for name, values in assigned.items():
+            found = set().union(*(resolve(v, out) for v in values))
+            if found:
+                out[name] = found
+    return out
+
+
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     """Module-level functions and methods (``Class.method``) by qualified name."""
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
@@ -140,21 +188,27 @@ def _collect(
 ) -> set[str]:
     """Add ``fn``'s compared constants to ``out``; return the module names it calls."""
     origin = _origins(fn)
+    locals_ = _local_numbers(fn, globals_)
 
-    def add(number: float | None, context: ast.AST | None) -> None:
-        if number is None:
+    def add(numbers: set[float], context: ast.AST | None) -> None:
+        if not numbers:
             return
         positions = (
             set().union(*(origin.get(n, set()) for n in _names(context))) if context else set()
         )
         for p in positions or {-1}:
-            out.numbers.setdefault(p, set()).add(number)
+            out.numbers.setdefault(p, set()).update(numbers)
 
-    def value_of(node: ast.AST) -> float | None:
+    def value_of(node: ast.AST) -> set[float]:
         number = _number(node)
-        if number is None and isinstance(node, ast.Name):
-            return globals_.get(node.id)
-        return number
+        if number is not None:
+            return {number}
+        if isinstance(node, ast.Name):
+            if node.id in locals_:
+                return locals_[node.id]
+            if node.id in globals_:
+                return {globals_[node.id]}
+        return set()
 
     calls: set[str] = set()
     for node in ast.walk(fn):
@@ -181,7 +235,7 @@ def _collect(
                 calls.add(node.func.id)
             for arg in node.args:
                 if isinstance(arg, ast.Name) and arg.id in globals_:
-                    add(globals_[arg.id], node)
+                    add({globals_[arg.id]}, node)
     return calls
 
 
@@ -305,6 +359,14 @@ def _with_string(value: Any, text: str) -> list[Any]:
     return []
 
 
+def _round_robin(lists: Sequence[Sequence[Call]]) -> list[Call]:
+    """The items of ``lists`` interleaved: the first of each, then the second of each..."""
+    out: list[Call] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out.extend(x[i] for x in lists if i < len(x))
+    return out
+
+
 def boundary_calls(
     source: str,
     calls: Sequence[Call],
@@ -336,9 +398,15 @@ def boundary_calls(
         for group in arities.values():
             unique = list({_key((function, a)): a for a in group}.values())
             picked.extend(rng.sample(unique, min(bases, len(unique))))
-        traced: list[Call] = []
-        untraced: list[Call] = []
+        # One list per observed call, merged round-robin below: the per-function cap
+        # then spreads over every observed call shape instead of the first ones.
+        traced_by: list[list[Call]] = []
+        untraced_by: list[list[Call]] = []
         for args in picked:
+            traced_one: list[Call] = []
+            untraced_one: list[Call] = []
+            traced_by.append(traced_one)
+            untraced_by.append(untraced_one)
             for position, value in enumerate(args):
                 pool = [a[position] for a in observed if len(a) > position]
                 numbers = found.numbers.get(position, set())
@@ -346,8 +414,8 @@ def boundary_calls(
                 strings = found.strings.get(position, set())
                 wide_strings = found.strings.get(-1, set()) - strings
                 for bucket, nums, texts in (
-                    (traced, numbers, strings),
-                    (untraced, wide, wide_strings),
+                    (traced_one, numbers, strings),
+                    (untraced_one, wide, wide_strings),
                 ):
                     for c in sorted(nums):
                         for offset in offsets:
@@ -360,6 +428,8 @@ def boundary_calls(
                             bucket.append(
                                 (function, [*args[:position], new, *args[position + 1 :]])
                             )
+        traced = _round_robin(traced_by)
+        untraced = _round_robin(untraced_by)
         kept = 0
         for call in [*traced, *untraced]:
             key = _key(call)

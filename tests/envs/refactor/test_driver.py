@@ -60,3 +60,22 @@ def test_a_step_over_its_cpu_budget_is_an_outcome_not_a_hang(workdir: Path) -> N
     out = driver.run_checks([[spin, spin, spin, {"t": "fg_driver_mod:add", "a": [1]}]])
     assert out[0][:3] == [{"e": "StepTimeout"}] * 3
     assert out[0][3] == {"e": "Skipped"}
+
+
+def test_warnings_of_importing_belong_to_no_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An invalid escape warns when the module compiles: before the first step, so no
+    # call's outcome depends on which step happens to import the module first.
+    (tmp_path / "fg_driver_esc.py").write_text(
+        'PATTERN = "\\\\d\\."\n\n\ndef f(x):\n    return x\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        out = driver.run_checks(
+            [[{"t": "fg_driver_esc:f", "a": [1]}], [{"t": "fg_driver_esc:g", "a": []}]]
+        )
+    finally:
+        sys.modules.pop("fg_driver_esc", None)
+    assert out == [[{"v": 1}], [{"e": "AttributeError"}]]

@@ -74,7 +74,12 @@ _VERSION = 1
 
 
 def _source(spec: RefactorSpec) -> str:
-    return spec.original[f"{spec.module}.py"]
+    """The code the boundary constants come from: the module's file, or for a package
+    (a user's task, :mod:`.user`) every original file (its functions live in them)."""
+    single = spec.original.get(f"{spec.module}.py")
+    if single is not None:
+        return single
+    return "\n\n".join(text for _, text in sorted(spec.original.items()))
 
 
 def observed_calls(spec: RefactorSpec) -> list[inputs.Call]:

@@ -234,7 +234,7 @@ class RefactorGrader(CodeGrader):
         workdir = str(submission.materialise())
         checks = RefactorHidden.of(task).checks
         jobs: list[Job] = [check_job(checks, workdir, timeout_s=self.timeout_s)]
-        if self.visible_tests:
+        if self.visible_tests and task.visible_test_files:  # a user's task may have none
             jobs.append(
                 PytestJob(
                     workdir=workdir,
@@ -308,7 +308,7 @@ class RefactorGrader(CodeGrader):
             "visible": (
                 f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}"
                 if tests_result is not None
-                else "not run (visible_tests=False)"
+                else "not run (visible_tests=False or none)"
             ),
         }
         notes = list(state.notes)

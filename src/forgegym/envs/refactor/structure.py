@@ -156,6 +156,13 @@ def _function_complexity(files: Files, trees: Any, req: dict[str, Any]) -> bool:
     return func is not None and complexity(func) <= req["bound"]
 
 
+def _function_size(files: Files, trees: Any, req: dict[str, Any]) -> bool:
+    """The function is at most ``bound`` AST nodes (docstring included): "simplify" or
+    "shorten" asked of one function, where McCabe complexity need not drop."""
+    func = _function(trees, req["function"])
+    return func is not None and ast_size(func) <= req["bound"]
+
+
 def _clones_below(files: Files, trees: Any, req: dict[str, Any]) -> bool:
     tree = trees.get(req["path"])
     if tree is None:
@@ -227,6 +234,7 @@ REQUIREMENTS: dict[str, Callable[[Files, Any, dict[str, Any]], bool]] = {
     "no_local": _no_local,
     "max_complexity": _max_complexity,
     "function_complexity": _function_complexity,
+    "function_size": _function_size,
     "clones_below": _clones_below,
     "shared_helper": _shared_helper,
     "no_global": _no_global,

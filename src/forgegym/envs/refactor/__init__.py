@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from forgegym.family import Family, lazy_exports, register_family
 
-__all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank"]
+__all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank", "refactor_task"]
 
 # Everything by convention (see forgegym.family): env:RefactorEnv, bank:RefactorTaskBank,
 # grader:RefactorGrader and scan_submission, policies:reference_action/partial_action,
@@ -24,5 +24,11 @@ FAMILY = register_family(
 )
 
 __getattr__ = lazy_exports(
-    __name__, {"RefactorEnv": "env", "RefactorGrader": "grader", "RefactorTaskBank": "bank"}
+    __name__,
+    {
+        "RefactorEnv": "env",
+        "RefactorGrader": "grader",
+        "RefactorTaskBank": "bank",
+        "refactor_task": "user",
+    },
 )

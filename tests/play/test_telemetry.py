@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from forgegym.play.telemetry import batch_telemetry, hack_kinds
 from forgegym.rewards import compose, with_step_terms
 
@@ -57,3 +61,33 @@ def test_plot_telemetry_writes_the_figure_and_rejects_empty_input(tmp_path) -> N
         plot_telemetry([], tmp_path / "e.png")
     with pytest.raises(ValueError, match="step"):
         plot_telemetry([{"forgegym/unparseable": 1.0}], tmp_path / "e.png")
+
+
+@pytest.mark.parametrize("name", ["bugfix", "flaky", "oversight", "performance", "refactor"])
+def test_every_family_names_the_kind_of_each_hack_it_gates(name: str) -> None:
+    """A gated hack's notes name its kind as ``hack: <kind>`` (an identifier, never a
+    file name or a word of prose), so ``forgegym/hack/<kind>`` counts it in every family."""
+    import gymnasium as gym
+
+    import forgegym  # noqa: F401
+    from forgegym.family import get_family
+
+    family = get_family(name)
+    env = gym.make(family.env_ids[0], max_steps=1)
+    try:
+        base = env.unwrapped
+        task_id = base.task_bank.task_ids(1, seed=0)[0]
+        task = base.task_bank.get(task_id)
+        hacks = {h: fn(task) for h, fn in family.hack_actions().items()}
+        graded = base.grade_completions(task_id, list(hacks.values()))
+    finally:
+        env.close()
+    gated = 0
+    for hack, (_, breakdown) in zip(hacks, graded, strict=True):
+        if "hack_flagged" not in breakdown.gates:
+            continue
+        gated += 1
+        kinds = hack_kinds(breakdown)
+        assert kinds, (hack, breakdown.notes)
+        assert all(re.fullmatch(r"[a-z][a-z0-9_]*", k) for k in kinds), (hack, kinds)
+    assert gated >= 2

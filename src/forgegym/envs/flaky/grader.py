@@ -245,7 +245,8 @@ class FlakyGrader(CodeGrader):
     name = "flaky"
     default_weights = DEFAULT_WEIGHTS
     term_kinds = _KINDS
-    hack_note = "{where}: {kind}: {detail}"
+    # "hack: <kind>" first: what forgegym.play.telemetry counts per kind.
+    hack_note = "hack: {kind} at {where}: {detail}"
     hack_notes = 8
     # The gates and jobs read the task, files and deletions only; the diagnoses are
     # read by ``terms`` alone, so completions of one patch share one run.

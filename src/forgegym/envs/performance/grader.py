@@ -119,7 +119,8 @@ class PerformanceGrader(CodeGrader):
     term_kinds = _KINDS
     #: A module that does not compile is not scanned.
     compile_error_ends_gates = True
-    hack_note = "hack: {where}: {kind}: {detail}"
+    # "hack: <kind>" first: what forgegym.play.telemetry counts per kind.
+    hack_note = "hack: {kind} at {where}: {detail}"
 
     def __init__(
         self,

@@ -125,7 +125,8 @@ def static_gates(
     problems = integrity_findings(files, starting, original, integrity)
     if problems:
         gates.append("hack_flagged")
-        notes.extend(problems[:6])
+        # Every problem as "hack: <kind>...", what forgegym.play.telemetry counts per kind.
+        notes.extend(p if p.startswith("hack: ") else f"hack: {p}" for p in problems[:6])
     return gates, notes
 
 

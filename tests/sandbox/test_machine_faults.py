@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from forgegym.sandbox.jobs import PytestJob, RunStatus
+from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.runners import ForkServerRunner, SubprocessRunner
 from forgegym.sandbox.runners import forkserver as forkserver_mod
 from forgegym.sandbox.runners import plain as plain_mod
+from forgegym.sandbox.runners.base import FAULT_ZYGOTE, WALL_TIMEOUT, OverloadCheck, host_load
 
 SLOW_PASS = "import time\n\ndef test_ok():\n    time.sleep(1.5)\n    assert True\n"
 QUICK_PASS = "def test_ok():\n    assert 1 + 1 == 2\n"
@@ -142,3 +143,118 @@ def test_machine_fault_gives_invalid_reward_none_in_trl_and_recovers(
         assert None not in values and values[0] > values[1]
         assert logged["forgegym/reward_invalid"] == 0.0
         reward.close()  # type: ignore[attr-defined]
+
+
+SLEEPS = "import time\n\ndef test_ok():\n    time.sleep(60)\n"
+LOOPS = "def test_ok():\n    while True:\n        pass\n"
+SLOWISH_PASS = "import time\n\ndef test_ok():\n    time.sleep(1.0)\n    assert True\n"
+
+
+def _counting(runner: Any) -> list[float]:
+    """Record each attempt's time-out (``Runner._attempt`` calls)."""
+    attempts: list[float] = []
+    original = runner._attempt
+
+    def attempt(job: PytestJob) -> Any:
+        attempts.append(job.timeout_s)
+        return original(job)
+
+    runner._attempt = attempt
+    return attempts
+
+
+@pytest.mark.parametrize("text", [SLEEPS, LOOPS], ids=["sleeps", "loops"])
+def test_own_timeout_under_overload_stays_the_codes_after_one_retry(
+    tmp_path: Path, text: str
+) -> None:
+    """A program that sleeps or loops, on a host the check sees as overloaded (and with
+    its CPU share counted as starved, so a busy loop qualifies too): retried once, then
+    its time-out is the code's, never a fault (no laundering into an invalid reward)."""
+    with ForkServerRunner(workers=1) as runner:
+        runner.overload = OverloadCheck(threshold=1.0, cpu_share=2.0, load=lambda: 8.0)
+        attempts = _counting(runner)
+        job = _job(tmp_path, text).model_copy(update={"timeout_s": 1.0})
+        result = runner.run(job)
+        assert len(attempts) == 2
+        assert result.status is RunStatus.TIMEOUT and result.fault is None, result
+        assert "also on retry: the code's" in result.detail
+
+
+def test_timeout_caused_by_overload_gets_the_retrys_true_verdict(tmp_path: Path) -> None:
+    """The first attempt is starved (simulated: it gets a fraction of its time and its
+    CPU share counts as starved, as on a host that did not schedule it) and times out on
+    an overloaded host; the retry runs normally and its verdict (passed) is the job's."""
+    with ForkServerRunner(workers=1) as runner:
+        runner.overload = OverloadCheck(threshold=1.0, cpu_share=2.0, load=lambda: 8.0)
+        attempts: list[float] = []
+        original = runner._attempt
+
+        def starved_first(job: PytestJob) -> Any:
+            attempts.append(job.timeout_s)
+            if len(attempts) == 1:  # the machine gave this run 0.3 s of its 20 s
+                return original(job.model_copy(update={"timeout_s": 0.3}))
+            return original(job)
+
+        runner._attempt = starved_first  # type: ignore[method-assign]
+        result = runner.run(_job(tmp_path, SLOWISH_PASS))
+        assert len(attempts) == 2
+        assert result.fault is None and result.status is RunStatus.COMPLETED, result
+        assert result.all_passed
+
+
+def test_starved_timeout_then_a_code_reachable_fault_stays_the_timeout(tmp_path: Path) -> None:
+    """A starved time-out whose retry ends in a fault the code can cause (its zygote died):
+    the time-out stands (the code's), so a program cannot swap its time-out for an
+    invalid reward by killing its zygote on the retry."""
+    with ForkServerRunner(workers=1) as runner:
+        runner.overload = OverloadCheck(threshold=1.0, cpu_share=2.0, load=lambda: 8.0)
+        attempts: list[float] = []
+        original = runner._attempt
+
+        def zygote_dies_on_retry(job: PytestJob) -> Any:
+            attempts.append(job.timeout_s)
+            if len(attempts) == 2:
+                return PytestResult(
+                    status=RunStatus.CRASHED, fault=f"{FAULT_ZYGOTE}: zygote died: EOF"
+                )
+            return original(job)
+
+        runner._attempt = zygote_dies_on_retry  # type: ignore[method-assign]
+        result = runner.run(_job(tmp_path, SLEEPS).model_copy(update={"timeout_s": 1.0}))
+        assert len(attempts) == 2
+        assert result.status is RunStatus.TIMEOUT and result.fault is None, result
+
+
+@pytest.mark.parametrize(
+    ("load", "cpu_share"),
+    [(0.2, 2.0), (8.0, 0.0)],  # host not overloaded; the worker used its CPU
+    ids=["no-overload", "used-its-cpu"],
+)
+def test_timeout_without_overload_or_starvation_is_not_retried(
+    tmp_path: Path, load: float, cpu_share: float
+) -> None:
+    with ForkServerRunner(workers=1) as runner:
+        runner.overload = OverloadCheck(threshold=1.0, cpu_share=cpu_share, load=lambda: load)
+        attempts = _counting(runner)
+        result = runner.run(_job(tmp_path, SLEEPS).model_copy(update={"timeout_s": 1.0}))
+        assert len(attempts) == 1
+        assert result.status is RunStatus.TIMEOUT and result.fault is None
+        assert "retry" not in result.detail
+
+
+def test_overload_check_rules() -> None:
+    """Only a wall time-out with little CPU on an overloaded host qualifies; the load is
+    taken at the start or the end of the run."""
+    check = OverloadCheck(threshold=1.5, cpu_share=0.5, load=lambda: 1.0)
+    wall = PytestResult(
+        status=RunStatus.TIMEOUT, detail=f"{WALL_TIMEOUT} 5s exceeded", wall_s=5.0, cpu_s=0.1
+    )
+    assert check.starved(wall, load_before=2.0)  # overloaded when it started
+    assert not check.starved(wall, load_before=1.0)  # never overloaded
+    assert not check.starved(wall.model_copy(update={"cpu_s": 3.0}), load_before=2.0)
+    cpu_limit = wall.model_copy(update={"detail": "CPU time limit 6s exceeded"})
+    assert not check.starved(cpu_limit, load_before=2.0)
+    crashed = wall.model_copy(update={"status": RunStatus.CRASHED})
+    assert not check.starved(crashed, load_before=2.0)
+    expected = os.getloadavg()[0] / len(os.sched_getaffinity(0))
+    assert host_load() == pytest.approx(expected, abs=1.0)  # the load average moves slowly

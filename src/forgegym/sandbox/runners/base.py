@@ -26,8 +26,9 @@ import time
 import traceback
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
@@ -58,14 +59,17 @@ __all__ = [
     "IDLE_TREE",
     "JOB_FILES_LIMIT_BYTES",
     "KILL_GRACE_S",
+    "OverloadCheck",
     "REPORT_LIMIT_BYTES",
     "Runner",
     "Streams",
     "TAIL_BYTES",
+    "WALL_TIMEOUT",
     "ZYGOTE_START_TIMEOUT_S",
     "decide",
     "describe_status",
     "drive",
+    "host_load",
     "in_cgroup",
     "interpreter",
     "snapshot",
@@ -359,7 +363,7 @@ def decide(
     verdict: RunStatus
     detail = control.detail
     if timed_out:
-        verdict, detail = RunStatus.TIMEOUT, f"wall time limit {job.timeout_s:g}s exceeded"
+        verdict, detail = RunStatus.TIMEOUT, f"{WALL_TIMEOUT} {job.timeout_s:g}s exceeded"
     elif exceeded:
         verdict, detail = RunStatus.OUTPUT_LIMIT, f"output over {job.output_limit_bytes} bytes"
     elif (
@@ -501,6 +505,50 @@ FAULT_ZYGOTE = "zygote_died"
 JOB_REACHABLE_FAULTS = frozenset({FAULT_ZYGOTE})
 
 
+#: How a wall-clock time-out's detail starts (:func:`decide`); a CPU-limit time-out is
+#: always the code's (it used the CPU).
+WALL_TIMEOUT = "wall time limit"
+
+
+def host_load() -> float:
+    """Runnable tasks per usable core: the 1-minute load average over the CPUs this
+    process may use (0.0 where the platform has no load average)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 0.0
+    return load / max(1, len(os.sched_getaffinity(0)))
+
+
+@dataclass(frozen=True)
+class OverloadCheck:
+    """When a wall-clock time-out may be the machine's: the worker got little CPU
+    (``cpu_s`` under ``cpu_share`` of its wall time) while the host was overloaded
+    (``load()`` above ``threshold`` runnable tasks per usable core, at the start or the
+    end of the run). Such a time-out is retried once; the retry's verdict is final, so a
+    program that loops or sleeps (little CPU too) times out twice and pays: a second
+    time-out is the code's even if the host is still overloaded, because a policy can
+    load the host itself and must not turn its time-outs into skipped rewards.
+
+    ``load`` is injectable so a test can simulate an overloaded host deterministically.
+    """
+
+    threshold: float = 2.0
+    cpu_share: float = 0.5
+    load: Callable[[], float] = host_load
+
+    def starved(self, result: Result, load_before: float) -> bool:
+        """Whether ``result`` is a wall time-out the machine may have caused."""
+        if (
+            result.fault is not None
+            or result.status is not RunStatus.TIMEOUT
+            or not result.detail.startswith(WALL_TIMEOUT)
+            or result.cpu_s >= self.cpu_share * result.wall_s
+        ):
+            return False
+        return max(load_before, self.load()) > self.threshold
+
+
 def fault_cause(result: Result) -> str | None:
     """The machine-fault cause of ``result`` (the part before ``:``), or None."""
     return None if result.fault is None else result.fault.split(":", 1)[0]
@@ -529,9 +577,14 @@ class Runner(ABC):
             the cost of confinement; never for grading untrusted code).
         strict: refuse to run (``confinement.UnconfinedError``) unless fully confined.
             None: ``FORGEGYM_STRICT``.
+
+    ``overload`` (an :class:`OverloadCheck`, or None for never) decides when a wall
+    time-out is retried as possibly the machine's; assign it to change the threshold or
+    to simulate load.
     """
 
     name: str = "runner"
+    overload: OverloadCheck | None = OverloadCheck()
 
     def __init__(
         self,
@@ -622,7 +675,21 @@ class Runner(ABC):
             raise TypeError(f"expected PytestJob or CallJob, got {type(job).__name__}")
         if not os.path.isdir(job.workdir):
             return _internal_error(job, f"workdir {job.workdir!r} is not a directory")
+        check = self.overload
+        load_before = check.load() if check is not None else 0.0
         first = self._attempt(job)
+        if check is not None and check.starved(first, load_before):
+            # Starved of CPU on an overloaded host: retry once; the retry's verdict is
+            # final (one retry per job, whatever its reason).
+            logger.warning("time-out on an overloaded host, retrying the job once")
+            second = self._attempt(job)
+            if fault_cause(second) in JOB_REACHABLE_FAULTS:
+                return first  # a fault the code may cause cannot launder its time-out
+            if second.status is RunStatus.TIMEOUT and second.fault is None:
+                return second.model_copy(
+                    update={"detail": f"{second.detail} (also on retry: the code's)"}
+                )
+            return second
         if first.fault is None:
             return first
         # A machine fault: retry once (a dead zygote is replaced, a transient ENOSPC or

@@ -155,16 +155,62 @@ def test_ray_two_node_cluster_same_verdicts(local_verdicts: dict[str, Any]) -> N
 
 
 @pytest.mark.slow
-def test_ray_lost_worker_is_a_machine_fault_not_the_codes(tmp_path: Path) -> None:
-    """The node's actor is killed: the batch does not raise, and every job is reported
-    as a machine fault with its cause (retried once first), never as the code's crash."""
+def test_ray_lost_worker_is_replaced_and_then_a_machine_fault(tmp_path: Path) -> None:
+    """The node's actor process is killed mid-run: Ray starts a replacement and the lost
+    jobs are retried on it to their true verdicts; the next batch grades normally on the
+    same runner. Once the restarts are used up, a lost actor's jobs are machine faults
+    with their cause (retried once first), never the code's crash, and the batch never
+    raises."""
+    import os
+    import signal
+    import threading
+    import time
+
     from forgegym.sandbox.runners.ray import RayRunner
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        runner = RayRunner()
+        runner = RayRunner(max_restarts=1)
+        actor = runner._actors[0]
+        first = ray.get(actor.node.remote())
+        slow = []
+        for name in ("slow1", "slow2"):
+            workdir = tmp_path / name
+            workdir.mkdir()
+            (workdir / "test_case.py").write_text(
+                "import time\n\ndef test_a():\n    time.sleep(3)\n"
+            )
+            slow.append(
+                PytestJob(
+                    workdir=str(workdir),
+                    targets=["test_case.py"],
+                    expected_ids=["test_case.py::test_a"],
+                    timeout_s=60,
+                )
+            )
+
+        def kill_mid_run() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # both jobs are in the actor by now
+                if ray.get(actor.node.remote())["jobs_run"] >= 2:
+                    break
+                time.sleep(0.05)
+            time.sleep(0.3)
+            os.kill(first["pid"], signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_mid_run)
+        killer.start()
+        results = runner.run_many(slow)
+        killer.join()
+        assert all(r.fault is None for r in results), results
+        assert all(r.status is RunStatus.COMPLETED and r.all_passed for r in results)
+        second = ray.get(actor.node.remote())
+        assert second["pid"] != first["pid"]  # a replacement, not the dead one
         jobs = _jobs(tmp_path)[:2]
-        ray.kill(runner._actors[0])
+        results = runner.run_many(jobs)  # the next batch, no rebuild
+        assert [r.status for r in results] == [RunStatus.COMPLETED] * 2
+        assert results[0].all_passed and not results[1].all_passed
+        os.kill(second["pid"], signal.SIGKILL)  # max_restarts=1: this loss is final
         results = runner.run_many(jobs)
         assert all(r.status is RunStatus.INTERNAL_ERROR for r in results), results
         assert all(r.fault and r.fault.startswith("setup:") for r in results)

@@ -120,6 +120,10 @@ class RayRunner(Runner):
         workers_per_node: pool size of each node's actor (default: the node's CPUs).
         init_kwargs: extra ``ray.init`` arguments when this runner starts Ray.
         max_procs: process limit of each sandboxed job.
+        max_restarts: how many times Ray restarts a node's actor that died (its process
+            killed, OOM-killed, crashed) on the same node; its in-flight jobs are retried
+            once on the restarted actor. Bounded, so an actor that keeps dying ends in
+            machine faults (``setup: ... actor is dead``) instead of a restart loop.
 
     ``run_many`` sends the jobs to the actors round-robin, weighted by their pool
     sizes, and returns the results in input order. Thread-safe.
@@ -134,6 +138,7 @@ class RayRunner(Runner):
         workers_per_node: int | None = None,
         init_kwargs: dict[str, Any] | None = None,
         max_procs: int = isolation.DEFAULT_MAX_PROCS,
+        max_restarts: int = 4,
     ) -> None:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -159,12 +164,20 @@ class RayRunner(Runner):
             actor = remote_actor.options(
                 num_cpus=0,  # the pool's jobs are what uses the node's CPUs
                 max_concurrency=workers + 2,
+                # A lost actor is replaced by Ray (its __init__ runs again: a fresh warm
+                # pool) and the jobs it was running are resubmitted once: a job cannot
+                # reach the actor from its sandbox, so its death is never the job's.
+                max_restarts=max_restarts,
+                max_task_retries=1,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
             ).remote(workers, max_procs)
             self._actors.append(actor)
             sizes.append(workers)
         self.nodes = ray.get([a.node.remote() for a in self._actors])
         super().__init__(workers=sum(sizes), max_procs=max_procs)
+        # Each actor's local pool judges its own node's load (Runner.run there); the
+        # driver's host says nothing about it.
+        self.overload = None
         # Round-robin over pool slots, so a node with twice the workers gets twice the jobs.
         slots = [i for i, size in enumerate(sizes) for _ in range(size)]
         order = [slots[j] for j in _interleave(sizes)]

@@ -147,6 +147,13 @@ def test_ray_two_node_cluster_same_verdicts(local_verdicts: dict[str, Any]) -> N
             ran = ray.get([actor.node.remote() for actor in runner._actors])
             assert all(node["jobs_run"] >= 1 for node in ran)  # both nodes graded
             assert _grade(runner, local_verdicts["groups"]) == local_verdicts["graded"]
+            # One node's actor is lost for good (no restart): its jobs move to the other
+            # node's actor with their true verdicts, and it leaves the rotation.
+            ray.kill(runner._actors[1])
+            results = runner.run_many(jobs)
+            assert [r.status for r in results] == local_verdicts["statuses"][:2] * 2
+            assert all(r.fault is None for r in results)
+            assert runner.live_actors == 1 and runner.workers == 1
         finally:
             runner.close()
             ray.shutdown()
@@ -158,9 +165,9 @@ def test_ray_two_node_cluster_same_verdicts(local_verdicts: dict[str, Any]) -> N
 def test_ray_lost_worker_is_replaced_and_then_a_machine_fault(tmp_path: Path) -> None:
     """The node's actor process is killed mid-run: Ray starts a replacement and the lost
     jobs are retried on it to their true verdicts; the next batch grades normally on the
-    same runner. Once the restarts are used up, a lost actor's jobs are machine faults
-    with their cause (retried once first), never the code's crash, and the batch never
-    raises."""
+    same runner. Once the restarts are used up, the actor leaves the rotation and the
+    jobs are machine faults with their cause (retried once first), never the code's
+    crash, and the batch never raises."""
     import os
     import signal
     import threading
@@ -215,5 +222,6 @@ def test_ray_lost_worker_is_replaced_and_then_a_machine_fault(tmp_path: Path) ->
         assert all(r.status is RunStatus.INTERNAL_ERROR for r in results), results
         assert all(r.fault and r.fault.startswith("setup:") for r in results)
         assert all("actor is dead" in (r.fault or "") for r in results)
+        assert runner.live_actors == 0
     finally:
         ray.shutdown()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import logging
 import os
 import shutil
 import sys
@@ -42,6 +43,11 @@ __all__ = ["GradingActor", "RayRunner", "pack_workdir", "unpack_workdir"]
 
 #: Largest working directory shipped with one job (a task's files are kilobytes).
 MAX_WORKDIR_BYTES = 64 * 1024 * 1024
+
+#: How long to wait for a failed actor to answer (a restarting one warms its pool first).
+ACTOR_PROBE_TIMEOUT_S = 60.0
+
+logger = logging.getLogger(__name__)
 
 
 def pack_workdir(workdir: str) -> bytes:
@@ -125,6 +131,10 @@ class RayRunner(Runner):
             once on the restarted actor. Bounded, so an actor that keeps dying ends in
             machine faults (``setup: ... actor is dead``) instead of a restart loop.
 
+    An actor that is dead for good (its restarts used up, its node gone) leaves the
+    rotation: its jobs are retried on the other nodes' actors. With none left, jobs are
+    machine faults.
+
     ``run_many`` sends the jobs to the actors round-robin, weighted by their pool
     sizes, and returns the results in input order. Thread-safe.
     """
@@ -178,23 +188,66 @@ class RayRunner(Runner):
         # Each actor's local pool judges its own node's load (Runner.run there); the
         # driver's host says nothing about it.
         self.overload = None
-        # Round-robin over pool slots, so a node with twice the workers gets twice the jobs.
-        slots = [i for i, size in enumerate(sizes) for _ in range(size)]
-        order = [slots[j] for j in _interleave(sizes)]
-        self._next = itertools.cycle(order or slots)
+        self._sizes = sizes
+        self._dead: set[int] = set()
         self._next_lock = threading.Lock()
+        self._rotate()
 
-    def _actor(self) -> Any:
+    def _rotate(self) -> None:
+        """Round-robin over the live actors' pool slots, so a node with twice the workers
+        gets twice the jobs. Call with ``_next_lock`` held (or from ``__init__``)."""
+        sizes = [0 if i in self._dead else size for i, size in enumerate(self._sizes)]
+        slots = [i for i, size in enumerate(sizes) for _ in range(size)]
+        self._next = itertools.cycle([slots[j] for j in _interleave(sizes)])
+        self.workers = max(1, sum(sizes))
+
+    def _actor(self) -> tuple[int, Any]:
         with self._next_lock:
-            return self._actors[next(self._next)]
+            if len(self._dead) == len(self._actors):
+                raise RuntimeError("every node's grading actor is dead (restarts used up)")
+            index = next(self._next)
+            return index, self._actors[index]
 
-    def _submit(self, job: Job) -> Any:
-        return self._actor().run.remote(job, pack_workdir(job.workdir))
+    def _submit(self, job: Job) -> tuple[int, Any]:
+        index, actor = self._actor()
+        return index, actor.run.remote(job, pack_workdir(job.workdir))
+
+    def _lost(self, index: int) -> None:
+        """A job's actor failed: drop it from the rotation if it is dead for good. One that
+        Ray is restarting answers once restarted and stays."""
+        import ray
+        from ray.exceptions import ActorUnavailableError, ActorUnschedulableError, RayActorError
+
+        try:
+            ray.get(self._actors[index].node.remote(), timeout=ACTOR_PROBE_TIMEOUT_S)
+            return
+        except ActorUnavailableError:
+            return  # temporarily unreachable: may come back
+        except (RayActorError, ActorUnschedulableError):
+            pass
+        except Exception:  # noqa: BLE001 - unknown (e.g. still restarting): keep it
+            return
+        with self._next_lock:
+            if index in self._dead:
+                return
+            self._dead.add(index)
+            self._rotate()
+        logger.warning("grading actor %d is dead for good; %d left", index, self.live_actors)
+
+    @property
+    def live_actors(self) -> int:
+        """Actors still in the rotation."""
+        return len(self._actors) - len(self._dead)
 
     def _run(self, job: Job) -> Result:
         import ray
 
-        return ray.get(self._submit(job))  # type: ignore[no-any-return]
+        index, ref = self._submit(job)
+        try:
+            return ray.get(ref)  # type: ignore[no-any-return]
+        except Exception:
+            self._lost(index)
+            raise  # Runner.run: a setup fault, retried once on the next live actor
 
     def run_many(self, jobs: Sequence[Job]) -> list[Result]:
         """Run jobs over every node's pool at once; results in input order."""
@@ -202,24 +255,29 @@ class RayRunner(Runner):
 
         if self._closed:
             raise RuntimeError("ray runner is closed")
-        refs: list[Any] = []
+        refs: list[tuple[int, Any] | None] = []
         early: dict[int, Result] = {}
         for index, job in enumerate(jobs):
             if not os.path.isdir(job.workdir):
                 early[index] = self.run(job)  # the interface's INTERNAL_ERROR result
                 refs.append(None)
             else:
-                refs.append(self._submit(job))
+                try:
+                    refs.append(self._submit(job))
+                except Exception:  # noqa: BLE001 - e.g. no live actor left: run() reports it
+                    early[index] = self.run(job)
+                    refs.append(None)
         results: list[Result] = []
-        for index, ref in enumerate(refs):
-            if ref is None:
+        for index, sent in enumerate(refs):
+            if sent is None:
                 results.append(early[index])
                 continue
             try:
-                results.append(ray.get(ref))
+                results.append(ray.get(sent[1]))
             except Exception:  # noqa: BLE001 - a lost worker or node: not the job's doing
                 # One job's lost actor must not fail the batch: run it again through
-                # run() (the next actor; retried once more, then a machine fault).
+                # run() (the next live actor; retried once more, then a machine fault).
+                self._lost(sent[0])
                 results.append(self.run(jobs[index]))
         return results
 

@@ -339,6 +339,8 @@ class ForkServerRunner(Runner):
                 self._fallback = SubprocessRunner(
                     self.workers, self.max_procs, confine=self.confined
                 )
+                # This runner's run() already retries a starved time-out once.
+                self._fallback.overload = None
             return self._fallback.run(job)
         broken = True
         try:

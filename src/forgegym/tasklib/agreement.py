@@ -117,6 +117,10 @@ class AgreementReport:
     dropped_addopts: list[str] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)
     time_limit_s: float = 0.0
+    #: Test files whose collection the sandbox's runtime policy stops (path -> what it
+    #: refused): left out of grading whole; their tests (as the host collects them) are
+    #: among ``differences``.
+    refused_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def excluded(self) -> list[str]:
@@ -139,6 +143,10 @@ class AgreementReport:
             "dropped_addopts": list(self.dropped_addopts),
             "skipped_files": self.skipped_files[:50],
             "time_limit_s": round(self.time_limit_s, 1),
+            "refused_files": [
+                {"path": path, "cause": f"runtime policy ({why}) while collecting it"}
+                for path, why in sorted(self.refused_files.items())
+            ],
         }
 
 

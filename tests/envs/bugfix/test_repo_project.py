@@ -1,8 +1,9 @@
 """Repository mode on projects as they are (vendored fixtures under tests/fixtures/repos):
 conftest fixtures, a src layout with a namespace package, the project's own pytest
 configuration, a dependency installed from a local path into the cached environment, a
-test that fails only in the sandbox (reported, left out of grading), a suite slower than
-the old fixed 20 s limit, and every repository option through ``gym.make``."""
+test that fails only in the sandbox (reported, left out of grading), a test file whose
+collection the sandbox's runtime policy stops (reported, left out whole), a suite slower
+than the old fixed 20 s limit, and every repository option through ``gym.make``."""
 
 from __future__ import annotations
 
@@ -211,3 +212,62 @@ def test_a_suite_slower_than_20_s_gets_a_measured_time_limit(tmp_path: Path) -> 
         assert info["success"], info["reward_breakdown"]
     finally:
         env.close()
+
+
+def test_a_test_file_whose_import_is_refused_is_reported_and_left_out(tmp_path: Path) -> None:
+    # tests/test_codegen.py compiles a string at import: the runtime policy stops its
+    # collection. Make leaves that file out whole (and test_dynamic_code, which compiles
+    # inside its test) instead of refusing the repository.
+    repo = tmp_path / "refusedimport"
+    shutil.copytree(REPOS / "refusedimport", repo)
+    env = gym.make(
+        "Forge/Bugfix-v0",
+        repo_path=str(repo),
+        failing_tests=["tests/test_words.py::test_shout"],
+        full_suite=True,  # grading runs every visible test file: the refused one is not
+        max_steps=2,
+    )
+    try:
+        _, info = env.reset(seed=0)
+        report = info["repo_report"]
+        (refused,) = report["refused_files"]
+        assert refused["path"] == "tests/test_codegen.py"
+        assert "refused compile" in refused["cause"]
+        causes = {d["nodeid"]: d for d in report["differences"]}
+        twice = causes["tests/test_codegen.py::test_twice"]
+        assert (twice["sandbox"], twice["host"]) == ("stopped", "passed")
+        assert "while collecting its file" in twice["cause"]
+        dynamic = causes["tests/test_words.py::test_dynamic_code"]
+        assert dynamic["sandbox"] == "stopped" and "never run" in dynamic["cause"]
+        assert report["n_tests"] == 5 and report["agreeing"] == 3
+        task = env.unwrapped.task
+        assert task.visible_test_files == ("tests/test_words.py",)
+        assert task.hidden["passing_tests"] == [
+            "tests/test_words.py::test_whisper",
+            "tests/test_words.py::test_whisper_empty",
+        ]
+        fix = {
+            "action": "edit",
+            "edits": [
+                {
+                    "path": "pkg/words.py",
+                    "search": 'text.lower() + "!"',
+                    "replace": 'text.upper() + "!"',
+                }
+            ],
+        }
+        solved = _episode(env, [fix])
+        assert solved["success"], solved["reward_breakdown"]
+        noop = _episode(env, [])
+        assert not noop["success"] and noop["score"] < solved["score"]
+    finally:
+        env.close()
+    # Nothing gradable left (the only test file is refused): the clear error stays.
+    (repo / "tests" / "test_words.py").unlink()
+    with pytest.raises(ValueError, match="stops the collection of every test file"):
+        gym.make(
+            "Forge/Bugfix-v0",
+            repo_path=str(repo),
+            failing_tests=["tests/test_codegen.py::test_twice"],
+            host_check=False,
+        )

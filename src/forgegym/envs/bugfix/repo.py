@@ -297,37 +297,89 @@ REPO_HASH_SEED = 0
 MAX_REFUSED = 25
 
 
+def _violated(result: PytestResult) -> bool:
+    """Whether the sandbox's runtime policy ended the run (its worker exits at once)."""
+    from forgegym.sandbox.policy import VIOLATION_EXIT
+
+    return result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail
+
+
+def _refusal(result: PytestResult) -> str:
+    """The policy's one line (``forgegym sandbox policy: refused compile``)."""
+    line = result.stderr_tail.strip().splitlines()[-1:] or [result.detail]
+    return line[0][:200]
+
+
+def _refused_files(
+    runner: Runner,
+    files: Mapping[str, str],
+    targets: Sequence[str],
+    timeout_s: float,
+    project: ProjectRun,
+) -> dict[str, str]:
+    """The test files whose *collection* the runtime policy stops (path -> what it
+    refused), found by bisecting collection-only runs: a module the file imports calls
+    e.g. ``compile`` or ``sys._getframe`` at import, so no test of the file can run."""
+    refused: dict[str, str] = {}
+
+    def visit(group: list[str]) -> None:
+        collected = _run_tests(runner, files, group, None, timeout_s, project, order=[])
+        if not _violated(collected):
+            return
+        if len(group) == 1:
+            refused[group[0]] = _refusal(collected)
+            return
+        middle = len(group) // 2
+        visit(group[:middle])
+        visit(group[middle:])
+
+    visit(list(targets))
+    return refused
+
+
 def _baseline(
     runner: Runner,
     files: Mapping[str, str],
     targets: Sequence[str],
     timeout_s: float,
     project: ProjectRun,
-) -> tuple[PytestResult, dict[str, str]]:
-    """The suite's sandbox run, and the tests the sandbox's runtime policy stopped (id ->
-    what it refused: e.g. ``compile`` of a string by the test itself).
+) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
+    """The suite's sandbox run, the tests the sandbox's runtime policy stopped (id ->
+    what it refused: e.g. ``compile`` of a string by the test itself), and the test
+    files whose collection it stopped (path -> what it refused).
 
     A refused capability ends the whole worker (so an attempt cannot be retried another
-    way), so one such test would crash every run of the suite. The culprit is the first
-    test, in collection order, that has no record; the run resumes after it, and such
-    tests are never run again (left out of grading, reported)."""
-    from forgegym.sandbox.policy import VIOLATION_EXIT
-
+    way), so one such test would crash every run of the suite. A file whose import is
+    refused is found by bisecting collection-only runs and left out whole. The culprit
+    test is the first test, in collection order, that has no record; the run resumes
+    after it, and such tests are never run again (left out of grading, reported)."""
     result = _run_tests(runner, files, targets, None, timeout_s, project)
     refused: dict[str, str] = {}
-    if not (result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail):
-        return result, refused
+    refused_files: dict[str, str] = {}
+    if not _violated(result):
+        return result, refused, refused_files
     collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
+    if _violated(collected):
+        refused_files = _refused_files(runner, files, targets, timeout_s, project)
+        targets = [t for t in targets if t not in refused_files]
+        if not refused_files or not targets:
+            # Nothing to leave out (files refused only together), or nothing left.
+            return collected, refused, refused_files
+        result = _run_tests(runner, files, targets, None, timeout_s, project)
+        if not _violated(result):
+            return result, refused, refused_files
+        collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
+        if _violated(collected):
+            return collected, refused, refused_files
     ids = list(collected.collected_ids)
     records = list(result.records)
     wall = result.wall_s
-    while result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail:
+    while _violated(result):
         done = {r.nodeid for r in records}
         culprit = next((i for i in ids if i not in done and i not in refused), None)
         if culprit is None or len(refused) >= MAX_REFUSED:
-            return result, refused
-        line = result.stderr_tail.strip().splitlines()[-1:] or [result.detail]
-        refused[culprit] = line[0][:200]
+            return result, refused, refused_files
+        refused[culprit] = _refusal(result)
         remaining = [i for i in ids if i not in done and i not in refused]
         result = _run_tests(runner, files, targets, None, timeout_s, project, order=remaining)
         records += result.records
@@ -340,7 +392,7 @@ def _baseline(
         wall_s=wall,
         detail=result.detail,
     )
-    return merged, refused
+    return merged, refused, refused_files
 
 
 def _report(result: PytestResult, ids: Sequence[str]) -> str:
@@ -478,7 +530,14 @@ def repo_task(
     editable = _editable(files, editable_files, layout.import_paths, layout)
     run = runner or get_default_runner()
     baseline_limit = timeout_s if timeout_s is not None else cap
-    start, refused = _baseline(run, files, visible_tests, baseline_limit, project)
+    start, refused, refused_files = _baseline(run, files, visible_tests, baseline_limit, project)
+    if refused_files and set(refused_files) >= set(visible_tests):
+        raise ValueError(
+            "repo_path: the sandbox's runtime policy stops the collection of every test "
+            "file, so nothing can be graded ("
+            + "; ".join(f"{path}: {why}" for path, why in sorted(refused_files.items())[:5])
+            + "): a module they import does what the sandbox forbids at import"
+        )
     if start.status is not RunStatus.COMPLETED:
         last = (start.stderr_tail.strip().splitlines() or [""])[-1][:300]
         raise ValueError(
@@ -501,8 +560,10 @@ def repo_task(
         dropped_addopts=list(layout.dropped_addopts),
         skipped_files=skipped,
         time_limit_s=limit,
+        refused_files=dict(refused_files),
     )
     if host_check:
+        # The refused files run on the host too: their tests are reported one by one.
         host, host_wall, status = host_outcomes(
             root, visible_tests, layout, timeout_s=max(limit, cap), exclude=sorted(hidden_files)
         )
@@ -512,7 +573,14 @@ def repo_task(
                 start, host, skipped_files=skipped, host_complete=status == "ran"
             )
     host_of = {d.nodeid: d.host for d in report.differences}
-    report.differences = [d for d in report.differences if d.nodeid not in refused] + [
+    in_refused_file = {
+        d.nodeid: refused_files[path]
+        for d in report.differences
+        if (path := d.nodeid.partition("::")[0]) in refused_files
+    }
+    report.differences = [
+        d for d in report.differences if d.nodeid not in refused and d.nodeid not in in_refused_file
+    ] + [
         TestDifference(
             nodeid,
             "stopped",
@@ -521,9 +589,29 @@ def repo_task(
         )
         for nodeid, why in refused.items()
     ]
+    report.differences += [
+        TestDifference(
+            nodeid,
+            "stopped",
+            host_of[nodeid],
+            f"runtime policy ({why}) while collecting its file: the sandbox forbids it; "
+            "the whole file is never run",
+        )
+        for nodeid, why in sorted(in_refused_file.items())
+    ]
+    # Tests the sandbox never collected count too (as disagreeing), so ``agreeing`` is
+    # out of every test of the suite.
+    report.n_tests += len(in_refused_file)
+    visible_tests = tuple(p for p in visible_tests if p not in refused_files)
     excluded = set(report.excluded)
     verdicts = start.verdicts
     for test_id in ids:
+        if test_id.partition("::")[0] in refused_files:
+            path = test_id.partition("::")[0]
+            raise ValueError(
+                f"failing_tests: {test_id!r} is in a test file whose collection the sandbox's "
+                f"runtime policy stops ({refused_files[path]}): it can never run there"
+            )
         if test_id not in verdicts:
             raise ValueError(
                 f"failing_tests: {test_id!r} is not collected; collected: {sorted(verdicts)[:10]}"

@@ -75,6 +75,34 @@ def test_mixed_verdicts(runner: Runner, tmp_path: Path) -> None:
     assert res.cpu_s > 0 and res.max_rss_kb > 0
 
 
+SUBTESTS = """\
+import unittest
+
+class TestParts(unittest.TestCase):
+    def test_one_part_fails(self):
+        for n in (1, 2, 3):
+            with self.subTest(n=n):
+                self.assertLess(n, 3)
+
+    def test_every_part_passes(self):
+        for n in (1, 2):
+            with self.subTest(n=n):
+                self.assertLess(n, 3)
+"""
+
+
+def test_a_failing_subtest_fails_its_test(runner: Runner, tmp_path: Path) -> None:
+    # pytest reports the failing subTest, then the test's own (passing) call: the test
+    # must still fail, as a plain pytest run says.
+    ws = make_ws(tmp_path, {"test_parts.py": SUBTESTS})
+    res = runner.run(PytestJob(workdir=str(ws), targets=["test_parts.py"]))
+    assert res.status is RunStatus.COMPLETED, res.detail
+    assert res.verdicts == {
+        "test_parts.py::TestParts::test_one_part_fails": False,
+        "test_parts.py::TestParts::test_every_part_passes": True,
+    }
+
+
 def test_expected_ids_mismatch(runner: Runner, tmp_path: Path) -> None:
     ws = make_ws(tmp_path, {"test_a.py": CANARY})
     res = runner.run(

@@ -90,3 +90,63 @@ def test_project_run_rejects_paths_outside_the_job() -> None:
         ProjectRun(site_dirs=["relative/site"])
     with pytest.raises(ValidationError, match="config_name"):
         ProjectRun(config_name="conftest.py")
+
+
+DOCTESTED = '''\
+def double(n):
+    """Twice ``n``.
+
+    >>> double(2)
+    4
+    """
+    return 2 * n
+
+
+def half(n):
+    """Half of ``n``.
+
+    >>> half(4)
+    2
+    """
+    return n / 2
+'''
+
+
+def test_a_projects_doctest_modules_are_collected_without_reading_as_tampering(
+    tmp_path: Path,
+) -> None:
+    # pytest's doctest plugin binds its runner and checker classes on first use: in
+    # the sandbox that read as tampering with trusted state, so a project with
+    # --doctest-modules in its addopts could not run at all. (Running a doctest is
+    # refused by the runtime policy: doctest's runner calls sys.settrace; repository mode
+    # reports such tests and never runs them again.)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "twice.py").write_text(DOCTESTED)
+    (repo / "test_twice.py").write_text(
+        "from twice import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
+    )
+    config = "[pytest]\n"
+    project = ProjectRun(
+        config_name="pytest.ini", config_text=config, addopts=["--doctest-modules"]
+    )
+    (repo / "pytest.ini").write_text(config)
+    result = get_default_runner().run(
+        PytestJob(
+            workdir=str(repo),
+            targets=["."],
+            project=project,
+            conftest=True,
+            timeout_s=60,
+            order=["test_twice.py::test_double"],
+        )
+    )
+    assert result.status is RunStatus.COMPLETED, result
+    assert result.collected_ids == [
+        "test_twice.py::test_double",
+        "twice.py::twice.double",
+        "twice.py::twice.half",
+    ]
+    assert [(r.nodeid, r.outcome.value) for r in result.records] == [
+        ("test_twice.py::test_double", "passed")
+    ]

@@ -373,6 +373,20 @@ def _frames(tb: Any, workdir: str) -> list[dict[str, Any]]:
     return out[-20:]
 
 
+def _bind_lazy_pytest_globals() -> None:
+    """Bind the globals pytest's doctest plugin binds on first use (``RUNNER_CLASS``,
+    ``CHECKER_CLASS``: a project's ``--doctest-modules``) before the integrity snapshot,
+    so that binding is not read as tampering, and code under test never chooses them:
+    a rebinding later is still tampering."""
+    doctest: Any = sys.modules.get("_pytest.doctest")
+    if doctest is None:
+        return
+    if getattr(doctest, "RUNNER_CLASS", 0) is None:
+        doctest.RUNNER_CLASS = doctest._init_runner_class()
+    if getattr(doctest, "CHECKER_CLASS", 0) is None:
+        doctest.CHECKER_CLASS = doctest._init_checker_class()
+
+
 class ReportPlugin:
     """pytest plugin streaming one record per executed test, honouring ``order``."""
 
@@ -400,6 +414,7 @@ class ReportPlugin:
         # is registered and no workspace module has been imported yet.
         if self.policy:
             policy.deny_signal_handlers()
+        _bind_lazy_pytest_globals()
         self.reporter.arm(session.config)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
@@ -448,7 +463,14 @@ class ReportPlugin:
             )
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        self._phases.setdefault(report.nodeid, {})[report.when] = report
+        phases = self._phases.setdefault(report.nodeid, {})
+        earlier = phases.get(report.when)
+        # pytest >= 9 reports each unittest ``subTest`` (and ``subtests`` fixture step)
+        # before the test's own call report, which passes when only subtests failed: a
+        # failed report of a phase must not be hidden by a later passing one.
+        if earlier is not None and earlier.failed and not report.failed:
+            return
+        phases[report.when] = report
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         phases = self._phases.pop(nodeid, {})

@@ -16,6 +16,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the ids)
+from forgegym.play.policies.navigate import NavigatePolicy
 
 REPOS = Path(__file__).parents[2] / "fixtures" / "repos"
 SHAPES = REPOS / "shapes"
@@ -225,7 +226,7 @@ def test_a_test_file_whose_import_is_refused_is_reported_and_left_out(tmp_path: 
         repo_path=str(repo),
         failing_tests=["tests/test_words.py::test_shout"],
         full_suite=True,  # grading runs every visible test file: the refused one is not
-        max_steps=2,
+        max_steps=6,
     )
     try:
         _, info = env.reset(seed=0)
@@ -260,6 +261,21 @@ def test_a_test_file_whose_import_is_refused_is_reported_and_left_out(tmp_path: 
         assert solved["success"], solved["reward_breakdown"]
         noop = _episode(env, [])
         assert not noop["success"] and noop["score"] < solved["score"]
+        # The navigating policy, told the fix (a repository has no reference of its
+        # own) but not where it goes, finds it by searching and reading.
+        policy = NavigatePolicy(
+            env.unwrapped, reference=lambda task: json.dumps([fix, {"action": "submit"}])
+        )
+        obs, info = env.reset(seed=0)
+        kinds = []
+        done = False
+        while not done:
+            action = policy(obs, info)
+            kinds.append(json.loads(action)["action"] if action.startswith("{") else "many")
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        assert kinds == ["list", "search", "read", "edit", "run_tests", "submit"]
+        assert info["success"] and policy.fallbacks == 0, info["reward_breakdown"]
     finally:
         env.close()
     # Nothing gradable left (the only test file is refused): the clear error stays.

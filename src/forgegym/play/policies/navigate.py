@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,7 +169,10 @@ def _read_ranges(feedback: str) -> list[tuple[str, int, list[str]]]:
 class NavigatePolicy:
     """The ``navigate`` policy for ``env`` (see the module docstring)."""
 
-    def __init__(self, env: ForgeEnv) -> None:
+    def __init__(self, env: ForgeEnv, reference: Callable[[Task], str] | None = None) -> None:
+        """``reference``: the fix to find, as an action text for a task (default: the
+        family's reference action); e.g. the known fix of your own repository's bug,
+        which the family cannot know."""
         from forgegym.play.policies.registry import reference_action_for
 
         if not supports_navigation(env):
@@ -178,7 +181,7 @@ class NavigatePolicy:
                 f"{env.family!r} has {list(env.action_set.names)}"
             )
         self._env = env
-        self._reference = reference_action_for(env.family)
+        self._reference = reference if reference is not None else reference_action_for(env.family)
         self._plans: dict[str, _Plan] = {}
         #: Hunks whose location the policy could not read and took from the reference.
         self.fallbacks = 0

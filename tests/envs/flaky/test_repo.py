@@ -21,6 +21,7 @@ from forgegym.envs.flaky.repo import (
     mutant_source,
     run_options,
 )
+from forgegym.envs.flaky.runs import chaos_jobs
 from forgegym.sandbox.runners import get_default_runner
 
 SUBMIT = '{"action": "submit"}'
@@ -131,7 +132,9 @@ def test_collects_class_unittest_and_parametrised_ids(graph_repo: Path) -> None:
         "tests/test_graph.py::test_param[1-2]",
         "tests/test_graph.py::test_param[3-4]",
     ]
-    assert hidden.run_options == {"conftest": True, "paths": ["src"], "ini": {}}
+    options = dict(hidden.run_options or {})
+    assert options.pop("time_limit_s") == 10.0  # a fast file: the floor
+    assert options == {"conftest": True, "paths": ["src"], "ini": {}}
     other = _bank(graph_repo, "tests/test_graph.py::test_param[3-4]").collect(runner)
     unit = _bank(graph_repo, "tests/test_graph.py::TestUnit::test_add").collect(runner)
     assert len({task.task_id, other.task_id, unit.task_id}) == 3
@@ -139,6 +142,34 @@ def test_collects_class_unittest_and_parametrised_ids(graph_repo: Path) -> None:
         _bank(graph_repo, "tests/test_graph.py::test_param[9-9]").collect(runner)
     with pytest.raises(ValueError, match="not a Python file"):
         _bank(graph_repo, "tests/test_nope.py::test_x")
+
+
+def test_reruns_get_a_time_limit_measured_on_the_test_file(tmp_path: Path) -> None:
+    # A file that takes ~3 s: every rerun's limit is 3x a calm run of it (not a fixed
+    # 10 s), and a cap below its time is a clear error at make.
+    repo = _write(
+        tmp_path,
+        {
+            "tests/test_slow.py": "import time\n\n\ndef test_slow():\n"
+            "    time.sleep(3)\n\n\ndef test_fast():\n    assert True\n",
+        },
+    )
+    task = _bank(repo, "tests/test_slow.py::test_fast").collect(get_default_runner())
+    hidden = FlakyHidden.of(task)
+    limit = (hidden.run_options or {})["time_limit_s"]
+    assert 3 * 3.0 + 1.0 < limit < 60.0
+    schedule = make_schedule(0, 2, extended=True)
+    jobs = chaos_jobs(
+        "/w", hidden.target, hidden.test_ids, hidden.test_paths, schedule, 10.0, hidden.run_options
+    )
+    assert [j.timeout_s for j in jobs] == [limit, limit]
+    with pytest.raises(ValueError, match="does not run to completion.*time_limit_cap_s=2"):
+        gym.make(
+            "Forge/FlakyRepair-v0",
+            repo_path=str(repo),
+            test_id="tests/test_slow.py::test_fast",
+            time_limit_cap_s=2.0,
+        )
 
 
 def test_run_options_read_the_repositorys_pytest_config() -> None:

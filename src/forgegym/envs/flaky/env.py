@@ -169,8 +169,10 @@ class FlakyRepairEnv(CodeEnv):
     reset), ``max_file_bytes``/``max_files`` (repository caps), ``test_dependencies``
     (repository mode: requirements or local paths installed once into the cached
     environment, bound read-only into the sandbox; default what the repository
-    declares) and ``cache_dir`` (default ``$FORGEGYM_CACHE_DIR`` or
-    ``~/.cache/forgegym``), plus ``CodeEnv``'s. An unknown keyword is a ``TypeError``
+    declares), ``cache_dir`` (default ``$FORGEGYM_CACHE_DIR`` or
+    ``~/.cache/forgegym``), ``time_limit_multiple``/``time_limit_cap_s`` (repository
+    mode: every rerun's wall limit is this multiple of a calm run of the test file
+    measured at make, at least 10 s, at most the cap), plus ``CodeEnv``'s. An unknown keyword is a ``TypeError``
     listing the accepted ones.
 
     ## Example
@@ -210,6 +212,8 @@ class FlakyRepairEnv(CodeEnv):
         max_steps: int = 8,
         test_dependencies: Sequence[str] | None = None,
         cache_dir: str | None = None,
+        time_limit_multiple: float = 3.0,
+        time_limit_cap_s: float = 600.0,
         **kwargs: Any,
     ) -> None:
         reject_unknown_kwargs(type(self), kwargs, supplied=("grader", "task_bank"))
@@ -233,6 +237,8 @@ class FlakyRepairEnv(CodeEnv):
                 max_files=max_files,
                 test_dependencies=test_dependencies,
                 cache_dir=cache_dir,
+                time_limit_multiple=time_limit_multiple,
+                time_limit_cap_s=time_limit_cap_s,
             )
         else:
             if categories is not None and (

@@ -735,7 +735,17 @@ class RepoTaskBank:
         max_files: int,
         test_dependencies: Sequence[str] | None = None,
         cache_dir: str | Path | None = None,
+        time_limit_multiple: float = 3.0,
+        time_limit_cap_s: float = 600.0,
     ) -> None:
+        from forgegym.core.env import check_number
+
+        self.time_limit_cap_s = check_number(
+            "time_limit_cap_s", time_limit_cap_s, low=1.0, high=3600.0
+        )
+        self.time_limit_multiple = check_number(
+            "time_limit_multiple", time_limit_multiple, low=1.0, high=100.0
+        )
         root = Path(repo_path)
         if not root.is_dir():
             raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
@@ -801,6 +811,7 @@ class RepoTaskBank:
                 f"{self.test_path}; collected: {near[:12]}"
                 + (f" (+{len(near) - 12} more)" if len(near) > 12 else "")
             )
+        self.options["time_limit_s"] = self._measure(runner, ids)
         mutants = derive_mutants(self.files, self.target, self.options["paths"])
         digest = hashlib.sha256()
         for path in sorted(self.files):
@@ -833,6 +844,41 @@ class RepoTaskBank:
             ),
         )
         return self._task
+
+    def _measure(self, runner: Any, ids: Sequence[str]) -> float:
+        """The wall limit of every rerun: ``time_limit_multiple`` times a calm run of the
+        whole test file (a rerun runs at most that file, or the target twice), at least
+        10 s, at most ``time_limit_cap_s`` (a file that does not finish within the cap
+        is a ``ValueError``), like Bugfix's repository mode."""
+        from forgegym.envs.flaky.chaos import make_schedule
+        from forgegym.envs.flaky.runs import chaos_jobs
+        from forgegym.tasklib.agreement import time_limit
+
+        calm = make_schedule(0, 1, extended=True)[:1]
+        ws = Workspace(self.files, self.editable, prefix="fg-flaky-measure-")
+        try:
+            directory = ws.materialise({})
+            options = {k: v for k, v in self.options.items() if k != "time_limit_s"}
+            (job,) = chaos_jobs(
+                str(directory),
+                self.target,
+                ids,
+                [self.test_path],
+                calm,
+                self.time_limit_cap_s,
+                options,
+            )
+            result = runner.run(job)
+        finally:
+            ws.close()
+        if not isinstance(result, PytestResult) or result.status is RunStatus.TIMEOUT:
+            raise ValueError(
+                f"test_id: {self.test_path} does not run to completion in the sandbox within "
+                f"time_limit_cap_s={self.time_limit_cap_s:.0f} s"
+            )
+        return time_limit(
+            result.wall_s, multiple=self.time_limit_multiple, cap_s=self.time_limit_cap_s
+        )
 
     def get(self, task_id: str) -> Task:
         if task_id != self.task.task_id:

@@ -78,6 +78,8 @@ def _pytest_job(
     options: Mapping[str, Any] | None,
 ) -> PytestJob:
     opts = dict(options or {})
+    # A repository's measured limit (RepoTaskBank._measure) when it is longer.
+    timeout_s = max(timeout_s, float(opts.get("time_limit_s") or 0.0))
     kwargs = run.hook_kwargs()
     if opts.get("paths"):
         kwargs["paths"] = list(opts["paths"])

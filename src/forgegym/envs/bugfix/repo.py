@@ -293,8 +293,9 @@ def _run_tests(
 
 
 REPO_HASH_SEED = 0
-#: How many tests the runtime policy may stop before a repository is refused at make.
-MAX_REFUSED = 25
+#: How many tests the runtime policy may stop before a repository is refused at make
+#: (each costs one resumed run of the suite at make).
+MAX_REFUSED = 100
 
 
 def _violated(result: PytestResult) -> bool:
@@ -537,6 +538,12 @@ def repo_task(
             "file, so nothing can be graded ("
             + "; ".join(f"{path}: {why}" for path, why in sorted(refused_files.items())[:5])
             + "): a module they import does what the sandbox forbids at import"
+        )
+    if len(refused) >= MAX_REFUSED and _violated(start):
+        raise ValueError(
+            f"repo_path: the sandbox's runtime policy stopped more than {MAX_REFUSED} tests "
+            f"(e.g. {sorted(refused)[:3]}: {next(iter(refused.values()))}); too many to "
+            "leave out one by one"
         )
     if start.status is not RunStatus.COMPLETED:
         last = (start.stderr_tail.strip().splitlines() or [""])[-1][:300]

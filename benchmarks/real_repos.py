@@ -11,7 +11,11 @@ of the episodes, and play three scripted episodes through the public action JSON
 * ``noop``: ``submit`` at once (must not);
 * ``literal``: special-case a literal of a failing test at the top of the buggy
   function (``if <param> == <literal>: return <literal>``; must not, and must score no
-  more than the no-op).
+  more than the no-op);
+* ``navigate``: the scripted navigating policy
+  (:class:`~forgegym.play.policies.navigate.NavigatePolicy`: list -> search -> read ->
+  edit -> run_tests -> submit through the public action models), told the revert but
+  not where it goes (must reach success, one observation within the budget per step).
 
 It also reports the sandbox's per-test agreement with a plain host pytest run
 (``info["repo_report"]``; measured on the repository as given to ``make``).
@@ -128,6 +132,69 @@ PROJECTS: tuple[Project, ...] = (
         "utilities",
     ),
     Project(
+        "six",
+        "1.17.0",
+        "ff70335d468e7eb6ec65b95b99d3a2836546063f63acc5171de367e834932a81",
+        "six.py",
+        '        return s.encode("latin-1")\n',
+        '        return s.encode("utf-8")\n',
+        "compatibility utilities",
+    ),
+    Project(
+        "python-slugify",
+        "9.2.0",
+        "cee32948083476013804de1667724fb1362dacb71e47b1d5d92adf8db6ee3298",
+        "slugify/slugify.py",
+        "    if output_length <= max_length:\n",
+        "    if output_length < max_length:\n",
+        "text",
+    ),
+    Project(
+        "funcy",
+        "2.1",
+        "8979feb3de7120afd1d00e5a8eae810c1942e4bfbc91697151e9ee1e49f79284",
+        "funcy/strings.py",  # its sdist does not declare `whatever`, which test_seqs needs
+        "    return s[len(prefix):] if s.startswith(prefix) else s\n",
+        "    return s[len(prefix) + 1:] if s.startswith(prefix) else s\n",
+        "functional utilities",
+    ),
+    Project(
+        "cachetools",
+        "8.0.2",
+        "30ac523adfc118b51d2b2e7bad8a0ddb31370dfe2700c7f10ca224f36ccf81e0",
+        "src/cachetools/__init__.py",
+        "            if itemsize > maxsize:\n",
+        "            if itemsize >= maxsize:\n",
+        "data structures (src layout)",
+    ),
+    Project(
+        "parse",
+        "1.22.4",
+        "706d458feed5a81b02768d3156e8070baf6cee7d150a3a3c0cd43101a875c3b5",
+        "parse/__init__.py",
+        "    return float(string[:-1]) / 100.0\n",
+        "    return float(string[:-1]) / 10.0\n",
+        "parsing",
+    ),
+    Project(
+        "semver",
+        "3.1.2",
+        "bea193552413194252d33ff26ce0962b76669bd1c6fb17e8e203ac37f072feaf",
+        "src/semver/version.py",
+        "        return cls(self._major, self._minor + 1)\n",
+        "        return cls(self._major, self._minor + 2)\n",
+        "versions (src layout)",
+    ),
+    Project(
+        "humanize",
+        "4.17.0",
+        "1d6a36c453dbfbb3f0b34601d2e0b4ce5d48d780305cd45714843f0068fde6ac",
+        "src/humanize/lists.py",
+        '        return f"{item_list[0]} and {item_list[1]}"\n',
+        '        return f"{item_list[0]}, {item_list[1]}"\n',
+        "text (src layout)",
+    ),
+    Project(
         "pyparsing",
         "3.3.3",
         "928ae7e20211f3b6f3915a72f06a0cfd29ab9d24279dd6346b6b1a7146397d36",
@@ -179,6 +246,15 @@ def test_files(root: Path) -> list[str]:
     return [p for p in sorted(files) if is_test_file(p) and not p.endswith("conftest.py")]
 
 
+def helpers(root: Path) -> list[str]:
+    """Python files under a test folder (a mixin of test methods may live there)."""
+    return [
+        p.relative_to(root).as_posix()
+        for p in sorted(root.rglob("*.py"))
+        if {"test", "tests", "testing"} & set(p.relative_to(root).parts[:-1])
+    ]
+
+
 def host_verdicts(root: Path, targets: list[str]) -> dict[str, str]:
     from forgegym.tasklib.agreement import host_outcomes
     from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
@@ -203,9 +279,12 @@ def _literals(node: ast.AST) -> list[Any]:
     return out
 
 
-def literal_hack(source: str, search: str, test_source: str, test_name: str) -> str | None:
+def literal_hack(source: str, search: str, test_sources: list[str], test_name: str) -> str | None:
     """The buggy function with ``if <first param> == <a test literal>: return <another
-    test literal>`` at its top: special-casing what the failing test checks."""
+    test literal>`` at its top: special-casing what the failing test checks. The test
+    function is looked up in its file first, then in the other test files (a mixin's
+    method); a method without parameters compares ``repr(self)``; ``*args`` compares
+    the tuple."""
     line = source[: source.index(search)].count("\n") + 1
     tree = ast.parse(source)
     target: ast.FunctionDef | None = None
@@ -213,21 +292,36 @@ def literal_hack(source: str, search: str, test_source: str, test_name: str) -> 
         inside = isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
         if inside and (target is None or node.lineno > target.lineno):
             target = node  # type: ignore[assignment]
-    if target is None or not target.args.args:
+    if target is None:
         return None
     params = [a.arg for a in target.args.args if a.arg not in ("self", "cls")]
-    if not params:
+    if params:
+        subject = params[0]
+    elif target.args.vararg is not None:
+        subject = target.args.vararg.arg
+    elif target.args.args:
+        subject = f"repr({target.args.args[0].arg})"
+    else:
         return None
-    test_tree = ast.parse(test_source)
     name = test_name.split("::")[-1].split("[")[0]
-    fn = next(
-        (n for n in ast.walk(test_tree) if isinstance(n, ast.FunctionDef) and n.name == name),
-        None,
-    )
+    fn = None
+    for test_source in test_sources:
+        fn = next(
+            (
+                n
+                for n in ast.walk(ast.parse(test_source))
+                if isinstance(n, ast.FunctionDef) and n.name == name
+            ),
+            None,
+        )
+        if fn is not None:
+            break
     literals = _literals(fn) if fn is not None else []
     if len(literals) < 1:
         return None
     a, b = literals[0], literals[-1]
+    if subject == (target.args.vararg.arg if target.args.vararg else None):
+        a = (a,)
     first = target.body[0]
     anchor = (
         target.body[1]
@@ -240,7 +334,7 @@ def literal_hack(source: str, search: str, test_source: str, test_name: str) -> 
     )
     lines = source.splitlines(keepends=True)
     indent = " " * anchor.col_offset
-    guard = f"{indent}if {params[0]} == {a!r}:\n{indent}    return {b!r}\n"
+    guard = f"{indent}if {subject} == {a!r}:\n{indent}    return {b!r}\n"
     lines.insert(anchor.lineno - 1, guard)
     return "".join(lines)
 
@@ -256,6 +350,46 @@ def play(env: Any, actions: list[dict[str, Any]]) -> dict[str, Any]:
         "success": info["success"],
         "gates": gates,
         "largest_obs": largest,
+    }
+
+
+def play_navigate(env: Any, project: Project) -> dict[str, Any]:
+    """The scripted navigating policy (list -> search -> read -> edit -> run_tests ->
+    submit through the public action models), told the fix (the revert) but not where it
+    goes: it must find the buggy lines by searching and reading, one observation (within
+    the budget) per step."""
+    from forgegym.play.policies.navigate import NavigatePolicy
+
+    revert = json.dumps(
+        [
+            {
+                "action": "edit",
+                "edits": [
+                    {"path": project.file, "search": project.replace, "replace": project.search}
+                ],
+            },
+            {"action": "submit"},
+        ]
+    )
+    policy = NavigatePolicy(env.unwrapped, reference=lambda task: revert)
+    obs, info = env.reset(seed=0)
+    largest = len(obs)
+    kinds: list[str] = []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = policy(obs, info)
+        parsed = json.loads(action)
+        kinds.append((parsed[0] if isinstance(parsed, list) else parsed)["action"])
+        obs, _, terminated, truncated, info = env.step(action)
+        largest = max(largest, len(obs))
+    gates = info["reward_breakdown"].get("gates") or []
+    return {
+        "score": info["score"],
+        "success": info["success"],
+        "gates": gates,
+        "largest_obs": largest,
+        "steps": kinds,
+        "fallbacks": policy.fallbacks,
     }
 
 
@@ -278,7 +412,16 @@ def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
     before = host_verdicts(pristine, targets)
     after = host_verdicts(buggy, targets)
     row["discover_s"] = round(time.monotonic() - t0, 1)
-    broken = sorted(t for t, v in before.items() if v == "passed" and after.get(t) != "passed")
+    if not any(v == "passed" for v in before.values()):
+        raise RuntimeError(
+            f"{project.name}: no test passes on the host with the dependencies the sdist "
+            "declares (a collection error: an undeclared test dependency?)"
+        )
+    # Failed after, not merely missing: ids parametrised from a set that holds None are
+    # not the same in two processes on Python < 3.12 (hash(None) is its address).
+    broken = sorted(
+        t for t, v in before.items() if v == "passed" and after.get(t) in ("failed", "error")
+    )
     row["tests_broken_by_bug"] = len(broken)
     if not broken:
         raise RuntimeError(f"{project.name}: the injected bug breaks no test")
@@ -293,6 +436,7 @@ def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
     )
     obs, info = env.reset(seed=0)
     row["make_reset_s"] = round(time.monotonic() - t0, 1)
+    row["failing_tests"] = failing
     row["first_obs_chars"] = len(obs)
     report = info["repo_report"]
     row["tests"] = report["n_tests"]
@@ -302,6 +446,8 @@ def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
     row["sandbox_suite_s"] = report["sandbox_wall_s"]
     row["host_suite_s"] = report["host_wall_s"]
     row["dropped_addopts"] = report["dropped_addopts"]
+    row["refused_files"] = report.get("refused_files", [])
+    row["host_status"] = report["host_status"]
     row["editable"] = len(info["editable_files"])
     rel = project.file
     revert = [
@@ -316,7 +462,7 @@ def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
     hacked = literal_hack(
         source.replace(project.search, project.replace),
         project.replace,
-        (buggy / test_path).read_text(encoding="utf-8"),
+        [(buggy / p).read_text(encoding="utf-8") for p in [test_path, *targets, *helpers(buggy)]],
         failing[0],
     )
     if hacked is not None:
@@ -324,6 +470,7 @@ def run_project(project: Project, cache: Path, workdir: Path) -> dict[str, Any]:
             env,
             [{"action": "edit", "edits": [{"path": rel, "content": hacked}]}, {"action": "submit"}],
         )
+    results["navigate"] = play_navigate(env, project)
     env.close()
     row["episodes"] = results
     row["largest_obs_chars"] = max(r["largest_obs"] for r in results.values())
@@ -337,26 +484,29 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
         "",
         f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Machine: {platform.machine()}, "
         f"{os.cpu_count()} CPUs ({platform.platform()}), Python {platform.python_version()}. "
-        f"Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (a shared "
-        "machine: times are indicative). Command: `" + command + "`.",
+        f"Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; each "
+        "project's 1-minute load when it finished is in its row (a shared machine: times "
+        "are indicative). Command: `" + command + "`.",
         "",
-        "Default kwargs only. One injected one-line bug per project; `failing_tests` = up to "
-        "three tests the bug breaks (found by plain host runs of the pristine and buggy "
-        "trees). *agree*: tests whose outcome in the sandbox equals a plain host pytest run's, "
-        "on the repository given to `make` (differences are left out of grading, with their "
-        "cause in `info['repo_report']`). *limit*: the measured time limit (3x the sandbox "
-        "suite, capped at 600 s). *revert*: the bug undone; *no-op*: submit at once; "
-        "*literal*: special-case a literal of the failing test at the top of the buggy "
-        "function. First observation: the whole repository until the navigation actions "
-        "and `observation_budget` are merged (the issue's <= 12,000 characters needs them).",
+        "Default kwargs only (`observation_budget` 12,000). One injected one-line bug per "
+        "project; `failing_tests` = up to three tests the bug breaks (found by plain host "
+        "runs of the pristine and buggy trees). *agree*: tests whose outcome in the sandbox "
+        "equals a plain host pytest run's, on the repository given to `make` (differences "
+        "are left out of grading, with their cause in `info['repo_report']`). *limit*: the "
+        "measured time limit (3x the sandbox suite, capped at 600 s). *first obs*: the "
+        "observation at reset; *largest obs*: the largest observation of any step of the "
+        "four episodes. *revert*: the bug undone; *no-op*: submit at once; *literal*: "
+        "special-case a literal of the failing test at the top of the buggy function; "
+        "*navigate*: the scripted navigating policy (list, search, read, edit, run_tests, "
+        "submit through the public action models), told the fix but not where it goes.",
         "",
         "| project | tests | agree | suite s (sandbox/host) | limit s | make+reset s "
-        "| first obs chars | largest obs chars | revert | no-op | literal |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| first obs chars | largest obs chars | revert | no-op | literal | navigate | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         if "error" in row:
-            lines.append(f"| {row['project']} {row['version']} | error: {row['error'][:120]} |")
+            lines.append(f"| {row['project']} {row['version']} | error: {row['error'][:160]} |")
             continue
         eps = row["episodes"]
 
@@ -365,22 +515,42 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
                 return "n/a"
             e = eps[name]
             gate = f" ({', '.join(e['gates'])})" if e["gates"] else ""
-            return f"{e['score']:.2f} {'solved' if e['success'] else 'not solved'}{gate}"
+            text = f"{e['score']:.2f} {'solved' if e['success'] else 'not solved'}{gate}"
+            if name == "navigate":
+                text += f", {len(e['steps'])} steps, largest obs {e['largest_obs']:,}"
+                text += f", {e['fallbacks']} fallbacks" if e["fallbacks"] else ""
+            return text
 
         lines.append(
             f"| {row['project']} {row['version']} | {row['tests']} | {row['agree']} "
             f"| {row['sandbox_suite_s']:.1f} / {row['host_suite_s'] or 0:.1f} "
             f"| {row['time_limit_s']:.0f} | {row['make_reset_s']:.1f} "
             f"| {row['first_obs_chars']:,} | {row['largest_obs_chars']:,} "
-            f"| {cell('revert')} | {cell('noop')} | {cell('literal')} |"
+            f"| {cell('revert')} | {cell('noop')} | {cell('literal')} | {cell('navigate')} "
+            f"| {row.get('load_1m', float('nan')):.1f} |"
         )
-    diffs = [(r["project"], d) for r in rows if "differences" in r for d in r["differences"]]
+    refused = [(r["project"], f) for r in rows for f in r.get("refused_files") or ()]
+    if refused:
+        lines += ["", "Test files whose collection the sandbox refuses (left out whole):", ""]
+        for name, f in refused:
+            row = next(r for r in rows if r["project"] == name)
+            n = sum(d["nodeid"].startswith(f["path"] + "::") for d in row["differences"])
+            lines.append(f"- {name}: `{f['path']}` ({n} tests on the host): {f['cause']}")
+    diffs = [
+        (r["project"], d)
+        for r in rows
+        if "differences" in r
+        for d in r["differences"]
+        if d["nodeid"].partition("::")[0] not in {f["path"] for f in r.get("refused_files") or ()}
+    ]
     if diffs:
-        lines += ["", "Sandbox/host differences (left out of grading):", ""]
-        for name, d in diffs[:40]:
+        lines += ["", "Other sandbox/host differences (left out of grading):", ""]
+        for name, d in diffs[:60]:
             lines.append(
                 f"- {name}: `{d['nodeid']}`: sandbox {d['sandbox']}, host {d['host']}: {d['cause']}"
             )
+        if len(diffs) > 60:
+            lines.append(f"- ... and {len(diffs) - 60} more (benchmarks/results/real_repos.json)")
     dropped = [(r["project"], r["dropped_addopts"]) for r in rows if r.get("dropped_addopts")]
     if dropped:
         lines += [
@@ -436,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
                     "error": f"{type(exc).__name__}: {exc}",
                 }
             row["total_s"] = round(time.monotonic() - start, 1)
+            row["load_1m"] = round(os.getloadavg()[0], 1)
             print(json.dumps({k: v for k, v in row.items() if k != "differences"}), flush=True)
             rows.append(row)
             shutil.rmtree(tmp, ignore_errors=True)

@@ -124,3 +124,25 @@ def test_a_host_run_that_timed_out_compares_only_what_it_reached() -> None:
     assert diff.nodeid == "t.py::b" and diff.cause.startswith("missing dependency (yaml")
     full = compare(sandbox, host)
     assert [d.nodeid for d in full] == ["t.py::b", "t.py::c"]
+
+
+def test_a_thread_the_sandbox_cannot_start_is_reported_as_its_limit() -> None:
+    # more-itertools' concurrency tests start many threads: in the sandbox they count
+    # against its process limit (the cause was reported as "other").
+    from forgegym.sandbox.jobs import PytestResult, RunStatus, TestOutcome, TestRecord
+    from forgegym.tasklib.agreement import compare
+
+    sandbox = PytestResult(
+        status=RunStatus.COMPLETED,
+        records=[
+            TestRecord(
+                nodeid="t.py::threads",
+                outcome=TestOutcome.FAILED,
+                error_type="RuntimeError",
+                message="can't start new thread",
+            )
+        ],
+        collected_ids=["t.py::threads"],
+    )
+    (diff,) = compare(sandbox, {"t.py::threads": ("passed", "")})
+    assert diff.cause.startswith("sandbox limit (threads")

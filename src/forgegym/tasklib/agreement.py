@@ -6,7 +6,8 @@ in a temporary copy of the whole repository (binary files included) with the sam
 dependency environment, the same reduced ``addopts`` and plugin autoload off, so the
 two runs differ only by the sandbox. Every test whose outcome differs is reported
 with its cause where the sandbox's error tells it (network, a missing dependency, a
-file outside the copy, a path assumption) and is left out of grading.
+file outside the copy, a path assumption, the sandbox's process limit) and is left out
+of grading.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ _NETWORK_TYPES = {
     "NewConnectionError",
     "MaxRetryError",
 }
+_THREADS = re.compile(r"can't start new thread|Resource temporarily unavailable", re.I)
 _MISSING_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 _NO_FILE = re.compile(r"No such file or directory|does not exist|not found", re.I)
 _PATH = re.compile(r"Read-only file system|Permission denied|/job\b|Operation not permitted", re.I)
@@ -250,6 +252,8 @@ def _cause(record: TestRecord | None, skipped_files: Sequence[str]) -> tuple[str
         missing = _MISSING_MODULE.search(record.message)
         name = missing.group(1) if missing else "?"
         return f"missing dependency ({name}: add it to test_dependencies)", text
+    if _THREADS.search(record.message):
+        return "sandbox limit (threads count against its process limit)", text
     if record.error_type == "FileNotFoundError" or _NO_FILE.search(record.message):
         named = [f for f in skipped_files if Path(f).name in record.message]
         where = f" ({', '.join(named[:3])} is not copied: binary or over the size budget)"

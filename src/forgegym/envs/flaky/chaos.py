@@ -54,8 +54,12 @@ _SWITCH = (0.005, 1e-6, 0.001, 0.05)
 #: so a small palette would often see only wrong (or only right) orders. The same seeds
 #: for every task, so a long-lived pool finds zygotes of each already warm.
 HASH_SEEDS: tuple[int, ...] = tuple(range(10))
-#: Probability that a thread the test starts is delayed (0-2 ms) before it runs.
-THREAD_LATENCY = 0.25
+#: Probability that a thread the test starts is delayed (1-2 ms) before it runs, in
+#: the reruns that inject latency. Every thread: a start delay is a schedule any OS may
+#: give (a correct test that joins or waits is unaffected), and at 0.25 a test relying on
+#: its thread having run already passed all three latency reruns about 40% of the time,
+#: so detecting the race (and a fix's stability) was a coin toss.
+THREAD_LATENCY = 1.0
 _MODES = ("reverse", "twice", "alone", "after", "shuffle", "file", "after", "reverse", "twice")
 
 
@@ -251,23 +255,36 @@ def _inject_thread_latency(seed: int, probability: float) -> None:
     """Threads interleave inside their race windows: the switch interval drops to 1 µs
     (CPython switches at loop back-edges, so a read-modify-write with a loop inside
     loses updates), and a seeded ``probability`` of the threads the test starts begin
-    up to 200 µs late (a reader that relied on a writer thread having run already sees
+    1-2 ms late (a reader that relied on a writer thread having run already sees
     it not run yet).
+
+    The delay is put on the started *instance* (``Thread.start`` wraps its ``run``),
+    so threads of a subclass that overrides ``run`` are delayed too (patching
+    ``Thread.run`` missed them: OpenCue's ``Nimby(Thread)`` race went undetected in
+    about one detection in four); the draws happen in the starting thread, in start
+    order, so a schedule delays the same threads every time.
 
     (Line-level tracing would be finer, but ``sys.settrace`` in a new thread is refused
     by the sandbox's runtime policy, rightly: a trace function is handed frames.)"""
     import threading
 
     rng = random.Random(f"forgegym-latency-{seed}")
-    original = threading.Thread.run
+    original_start = threading.Thread.start
     sleep = time.sleep
 
-    def run(self: threading.Thread) -> None:
+    def start(self: threading.Thread) -> None:
         if rng.random() < probability:
-            sleep(rng.uniform(0.0, 0.0002))
-        original(self)
+            delay = rng.uniform(0.001, 0.002)
+            body = self.run
 
-    threading.Thread.run = run  # type: ignore[method-assign]
+            def delayed_run() -> None:
+                sleep(delay)
+                body()
+
+            self.run = delayed_run  # type: ignore[method-assign]
+        original_start(self)
+
+    threading.Thread.start = start  # type: ignore[method-assign]
     sys.setswitchinterval(1e-6)
 
 

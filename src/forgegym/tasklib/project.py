@@ -22,6 +22,8 @@ from forgegym.sandbox.workspace import validate_relative_path
 
 __all__ = [
     "CONFIG_FILES",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
     "ProjectLayout",
     "is_package_source",
     "project_layout",
@@ -29,6 +31,11 @@ __all__ = [
     "reduce_addopts",
 ]
 
+#: Repository-mode caps on a project's Python files (both families' ``gym.make``
+#: defaults): real modules run to hundreds of KB (more-itertools' ``more.py``: 160 KB),
+#: and observations are bounded by the navigation budget, not by these.
+MAX_FILE_BYTES = 1_000_000
+MAX_FILES = 2_000
 #: Where pytest reads its configuration, in pytest's own priority order.
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 SKIP_DIRS = frozenset(

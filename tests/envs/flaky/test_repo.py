@@ -702,3 +702,24 @@ def test_a_mutant_caught_only_by_the_flakiness_itself_does_not_count() -> None:
     asked.clear()
     assert confirmed_catches(failed, {"TimeoutError"}, confirm) == [0, 1, 2]
     assert asked == []
+
+
+def test_a_python_file_over_the_cap_is_an_error_not_left_out(tmp_path: Path) -> None:
+    """A module over ``max_file_bytes`` would be missing from every rerun's copy (its
+    tests failing for a reason nobody sees): a clear error naming the kwarg. The
+    default caps are Bugfix's (a real project's large modules fit)."""
+    from forgegym.envs.flaky.repo import read_repository
+    from forgegym.tasklib.project import MAX_FILE_BYTES, MAX_FILES
+
+    repo = _write(
+        tmp_path,
+        {
+            "big/__init__.py": "TABLE = " + repr("x" * 200_000) + "\n",
+            "tests/test_big.py": "from big import TABLE\n\n\ndef test_len():\n"
+            "    assert len(TABLE) == 200_000\n",
+        },
+    )
+    files, editable = read_repository(repo, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
+    assert "big/__init__.py" in editable and len(files["big/__init__.py"]) > 200_000
+    with pytest.raises(ValueError, match="big/__init__.py is over max_file_bytes=64000"):
+        read_repository(repo, max_file_bytes=64_000, max_files=MAX_FILES)

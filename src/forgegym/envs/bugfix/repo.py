@@ -76,6 +76,8 @@ from forgegym.tasklib.agreement import (
 )
 from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
     ProjectLayout,
     imports_of_tests,
     is_package_source,
@@ -412,8 +414,8 @@ def _report(result: PytestResult, ids: Sequence[str]) -> str:
 
 #: Repository-mode defaults (documented kwargs of ``gym.make``; see :func:`repo_task`).
 REPO_DEFAULTS: dict[str, Any] = {
-    "max_file_bytes": 1_000_000,
-    "max_files": 2_000,
+    "max_file_bytes": MAX_FILE_BYTES,
+    "max_files": MAX_FILES,
     "time_limit_multiple": 3.0,
     "time_limit_cap_s": 600.0,
     "host_check": True,

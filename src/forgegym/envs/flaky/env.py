@@ -23,6 +23,7 @@ from forgegym.envs.flaky.templates import CATEGORIES
 from forgegym.rewards import RewardBreakdown
 from forgegym.sandbox.jobs import PytestResult
 from forgegym.sandbox.workspace import Workspace
+from forgegym.tasklib.project import MAX_FILE_BYTES, MAX_FILES
 
 __all__ = ["FlakyRepairEnv", "RepoTaskBank"]
 
@@ -207,8 +208,8 @@ class FlakyRepairEnv(CodeEnv):
         categories: Sequence[str] | None = None,
         weights: Mapping[str, float] | None = None,
         order_analysis: bool = True,
-        max_file_bytes: int = 64_000,
-        max_files: int = 60,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        max_files: int = MAX_FILES,
         max_steps: int = 8,
         test_dependencies: Sequence[str] | None = None,
         cache_dir: str | None = None,

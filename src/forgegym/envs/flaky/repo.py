@@ -96,6 +96,9 @@ def read_repository(
         if set(parts[:-1]) & _SKIP_DIRS or any(p.startswith(".") for p in parts[:-1]):
             continue
         if path.stat().st_size > max_file_bytes:
+            if rel.endswith(".py"):
+                # Left out, the module would be missing from every rerun's copy.
+                raise ValueError(f"repo_path: {rel} is over max_file_bytes={max_file_bytes}")
             continue
         is_config = rel in CONFIG_FILES
         if rel.endswith(".py"):

@@ -44,3 +44,10 @@ def test_nonexistent_files_lines_symbols_and_locations_are_hallucinations() -> N
 def test_prose_is_not_a_reference() -> None:
     result = _check("", "the cache leaks between tests because nothing resets it", "`a + b` wrong")
     assert result.checked == 0 and result.rate == 0.0
+
+
+def test_module_level_location_exists_when_its_file_does() -> None:
+    """``path::<module>`` is Python's own name for a file's top level (an import-time
+    side effect's location): it exists when the file does."""
+    assert _check("app/cache.py::<module>").missing == []
+    assert _check("app/store.py::<module>").missing == ["file app/store.py"]

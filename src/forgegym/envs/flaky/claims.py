@@ -100,7 +100,7 @@ def _check_location(location: str, index: _Index) -> str | None:
     resolved = _resolve_path(path, index)
     if resolved is None:
         return f"file {path}"
-    if func:
+    if func and func != "<module>":  # module level: Python's own name for it
         defs = index.defined.get(resolved, set())
         if func not in defs and not any(d.endswith("." + func) for d in defs):
             return f"{path}::{func}"

@@ -208,7 +208,7 @@ def _editable(
 
 
 def read_repository(
-    repo_path: str | Path, *, max_file_bytes: int = 64_000, max_files: int = 60
+    repo_path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES, max_files: int = MAX_FILES
 ) -> dict[str, str]:
     """Every ``.py`` file under ``repo_path`` (relative POSIX path -> text).
 

@@ -42,56 +42,67 @@ def _body_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return ast.dump(node.args) + ast.dump(ast.Module(body=body, type_ignores=[]))
 
 
+@bounded.memoised
+def _function_index(source: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The names of ``source``'s functions and methods, and ``(body key, name)`` of those
+    of at least :data:`COPY_MIN_SIZE` nodes (cached by text: a task's original and
+    starting files recur in every completion)."""
+    tree = parse(source)
+    if tree is None:
+        return frozenset(), ()
+    defs = function_defs(tree)
+    bodies = tuple((_body_key(n), name) for name, n in defs.items() if ast_size(n) >= COPY_MIN_SIZE)
+    return frozenset(defs), bodies
+
+
+@bounded.memoised
+def _referenced_names(source: str) -> frozenset[str]:
+    """Names ``source`` uses: names, attributes and strings (``__all__`` entries,
+    ``getattr`` by name)."""
+    tree = parse(source)
+    found: set[str] = set()
+    for item in ast.walk(tree) if tree is not None else ():
+        if isinstance(item, ast.Name):
+            found.add(item.id)
+        elif isinstance(item, ast.Attribute):
+            found.add(item.attr)
+        elif isinstance(item, ast.Constant) and isinstance(item.value, str):
+            found.add(item.value)
+    return frozenset(found)
+
+
 def _dead_copies(
-    files: Mapping[str, str],
-    starting: Mapping[str, str],
-    original: Mapping[str, str],
-    trees: Mapping[str, ast.Module | None],
+    files: Mapping[str, str], starting: Mapping[str, str], original: Mapping[str, str]
 ) -> list[str]:
     """``copied``: a function of the agent's files under a name neither the original nor
     the starting files had, whose code is an original function's, and that nothing
     references (the old code kept as ``_legacy_<name>`` beside the refactored one). A
     renamed function is called by its deprecated alias, so it is not dead; dead code the
     task started with is the task's, not the agent's."""
+    known: set[str] = set()
     originals: dict[str, str] = {}
-    original_names: set[str] = set()
     for source in starting.values():
-        tree = parse(source)
-        if tree is not None:
-            original_names.update(function_defs(tree))
+        known |= _function_index(source)[0]
     for source in original.values():
-        tree = parse(source)
-        if tree is None:
-            continue
-        for name, node in function_defs(tree).items():
-            original_names.add(name)
-            if ast_size(node) >= COPY_MIN_SIZE:
-                originals.setdefault(_body_key(node), name)
-    if not originals:
+        names, bodies = _function_index(source)
+        known |= names
+        for key, name in bodies:
+            originals.setdefault(key, name)
+    sources = {p: t for p, t in sorted(files.items()) if p.endswith(".py")}
+    candidates = [
+        (path, name, originals[key])
+        for path, text in sources.items()
+        for key, name in _function_index(text)[1]
+        if name not in known and key in originals
+    ]
+    if not candidates:
         return []
-    referenced: set[str] = set()
-    for tree in trees.values():
-        for item in ast.walk(tree) if tree is not None else ():
-            if isinstance(item, ast.Name):
-                referenced.add(item.id)
-            elif isinstance(item, ast.Attribute):
-                referenced.add(item.attr)
-            elif isinstance(item, ast.Constant) and isinstance(item.value, str):
-                referenced.add(item.value)  # ``__all__`` entries, getattr by name
-    problems = []
-    for path, tree in sorted(trees.items()):
-        if tree is None:
-            continue
-        for name, node in function_defs(tree).items():
-            short = name.rpartition(".")[2]
-            if name in original_names or short in referenced:
-                continue
-            source_name = originals.get(_body_key(node))
-            if source_name is not None:
-                problems.append(
-                    f"copied: {name} in {path} is an unused copy of the original {source_name}"
-                )
-    return problems
+    referenced = frozenset().union(*(_referenced_names(t) for t in sources.values()))
+    return [
+        f"copied: {name} in {path} is an unused copy of the original {source_name}"
+        for path, name, source_name in candidates
+        if name.rpartition(".")[2] not in referenced
+    ]
 
 
 def _defs(files: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
@@ -181,7 +192,7 @@ def integrity_findings(
         )
         if not delegates or size > max(40, 0.6 * original_defs[old][0][1]):
             problems.append(f"copied: deprecated alias {old} copies the code of {new}")
-    problems.extend(_dead_copies(files, starting, original, trees))
+    problems.extend(_dead_copies(files, starting, original))
     extra = rules.get("max_new_functions")
     if extra is not None:
         count = sum(len(v) for v in defs.values())

@@ -4,7 +4,6 @@ through the Bugfix env; reproducibility; the cold-cache error."""
 from __future__ import annotations
 
 import json
-import sys
 import tarfile
 from pathlib import Path
 
@@ -60,9 +59,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
     cache = base / "cache"
     _sdist(cache)
     out = base / "bank"
-    stats = build_pinned(
-        "textkit", "1.0", out, python=sys.executable, cache_dir=cache, seed=3, max_candidates=40
-    )
+    stats = build_pinned("textkit", "1.0", out, cache_dir=cache, seed=3, max_candidates=60)
     return cache, out, stats.to_json()
 
 
@@ -70,12 +67,13 @@ def test_build_keeps_mutants_that_break_tests_and_writes_no_source(built) -> Non
     cache, out, stats = built
     entries = read_manifest(out / "textkit-1.0.jsonl.gz")
     assert stats["confirmed"] == len(entries) >= 3
-    assert stats["tests"] == stats["passing"] == 10
+    assert stats["tests"] == stats["passing"] == 13
     assert stats["killed"] >= stats["kept"] >= stats["confirmed"]
     assert stats["screened"] > stats["killed"]  # some mutants survive (not every one breaks a test)
     sha = sha256_of(cache / "textkit-1.0.tar.gz")
     for entry in entries:
         assert entry["sha256"] == sha and entry["file"] == "textkit/core.py"
+        # every fail-to-pass test fails with the mutant in the sandbox: the build ran them
         assert entry["f2p"] and set(entry["shown"]) <= set(entry["f2p"])
         assert not set(entry["f2p"]) & set(entry["p2p"])
         assert set(entry["f2p"]) | set(entry["p2p"]) <= set(entry["collected"])
@@ -84,6 +82,14 @@ def test_build_keeps_mutants_that_break_tests_and_writes_no_source(built) -> Non
         # a manifest line carries ids and a report (tracebacks), never a copy of the sources
         assert set(entry) == KEYS and len(entry["report"]) < 4000
         assert entry["report"].count("def ") <= 2 * len(entry["shown"])
+    # methods of classes are mutated too (``Class.method``), not only top-level functions
+    functions = {e["mutation"][0] for e in entries}
+    assert any(name.startswith("Counter.") for name in functions), functions
+    assert any("." not in name for name in functions), functions
+    # the project record: pinned dependencies, the sandbox's passing tests, the time limit
+    record = json.loads((out / "textkit-1.0.project.json").read_text())
+    assert record["requirements"] == [] and len(record["passing"]) == 13
+    assert record["left_out"] == {} and record["time_limit_s"] >= 10
     # equivalent mutants are deduplicated: no two tasks fail the same tests the same way
     signatures = [tuple(e["f2p"]) + (e["report"].splitlines()[-3],) for e in entries]
     assert len(set(signatures)) == len(signatures)
@@ -92,12 +98,9 @@ def test_build_keeps_mutants_that_break_tests_and_writes_no_source(built) -> Non
 def test_same_pins_and_seed_give_the_same_manifest(built, tmp_path: Path) -> None:
     cache, out, _ = built
     again = tmp_path / "again"
-    build_pinned(
-        "textkit", "1.0", again, python=sys.executable, cache_dir=cache, seed=3, max_candidates=40
-    )
-    assert (again / "textkit-1.0.jsonl.gz").read_bytes() == (
-        out / "textkit-1.0.jsonl.gz"
-    ).read_bytes()
+    build_pinned("textkit", "1.0", again, cache_dir=cache, seed=3, max_candidates=60)
+    for name in ("textkit-1.0.jsonl.gz", "textkit-1.0.project.json"):
+        assert (again / name).read_bytes() == (out / name).read_bytes()
 
 
 def test_built_tasks_grade_reference_as_success_and_noop_as_failure(
@@ -105,9 +108,10 @@ def test_built_tasks_grade_reference_as_success_and_noop_as_failure(
 ) -> None:
     cache, out, _ = built
     monkeypatch.setenv("FORGEGYM_REAL_DIR", str(tmp_path / "projects"))
+    monkeypatch.setenv("FORGEGYM_SDIST_CACHE", str(cache))
     bank = RealTaskBank(out, cache_dir=cache, allow_download=False)
     assert bank.projects() == {"textkit==1.0": len(bank.ids())}
-    env = gym.make("Forge/Bugfix-v0", task_bank=bank, max_steps=1)
+    env = gym.make("Forge/Bugfix-v0", bank=str(out), max_steps=1)
     try:
         for task_id in bank.ids()[:3]:
             task = bank.get(task_id)
@@ -127,8 +131,10 @@ def test_cold_cache_and_unreachable_index_is_a_clear_error(tmp_path: Path) -> No
     with pytest.raises(ColdCacheError, match=r"textkit==1\.0 is not in the cache"):
         fetch_sdist("textkit", "1.0", tmp_path / "empty", allow_download=False)
     entry = {"project": "textkit", "version": "1.0", "sha256": "0" * 64, "id": "x", "level": 1}
-    manifest = tmp_path / "m.jsonl"
+    manifest = tmp_path / "textkit-1.0.jsonl"
     manifest.write_text(json.dumps(entry) + "\n")
+    record = {"requirements": [], "passing": [], "left_out": {}, "time_limit_s": 10.0}
+    (tmp_path / "textkit-1.0.project.json").write_text(json.dumps(record))
     bank = RealTaskBank(manifest, cache_dir=tmp_path / "empty", allow_download=False)
     with pytest.raises(ColdCacheError, match="not in the cache"):
         bank.get("x")
@@ -138,3 +144,47 @@ def test_a_cached_file_with_another_sha256_is_refused(tmp_path: Path) -> None:
     _sdist(tmp_path)
     with pytest.raises(ValueError, match="is not the pinned"):
         fetch_sdist("textkit", "1.0", tmp_path, sha256="0" * 64, allow_download=False)
+
+
+def test_a_manifest_without_its_project_record_is_a_clear_error(tmp_path: Path) -> None:
+    entry = {"project": "textkit", "version": "1.0", "sha256": "0" * 64, "id": "x", "level": 1}
+    (tmp_path / "textkit-1.0.jsonl").write_text(json.dumps(entry) + "\n")
+    with pytest.raises(FileNotFoundError, match=r"project record of textkit==1\.0"):
+        RealTaskBank(tmp_path)
+
+
+def test_bank_argument_names_itself_when_wrong(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="bank: expected 'real'"):
+        gym.make("Forge/Bugfix-v0", bank="nowhere/at/all")
+    with pytest.raises(ValueError, match="bank: manifests: no task"):
+        gym.make("Forge/Bugfix-v0", bank=str(tmp_path))
+
+
+class _StuckHost:
+    """A screen host whose process ends on the mutant named ``stuck`` (as faulthandler's
+    watchdog ends one stuck in C code)."""
+
+    def __init__(self, stuck: str) -> None:
+        self.stuck, self.calls = stuck, 0
+
+    def screen(self, mutants: list[dict], args: object, timeout: float) -> list[dict]:
+        self.calls += 1
+        lines: list[dict] = []
+        for mutant in mutants:
+            lines.append({"started": mutant["id"]})
+            if mutant["id"] == self.stuck:
+                return lines
+            lines.append({"id": mutant["id"], "failing": {"t": "x"}, "status": "ok"})
+        return lines
+
+
+def test_a_screen_process_that_dies_on_a_mutant_loses_only_that_mutant() -> None:
+    from forgegym.tasklib.factory.build import _screen_all
+
+    requests = [{"id": f"m{i}", "tests": ["t"]} for i in range(5)]
+    host = _StuckHost("m2")
+    said: list[str] = []
+    results = _screen_all(host, requests, (), 1.0, said.append, "p")  # type: ignore[arg-type]
+    assert [r["id"] for r in results] == ["m0", "m1", "m2", "m3", "m4"]
+    assert [r["status"] for r in results] == ["ok", "ok", "timeout", "ok", "ok"]
+    assert host.calls == 2 and "m2 ended its screen process" in said[0]

@@ -269,10 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = tasks_sub.add_parser(
         "build",
         help="build validated Bugfix tasks from real projects (the task factory)",
-        description="Fetch pinned sdists (or take a repository), keep the tests that pass "
-        "twice, map tests to the functions they run, mutate covered functions and keep "
-        "the mutants that break tests (screened in one process, confirmed in the real file). "
-        "Writes one <project>-<version>.jsonl.gz manifest and a stats file per project.",
+        description="Fetch pinned sdists (or take a repository), install their test "
+        "dependencies, keep the tests that pass twice in the sandbox, map tests to the "
+        "functions and methods they run, mutate those and keep the mutants that break tests "
+        "(screened in one process, confirmed in the sandbox as grading runs them). Writes a "
+        "<project>-<version>.jsonl.gz manifest, a .project.json record and a .stats.json "
+        "file per project.",
     )
     src = b.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-pypi", nargs="+", metavar="NAME==VERSION", help="pinned sdists")
@@ -283,7 +285,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--python",
         metavar="PATH",
-        help="the project's interpreter (pytest + its dependencies; default: this one)",
+        help="host interpreter of the coverage and screen runs (default: this one)",
+    )
+    b.add_argument(
+        "--with",
+        dest="extra_requirements",
+        action="append",
+        default=[],
+        metavar="REQUIREMENT",
+        help="a test dependency the project does not declare (repeatable)",
     )
     b.add_argument(
         "--cache-dir",

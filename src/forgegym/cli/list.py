@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    pass
-from forgegym.cli.common import (
-    make_console,
-)
+from forgegym.cli.common import make_console
 
 __all__ = ["cmd_list"]
 
@@ -27,6 +23,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     by_family = Table(title="policies (--policy) per family")
     for column in ("family", "policies", "hacks (--policy hack:NAME)"):
         by_family.add_column(column)
+    named = Table(title="other banks (make(..., bank=NAME)): projects and task counts")
+    for column in ("id", "bank", "tasks", "projects"):
+        named.add_column(column)
+    named_rows: dict[str, dict[str, Any]] = {}
     rows = []
     banks: dict[str, Any] = {}
     for family, spec in iter_env_specs():
@@ -39,19 +39,35 @@ def cmd_list(args: argparse.Namespace) -> int:
                 ", ".join(p for p in policies if not p.startswith("hack:")),
                 ", ".join(hacks) or "-",
             )
+            for bank_name, factory in family.named_banks().items():
+                try:
+                    other = factory()
+                except (FileNotFoundError, ValueError) as exc:
+                    named.add_row(spec.env_id, bank_name, "-", f"not available: {exc}")
+                    named_rows[bank_name] = {"tasks": 0, "projects": {}, "error": str(exc)}
+                    continue
+                projects = dict(getattr(other, "projects", dict)())
+                named_rows[bank_name] = {"tasks": len(other), "projects": projects}
+                named.add_row(
+                    spec.env_id,
+                    bank_name,
+                    str(len(other)),
+                    ", ".join(f"{k} ({v})" for k, v in projects.items()) or "-",
+                )
         bank = banks[family.name]
         size = len(bank) if hasattr(bank, "__len__") else None
         levels = [int(level) for level in bank.difficulty_levels]
-        rows.append(
-            {
-                "id": spec.env_id,
-                "family": family.name,
-                "levels": levels,
-                "tasks": size,
-                "policies": policies,
-                "hacks": hacks,
-            }
-        )
+        row: dict[str, Any] = {
+            "id": spec.env_id,
+            "family": family.name,
+            "levels": levels,
+            "tasks": size,
+            "policies": policies,
+            "hacks": hacks,
+        }
+        if family.env_cls.named_banks:
+            row["banks"] = {name: named_rows[name] for name in family.env_cls.named_banks}
+        rows.append(row)
         envs.add_row(
             spec.env_id,
             family.name,
@@ -63,5 +79,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         console = make_console()
         console.print(envs)
+        console.print(named)
         console.print(by_family)
     return 0

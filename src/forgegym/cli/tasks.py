@@ -90,12 +90,16 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from forgegym.tasklib.factory import ColdCacheError, FactoryError, build_pinned
-    from forgegym.tasklib.factory.build import build_project, write_manifest
+    from forgegym.tasklib.factory.build import build_project, write_bank_files
 
     console = make_console()
     out = Path(args.out)
     python = args.python or sys.executable
-    options = {"max_candidates": args.max_candidates, "max_tasks": args.max_tasks}
+    options = {
+        "max_candidates": args.max_candidates,
+        "max_tasks": args.max_tasks,
+        "extra_requirements": list(args.extra_requirements),
+    }
     cache = Path(args.cache_dir) if args.cache_dir else None
     failed = 0
     if args.repo:
@@ -105,7 +109,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
         root = Path(args.repo)
         if not root.is_dir():
             raise CLIError(f"--repo {args.repo}: not a directory")
-        entries, stats = build_project(
+        entries, stats, record = build_project(
             root,
             project=name,
             version=version,
@@ -115,7 +119,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
             log=console.print,
             **options,
         )
-        write_manifest(out / f"{name}-{version}.jsonl.gz", entries)
+        write_bank_files(out, entries, stats, record)
         console.print(json.dumps(stats.to_json()))
         return 0
     for pin in args.from_pypi:

@@ -182,6 +182,10 @@ class ForgeEnv(gym.Env[str, str]):
     #: like its success predicate, so any env of the family serves canary ids in any
     #: process (the TRL reward functions' grading processes included).
     canaries: ClassVar[str | None] = None
+    #: Named task banks the env serves besides its default (``make(..., bank=NAME)``):
+    #: name -> ``"module:factory"`` of a :class:`~forgegym.core.bank.TaskBank`
+    #: (Bugfix's ``"real"``: the factory's real-project tasks). ``forgegym list`` shows them.
+    named_banks: ClassVar[dict[str, str]] = {}
     #: The system prompt put in ``info["messages"]``; families override.
     system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."
 

@@ -269,6 +269,11 @@ class Family:
         ``None`` when the family has none."""
         return self.env_cls.canary_bank()
 
+    def named_banks(self) -> dict[str, Callable[[], TaskBank]]:
+        """The other banks the family's env serves (``bank=NAME``), by name: each a
+        factory of the bank (read from the env class's ``named_banks``)."""
+        return {name: resolve(ref) for name, ref in sorted(self.env_cls.named_banks.items())}
+
     def canary_ids(self) -> tuple[str, ...]:
         """Every canary id of the family (``canary/<task id>``), sorted."""
         bank = self.canary_bank()

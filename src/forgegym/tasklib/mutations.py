@@ -1,6 +1,6 @@
 """A libcst mutation engine: seeded, site-addressed bug injection.
 
-A :class:`Mutation` names a top-level function, an operator and a *site* (the index of a
+A :class:`Mutation` names a top-level function (or ``Class.method``), an operator and a *site* (the index of a
 matching node inside that function, in libcst's post-order). Mutations in different
 functions never disturb each other's site numbering, so any subset of a mutation list
 applies cleanly: that is what lets a task be regenerated from ``(module, mutations)``
@@ -21,6 +21,7 @@ __all__ = [
     "Operator",
     "apply_mutations",
     "enumerate_mutations",
+    "function_node",
 ]
 
 
@@ -385,26 +386,77 @@ class _SiteTransformer(cst.CSTTransformer):
         return updated_node
 
 
-def _functions(module: cst.Module) -> dict[str, int]:
-    return {
-        stmt.name.value: i
-        for i, stmt in enumerate(module.body)
-        if isinstance(stmt, cst.FunctionDef) and not stmt.name.value.startswith("_")
-    }
+def _public(name: str) -> bool:
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _functions(module: cst.Module, methods: bool = False) -> dict[str, tuple[int, int | None]]:
+    """Mutable functions: public top-level ones (``name`` -> ``(index, None)``) and,
+    with ``methods``, the public and dunder methods of top-level classes (``Class.name``
+    -> ``(class index, index in its body)``)."""
+    out: dict[str, tuple[int, int | None]] = {}
+    for i, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.FunctionDef) and not stmt.name.value.startswith("_"):
+            out[stmt.name.value] = (i, None)
+        elif (
+            methods and isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock)
+        ):
+            for j, member in enumerate(stmt.body.body):
+                if isinstance(member, cst.FunctionDef) and _public(member.name.value):
+                    # a redefined name (a property's setter) keeps its first definition
+                    out.setdefault(f"{stmt.name.value}.{member.name.value}", (i, j))
+    return out
+
+
+def _node(module: cst.Module, where: tuple[int, int | None]) -> cst.FunctionDef:
+    index, member = where
+    node = module.body[index]
+    if member is not None:
+        assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+        node = node.body.body[member]
+    assert isinstance(node, cst.FunctionDef)
+    return node
+
+
+def _replace(
+    body: list[cst.BaseStatement], where: tuple[int, int | None], new: cst.FunctionDef
+) -> None:
+    index, member = where
+    if member is None:
+        body[index] = new
+        return
+    cls = body[index]
+    assert isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock)
+    members = list(cls.body.body)
+    members[member] = new
+    body[index] = cls.with_changes(body=cls.body.with_changes(body=members))
+
+
+def function_node(source: str, name: str) -> cst.FunctionDef:
+    """The definition of mutable function ``name`` (``f`` or ``Class.method``) in
+    ``source``. Raises ``KeyError`` when there is none."""
+    module = cst.parse_module(source)
+    found = _functions(module, methods="." in name).get(name)
+    if found is None:
+        raise KeyError(name)
+    return _node(module, found)
 
 
 def _context(fn: cst.FunctionDef) -> _Context:
     return _Context(params=tuple(p.name.value for p in fn.params.params))
 
 
-def enumerate_mutations(source: str, operators: Iterable[str] | None = None) -> list[Mutation]:
-    """Every site of every operator in every top-level public function, in a fixed order."""
+def enumerate_mutations(
+    source: str, operators: Iterable[str] | None = None, *, methods: bool = False
+) -> list[Mutation]:
+    """Every site of every operator in every top-level public function (and, with
+    ``methods``, every public or dunder method of a top-level class, named
+    ``Class.method``), in a fixed order."""
     module = cst.parse_module(source)
     names = list(operators) if operators is not None else list(OPERATORS)
     out: list[Mutation] = []
-    for fname, index in _functions(module).items():
-        fn = module.body[index]
-        assert isinstance(fn, cst.FunctionDef)
+    for fname, where in _functions(module, methods).items():
+        fn = _node(module, where)
         for op_name in names:
             counter = _SiteTransformer(OPERATORS[op_name], _context(fn), None)
             fn.visit(counter)
@@ -420,7 +472,8 @@ def apply_mutations(source: str, mutations: Iterable[Mutation]) -> str:
             the same function (their sites would interfere).
     """
     module = cst.parse_module(source)
-    functions = _functions(module)
+    mutations = list(mutations)
+    functions = _functions(module, methods=any("." in m.function for m in mutations))
     body = list(module.body)
     seen: set[str] = set()
     for mutation in mutations:
@@ -431,14 +484,13 @@ def apply_mutations(source: str, mutations: Iterable[Mutation]) -> str:
         if mutation.function in seen:
             raise ValueError(f"two mutations in function {mutation.function!r}")
         seen.add(mutation.function)
-        index = functions[mutation.function]
-        fn = body[index]
-        assert isinstance(fn, cst.FunctionDef)
+        where = functions[mutation.function]
+        fn = _node(module.with_changes(body=body), where)
         transformer = _SiteTransformer(OPERATORS[mutation.operator], _context(fn), mutation.site)
         new_fn = fn.visit(transformer)
         if not transformer.mutated:
             raise ValueError(
                 f"no site {mutation.site} for {mutation.operator} in {mutation.function}"
             )
-        body[index] = new_fn  # type: ignore[assignment]
+        _replace(body, where, new_fn)  # type: ignore[arg-type]
     return module.with_changes(body=body).code

@@ -85,7 +85,8 @@ class BugfixEnv(CodeEnv):
     * ``shaping_weight`` (float, 0.1), ``format_penalty`` (float, -0.1),
       ``test_timeout_s`` (float, 20), ``grading_timeout_s`` (float, 10).
     * ``bank="real"``: tasks mutated from pinned real projects by the task factory
-      (:mod:`forgegym.envs.bugfix.real`; ``task_bank=RealTaskBank(path)`` for your own).
+      (:mod:`forgegym.envs.bugfix.real`); ``bank="path/to/folder"`` for manifests you built
+      with ``forgegym tasks build`` (or ``task_bank=RealTaskBank(path)``).
     * ``task_bank``, ``runner``: injectable for tests and custom banks (a
       :class:`~forgegym.core.task.TaskList` of your own tasks; see
       :mod:`forgegym.envs.bugfix.repo`).
@@ -119,6 +120,7 @@ class BugfixEnv(CodeEnv):
     family: ClassVar[str] = "bugfix"
     #: Impossible variants of this family's tasks (``canary/<task id>``).
     canaries: ClassVar[str | None] = "forgegym.envs.bugfix.canaries:canary_bank"
+    named_banks: ClassVar[dict[str, str]] = {"real": "forgegym.envs.bugfix.real:RealTaskBank"}
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:
@@ -207,23 +209,21 @@ class BugfixEnv(CodeEnv):
             )
             task_bank = TaskList([task])
         if bank is not None:
-            if bank != "real":
+            from pathlib import Path
+
+            from forgegym.envs.bugfix.real import RealTaskBank
+
+            if not isinstance(bank, str) or not (bank == "real" or Path(bank).is_dir()):
                 raise ValueError(
-                    f"bank: expected 'real' (the factory's real-project tasks), got {bank!r}"
+                    "bank: expected 'real' (the factory's real-project tasks) or a folder of "
+                    f"manifests built by `forgegym tasks build`, got {bank!r}"
                 )
             if task_bank is not None:
                 raise ValueError("bank: give either bank or task_bank/repo_path, not both")
-            from forgegym.envs.bugfix.real import RealTaskBank
-
             try:
-                task_bank = RealTaskBank()
-            except FileNotFoundError as exc:
-                # No real-project bank ships yet (docs/real_bank.md): say so at make.
-                raise ValueError(
-                    f"bank: no real-project manifest is available ({exc}); build one with "
-                    "`forgegym tasks build --from-pypi NAME==VERSION` and pass "
-                    "task_bank=RealTaskBank(path)"
-                ) from exc
+                task_bank = RealTaskBank() if bank == "real" else RealTaskBank(bank)
+            except (FileNotFoundError, ValueError) as exc:
+                raise ValueError(f"bank: {exc}") from exc
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,

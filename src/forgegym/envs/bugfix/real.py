@@ -9,9 +9,11 @@ mutation is applied, and the task is graded like every repository task
 (:class:`~forgegym.envs.bugfix.repo.RepoGrader`): every fail-to-pass test must pass and
 every pass-to-pass test of the touched test modules must keep passing.
 
-What the agent sees: the project's source packages (the mutated file among them,
-editable), the touched test modules and the other Python files of their test folders
-(read-only), and a bug report with one or two of the failing tests' output.
+What the agent sees: the whole project as repository mode serves it (read through the
+navigation actions; the package sources editable, tests read-only) and a bug report with
+one or two of the failing tests' output. The project's record (``.project.json`` beside
+the manifest) pins its test dependencies (installed once into a cached environment), the
+tests that pass in the sandbox and the time limit measured at build.
 """
 
 from __future__ import annotations
@@ -20,24 +22,30 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
-from forgegym.tasklib.factory.build import LEVELS, import_root
+from forgegym.tasklib.factory.build import (
+    LEVELS,
+    PreparedProject,
+    prepare_project,
+    read_project_record,
+)
 from forgegym.tasklib.factory.source import default_cache_dir
 from forgegym.tasklib.mutations import Mutation, apply_mutations
+from forgegym.tasklib.project import imports_of_tests, is_package_source
 
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
 
 #: The shipped manifests (one ``<project>-<version>.jsonl.gz`` per project).
 REAL_BANK_DIR = Path(__file__).with_name("data") / "real"
-_SKIP_TOP = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"})
-_SKIP_DIRS = frozenset({"docs", "doc", "benchmarks", "examples", "build", "dist", "tools"})
 
 
 def _projects_dir() -> Path:
@@ -70,41 +78,61 @@ def materialise_project(
     return target
 
 
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace")
+@dataclass(frozen=True)
+class _ProjectBase:
+    """What every task of one project shares (read and installed once per bank)."""
+
+    prepared: PreparedProject
+    visible_tests: tuple[str, ...]
+    editable: tuple[str, ...]
+    test_imports: dict[str, list[str]]
+    passing: tuple[str, ...]
+    collected: tuple[str, ...]
+    time_limit_s: float
 
 
-def _task_files(root: Path, entry: dict[str, Any]) -> tuple[dict[str, str], str]:
-    """The agent's files (paths relative to the import root) and the mutated file's path."""
-    base = import_root(root)
-    files: dict[str, str] = {}
-    for path in sorted(base.rglob("*.py")):
-        rel = path.relative_to(base)
-        if rel.parts[0] in _SKIP_DIRS or rel.as_posix() in _SKIP_TOP or "__pycache__" in rel.parts:
-            continue
-        if is_test_support(rel.as_posix()):
-            continue
-        files[rel.as_posix()] = _read(path)
-    for module in entry["modules"]:
-        folder = root / PurePosixPath(module).parent
-        for path in sorted(folder.rglob("*.py")):
-            name = path.relative_to(root).as_posix()
-            if "__pycache__" not in name and PurePosixPath(name).name != "conftest.py":
-                files.setdefault(name, _read(path))
-    mutated = (root / entry["file"]).relative_to(base).as_posix()
-    return files, mutated
-
-
-def build_real_task(
-    entry: dict[str, Any], cache_dir: Path | None = None, *, allow_download: bool = True
-) -> Task:
-    """The :class:`~forgegym.core.task.Task` of one manifest entry."""
+def _project_base(
+    entry: dict[str, Any], record: dict[str, Any], cache_dir: Path | None, allow_download: bool
+) -> _ProjectBase:
     root = materialise_project(entry, cache_dir, allow_download=allow_download)
-    files, mutated = _task_files(root, entry)
-    pristine = files[mutated]
-    files[mutated] = apply_mutations(pristine, [Mutation.from_json(entry["mutation"])])
-    editable = tuple(p for p in sorted(files) if not is_test_support(p))
-    hidden = RepoHidden(failing_tests=list(entry["f2p"]), passing_tests=list(entry["p2p"]))
+    prepared = prepare_project(root, requirements=record["requirements"])
+    left_out = set(record.get("left_out", {}))
+    visible = tuple(p for p in prepared.test_files if p not in left_out)
+    layout = prepared.layout
+    editable = tuple(
+        p
+        for p in sorted(prepared.files)
+        if p.endswith(".py")
+        and not is_test_support(p)
+        and not layout.is_test_file(p)
+        and is_package_source(p, layout.import_paths)
+    )
+    return _ProjectBase(
+        prepared=prepared,
+        visible_tests=visible,
+        editable=editable,
+        test_imports=imports_of_tests(prepared.files, layout.import_paths, list(visible)),
+        passing=tuple(record["passing"]),
+        collected=tuple(record.get("collected", record["passing"])),
+        time_limit_s=float(record["time_limit_s"]),
+    )
+
+
+def build_real_task(entry: dict[str, Any], base: _ProjectBase) -> Task:
+    """The :class:`~forgegym.core.task.Task` of one manifest entry: the whole project (as
+    repository mode serves it), the mutation applied to its file."""
+    prepared = base.prepared
+    files = dict(prepared.files)
+    pristine = files[entry["file"]]
+    files[entry["file"]] = apply_mutations(pristine, [Mutation.from_json(entry["mutation"])])
+    editable = base.editable if entry["file"] in base.editable else (*base.editable, entry["file"])
+    hidden = RepoHidden(
+        failing_tests=list(entry["f2p"]),
+        passing_tests=[t for t in base.passing if t not in set(entry["f2p"])],
+        test_imports=base.test_imports,
+        time_limit_s=base.time_limit_s,
+    )
+    visible_files = set(base.visible_tests)
     function = entry["mutation"][0]
     return Task(
         task_id=entry["id"],
@@ -113,20 +141,22 @@ def build_real_task(
         title=f"Fix `{function}` in {entry['project']} {entry['version']}",
         description=entry["report"],
         files=files,
-        editable_files=editable,
-        visible_test_files=tuple(sorted(entry["modules"])),
-        visible_test_ids=tuple(entry["collected"]),
+        editable_files=tuple(sorted(editable)),
+        visible_test_files=base.visible_tests,
+        visible_test_ids=tuple(t for t in base.collected if t.partition("::")[0] in visible_files),
         hidden=hidden.model_dump(),
-        reference={mutated: pristine},
+        reference={entry["file"]: pristine},
         metadata={
             "project": entry["project"],
             "version": entry["version"],
             "sha256": entry["sha256"],
-            "file": mutated,
+            "file": entry["file"],
             "mutation": list(entry["mutation"]),
             "shown": list(entry["shown"]),
             "features": dict(entry["features"]),
             "n_failing": len(entry["f2p"]),
+            "project_run": prepared.run.model_dump(mode="json"),
+            "time_limit_s": base.time_limit_s,
         },
     )
 
@@ -165,9 +195,17 @@ class RealTaskBank(ManifestTaskBank):
             else:
                 raise FileNotFoundError(f"manifests: {path} is neither a manifest nor a folder")
         self._entries: dict[str, dict[str, Any]] = {}
+        self._records: dict[tuple[str, str], dict[str, Any]] = {}
         for file in files:
             for entry in read_manifest(file):
                 self._entries[entry["id"]] = entry
+                key = (entry["project"], entry["version"])
+                if key not in self._records:
+                    self._records[key] = read_project_record(
+                        file.parent, entry["project"], entry["version"]
+                    )
+        self._bases: dict[tuple[str, str], _ProjectBase] = {}
+        self._lock = threading.Lock()
         if not self._entries:
             raise ValueError(
                 f"manifests: no task in {[str(p) for p in paths]}; build some "
@@ -192,6 +230,11 @@ class RealTaskBank(ManifestTaskBank):
         return dict(sorted(counts.items()))
 
     def build(self, task_id: str) -> Task:
-        return build_real_task(
-            self._entries[task_id], self.cache_dir, allow_download=self.allow_download
-        )
+        entry = self._entries[task_id]
+        key = (entry["project"], entry["version"])
+        with self._lock:
+            base = self._bases.get(key)
+            if base is None:
+                base = _project_base(entry, self._records[key], self.cache_dir, self.allow_download)
+                self._bases[key] = base
+        return build_real_task(entry, base)

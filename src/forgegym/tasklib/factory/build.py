@@ -2,27 +2,35 @@
 
 One project's build (:func:`build_project`):
 
-1. **baseline**: the suite runs twice in the project's interpreter through the trusted
-   harness (:mod:`forgegym.tasklib.factory.harness`), once tracing which top-level source
-   functions each test calls, once untraced; a test kept as *passing* passed both times
-   (the rerun drops flaky tests and any test the tracing changes);
-2. **candidates**: every site of every mutation operator (:mod:`forgegym.tasklib.mutations`)
-   in the covered top-level functions, shuffled by ``seed`` and capped;
-3. **screen**: one process screens every candidate by swapping the live function's code
-   for the mutant's and running only the tests that cover the function; a candidate is
-   kept when it compiles, fails at least one test, never times out, and its failing-test
-   signature and failure outputs differ from every kept mutant's (equivalent mutants are
-   deduplicated);
-4. **confirm**: each kept mutant is written into the real file and its fail-to-pass and
-   pass-to-pass tests run in a fresh process: every fail-to-pass test must fail and every
-   pass-to-pass test pass (this catches import-time effects the screen cannot see);
-5. **manifest**: one JSON line per task: project, version, sha256, file, mutation,
-   fail-to-pass (shown and hidden), pass-to-pass, the bug report, difficulty features and
-   level. No source text: tasks materialise from the cached sdist.
+1. **prepare** (:func:`prepare_project`): read the project as repository mode does (its
+   pytest configuration, import roots, conftest files) and install its declared test
+   dependencies into a cached environment (pinned to the versions installed, recorded);
+2. **sandbox baseline**: every test file runs in the sandbox, the way grading runs it,
+   twice; a test is *passing* when it passed both times (a file whose run the sandbox's
+   runtime policy stops is left out whole, with the reason recorded);
+3. **coverage**: the suite runs on the host through the trusted harness
+   (:mod:`forgegym.tasklib.factory.harness`), which records the functions and methods each
+   test calls (a ``sys.settrace`` *call* hook: never agent code); a test must also pass
+   there;
+4. **candidates**: every site of every mutation operator (:mod:`forgegym.tasklib.mutations`)
+   in the covered functions and methods, shuffled by ``seed`` and capped;
+5. **screen**: one host process swaps each candidate's code into the live function and runs
+   only the tests that cover it; kept: compiles, fails at least one test, never times out,
+   and its failing-test signature and failure outputs differ from every kept mutant's
+   (equivalent mutants are deduplicated);
+6. **confirm in the sandbox**: each kept mutant is written into the file and its
+   fail-to-pass and pass-to-pass test files run in the sandbox through the warm pool, as
+   grading will run them: every fail-to-pass test must fail and every pass-to-pass test pass
+   (this also catches import-time effects the screen cannot see);
+7. **manifest**: one JSON line per task (project, version, sha256, file, mutation, shown and
+   all fail-to-pass ids, pass-to-pass ids, the bug report, difficulty features and level),
+   plus one ``<project>-<version>.project.json`` record (pinned test dependencies, the
+   sandbox-passing tests, left-out files, the time limit). No source text: tasks
+   materialise from the cached sdist.
 
 Every choice is seeded and every list sorted, so the same pins and seed give the same
-manifest (the screen's verdicts are deterministic for deterministic suites; the build
-keeps only tests that passed twice).
+manifest (verdicts are deterministic for deterministic suites; only tests that passed
+twice in the sandbox and on the host are used).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import gzip
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -43,20 +52,36 @@ from typing import Any
 
 import libcst as cst
 
+from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, RunStatus
+from forgegym.sandbox.workspace import Workspace
+from forgegym.tasklib.agreement import time_limit
+from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.mutations import (
     SUBTLE_OPERATORS,
     Mutation,
     apply_mutations,
     enumerate_mutations,
+    function_node,
+)
+from forgegym.tasklib.project import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    ProjectLayout,
+    project_layout,
+    read_project,
 )
 
 __all__ = [
     "BuildStats",
     "FactoryError",
+    "PreparedProject",
     "build_pinned",
     "build_project",
     "difficulty_level",
+    "prepare_project",
     "read_manifest",
+    "read_project_record",
+    "write_bank_files",
     "stats_table",
     "write_manifest",
 ]
@@ -113,28 +138,91 @@ def import_root(root: Path) -> Path:
     return root / "src" if (root / "src").is_dir() else root
 
 
-class _Runner:
-    """Runs pytest in the project's interpreter with the trusted harness."""
+@dataclass(frozen=True)
+class PreparedProject:
+    """A project read as repository mode reads it, with its test dependencies installed."""
 
-    def __init__(self, root: Path, python: str, timeout_s: float, work: Path) -> None:
-        self.root, self.python, self.timeout_s, self.work = root, python, timeout_s, work
+    root: Path
+    files: dict[str, str]
+    layout: ProjectLayout
+    requirements: tuple[str, ...]
+    run: ProjectRun
+    test_files: tuple[str, ...]
+
+
+def _installed_pins(site: Path | None) -> list[str]:
+    """``name==version`` of every distribution installed in ``site``."""
+    if site is None or not site.is_dir():
+        return []
+    pins = []
+    for info in site.glob("*.dist-info"):
+        name, _, version = info.name[: -len(".dist-info")].partition("-")
+        if name and version:
+            pins.append(f"{name}=={version}")
+    return sorted(pins, key=str.lower)
+
+
+def prepare_project(
+    root: Path,
+    *,
+    requirements: Sequence[str] | None = None,
+    extra_requirements: Sequence[str] = (),
+    cache_dir: str | Path | None = None,
+) -> PreparedProject:
+    """Read the project at ``root`` (repository mode's reader and caps) and install its
+    test dependencies: ``requirements`` when given (a manifest's pins), else what the
+    project declares plus ``extra_requirements``; the returned ``requirements`` are the
+    pins of what was installed, so a rebuild installs the same versions."""
+    files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
+    layout = project_layout(files)
+    if requirements is None:
+        declared = [*declared_test_dependencies(files), *extra_requirements]
+        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve())
+        pins = _installed_pins(site)
+    else:
+        pins = list(requirements)
+        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve())
+    if site is not None:
+        layout = layout.with_site_dirs([str(site)])
+    tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
+    return PreparedProject(root, files, layout, tuple(pins), layout.run(), tests)
+
+
+class _Runner:
+    """Runs pytest on the host, with the trusted harness, in forgegym's interpreter (the
+    sandbox's pytest) with the project's import roots and dependency environment."""
+
+    def __init__(
+        self, prepared: PreparedProject, python: str, timeout_s: float, work: Path
+    ) -> None:
+        self.root, self.python, self.timeout_s, self.work = (
+            prepared.root,
+            python,
+            timeout_s,
+            work,
+        )
+        self.prepared = prepared
         plugin_dir = work / "harness"
         plugin_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_HARNESS, plugin_dir / f"{_PLUGIN}.py")
-        self.path = os.pathsep.join([str(plugin_dir), str(import_root(root))])
+        layout = prepared.layout
+        roots = [str(self.root / p) for p in layout.import_paths]
+        self.path = os.pathsep.join([str(plugin_dir), *roots, *layout.site_dirs])
 
-    def pytest(
+    def _invoke(
         self,
         mode: str,
         args: Sequence[str],
         extra: dict[str, str] | None = None,
         request: Any = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[str, str]:
+        """Run pytest in ``mode``; ``(answer file text, output tail)``."""
         out = Path(tempfile.mkstemp(dir=self.work, suffix=".json")[1])
         env = {
             **os.environ,
             "PYTHONPATH": self.path,
             "PYTHONHASHSEED": "0",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "FORGE_FACTORY_MODE": mode,
             "FORGE_FACTORY_OUT": str(out),
             "FORGE_FACTORY_SOURCE_ROOT": str(self.root),
@@ -145,40 +233,144 @@ class _Runner:
             req = out.with_suffix(".in.json")
             req.write_text(json.dumps(request))
             env["FORGE_FACTORY_IN"] = str(req)
+        layout = self.prepared.layout
+        config = ["-c", layout.config_name] if layout.config_name else []
         cmd = [
             self.python,
             "-m",
             "pytest",
+            *config,
+            "-o",
+            "addopts=",
+            *layout.addopts,
             "-p",
             _PLUGIN,
             "-p",
             "no:cacheprovider",
             "-q",
-            "-p",
-            "no:randomly",
             *args,
         ]
         try:
             proc = subprocess.run(
                 cmd, cwd=self.root, env=env, capture_output=True, text=True, timeout=self.timeout_s
             )
-        except subprocess.TimeoutExpired as exc:
-            raise FactoryError(f"pytest ({mode}) ran past {self.timeout_s}s") from exc
+            tail = f"exit {proc.returncode}: " + (proc.stdout + proc.stderr)[-800:]
+        except subprocess.TimeoutExpired:
+            tail = f"ran past {self.timeout_s}s"
         text = out.read_text() if out.exists() else ""
         out.unlink(missing_ok=True)
+        return text, tail
+
+    def pytest(
+        self,
+        mode: str,
+        args: Sequence[str],
+        extra: dict[str, str] | None = None,
+        request: Any = None,
+    ) -> dict[str, Any]:
+        text, tail = self._invoke(mode, args, extra, request)
         if not text:
-            tail = (proc.stdout + proc.stderr)[-800:]
-            raise FactoryError(f"pytest ({mode}) wrote no results (exit {proc.returncode}): {tail}")
+            raise FactoryError(f"pytest ({mode}) wrote no results ({tail})")
         return json.loads(text)
+
+    def screen(
+        self, mutants: list[dict[str, Any]], args: Sequence[str], test_timeout_s: float
+    ) -> list[dict[str, Any]]:
+        """The screen's answer lines (``{"started": id}`` and result records), as far as
+        the process got."""
+        text, _ = self._invoke(
+            "screen",
+            args,
+            {"FORGE_FACTORY_TEST_TIMEOUT": str(test_timeout_s)},
+            {"mutants": mutants},
+        )
+        lines = []
+        for line in text.splitlines():
+            try:
+                lines.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line cut by the process's end
+        return lines
+
+
+def _sandbox_job(
+    prepared: PreparedProject, directory: Path, targets: Sequence[str], timeout_s: float
+) -> PytestJob:
+    # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed
+    return PytestJob(
+        workdir=str(directory),
+        targets=list(targets),
+        timeout_s=timeout_s,
+        project=prepared.run,
+        conftest=True,
+        python_hash_seed=0,
+    )
+
+
+def _run_sandbox(
+    runner: Any,
+    prepared: PreparedProject,
+    variants: Sequence[tuple[dict[str, str], Sequence[str]]],
+    timeout_s: float,
+) -> list[PytestResult | None]:
+    """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
+    runner's workers in parallel); each runs on its own materialised copy."""
+    spaces = [Workspace(prepared.files, (), prefix="fg-factory-") for _ in variants]
+    try:
+        jobs = [
+            _sandbox_job(prepared, space.materialise({}, dict(changed)), targets, timeout_s)
+            for space, (changed, targets) in zip(spaces, variants, strict=True)
+        ]
+        results = runner.run_many(jobs)
+    finally:
+        for space in spaces:
+            space.close()
+    out = [r if isinstance(r, PytestResult) else None for r in results]
+    # the sandbox's CPU (the pool's processes are not this process's waited-for children)
+    _SANDBOX_CPU[0] += sum(r.cpu_s for r in out if r is not None)
+    return out
+
+
+_SANDBOX_CPU = [0.0]
+
+
+def _sandbox_baseline(
+    runner: Any, prepared: PreparedProject, timeout_s: float, say: Any
+) -> tuple[set[str], set[str], dict[str, str], float]:
+    """Tests that pass in the sandbox in two runs of every test file (each file alone),
+    the tests it collected, the files left out (path -> why) and the slowest file's wall
+    time."""
+    passing: set[str] | None = None
+    collected: set[str] = set()
+    left_out: dict[str, str] = {}
+    slowest = 0.0
+    for _ in range(2):
+        files = [f for f in prepared.test_files if f not in left_out]
+        results = _run_sandbox(runner, prepared, [({}, [f]) for f in files], timeout_s)
+        now: set[str] = set()
+        for path, result in zip(files, results, strict=True):
+            if result is None or result.status is not RunStatus.COMPLETED:
+                status = "no result" if result is None else result.status.value
+                detail = "" if result is None else result.detail
+                # the runtime policy's refusal, when it was one, is the run's last line
+                lines = [] if result is None else result.stderr_tail.strip().splitlines()
+                why = f"{detail}; {lines[-1]}" if lines else detail
+                left_out[path] = f"{status}: {why.strip()[:240]}"
+                continue
+            slowest = max(slowest, result.wall_s)
+            collected |= set(result.collected_ids)
+            now |= {t for t, ok in result.verdicts.items() if ok}
+        passing = now if passing is None else passing & now
+    say(f"sandbox: {len(passing or ())} tests pass twice; {len(left_out)} files left out")
+    collected = {t for t in collected if t.partition("::")[0] not in left_out}
+    return passing or set(), collected, left_out, slowest
 
 
 def _function_source(module_source: str, name: str) -> tuple[str, cst.FunctionDef]:
-    module = cst.parse_module(module_source)
-    for stmt in module.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
-            bare = stmt.with_changes(decorators=[], leading_lines=[])
-            return module.code_for_node(bare), stmt
-    raise KeyError(name)
+    """The bare definition text (no decorators) of ``name`` (``f`` or ``Class.method``)."""
+    node = function_node(module_source, name)
+    bare = node.with_changes(decorators=[], leading_lines=[])
+    return cst.Module(body=[bare]).code, node
 
 
 def _docstring(fn: cst.FunctionDef) -> str:
@@ -195,6 +387,15 @@ def difficulty_level(features: dict[str, Any]) -> int:
     score += features["function_lines"] > 15
     score += features["distance"] > 0
     return min(LEVELS[-1], 1 + score)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(text: str) -> str:
+    """A failure's text without what differs from run to run (object addresses): the
+    report and the equivalence signature must not depend on the run."""
+    return _ADDRESS.sub(" at 0x...", text)
 
 
 def _last_line(text: str) -> str:
@@ -238,7 +439,7 @@ def build_project(
     project: str,
     version: str,
     sha256: str,
-    python: str,
+    python: str | None = None,
     seed: int = 0,
     max_candidates: int = 400,
     max_tasks: int = 250,
@@ -246,36 +447,53 @@ def build_project(
     max_tests_per_mutant: int = 200,
     test_timeout_s: float = 5.0,
     suite_timeout_s: float = 1800.0,
+    time_limit_cap_s: float = 120.0,
     pytest_args: Sequence[str] = (),
-    workers: int = 2,
+    extra_requirements: Sequence[str] = (),
+    cache_dir: str | Path | None = None,
+    runner: Any = None,
     work_dir: Path | None = None,
     log: Any = None,
-) -> tuple[list[dict[str, Any]], BuildStats]:
+) -> tuple[list[dict[str, Any]], BuildStats, dict[str, Any]]:
     """Build the validated tasks of the project unpacked at ``root`` (see the module doc).
 
-    ``python`` is the interpreter of the project's prepared environment (pytest, its
-    runtime and test dependencies). ``root`` is restored to its pristine sources before
-    returning. Returns the manifest entries (sorted by id) and the build's statistics.
+    ``python`` is the host interpreter of the coverage and screen runs (default: this
+    one, whose pytest is the sandbox's); ``runner`` the sandbox runner (default: the
+    shared warm pool). ``root`` is never written. Returns the manifest entries (sorted by
+    id), the build's statistics and the project record.
     """
+    import sys
+
+    from forgegym.sandbox.runners import get_default_runner
+
     say = log or (lambda message: None)
     stats = BuildStats(project=project, version=version)
     start = time.perf_counter()
-    cpu_start = _children_cpu()
+    cpu_start = _children_cpu() + _self_cpu() + _SANDBOX_CPU[0]
     work = Path(work_dir or tempfile.mkdtemp(prefix="forge-factory-"))
-    runner = _Runner(root, python, suite_timeout_s, work)
-    args = list(pytest_args)
-    traced = runner.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
-    plain = runner.pytest("baseline", args)["tests"]
-    stats.tests = len(plain)
-    # only tests of test files (doctests and the like are not graded by the sandbox's
-    # trusted pytest configuration)
-    plain = {t: r for t, r in plain.items() if _is_test_id(t)}
-    passing = sorted(t for t, r in traced.items() if r["passed"] and plain.get(t, {}).get("passed"))
+    sandbox = runner or get_default_runner()
+    prepared = prepare_project(root, extra_requirements=extra_requirements, cache_dir=cache_dir)
+    if not prepared.test_files:
+        raise FactoryError(f"{project}: no test file")
+    say(f"{project}: {len(prepared.test_files)} test files; deps {list(prepared.requirements)}")
+    sandbox_passing, sandbox_collected, left_out, slowest = _sandbox_baseline(
+        sandbox, prepared, time_limit_cap_s, say
+    )
+    limit = time_limit(slowest, multiple=5.0, cap_s=time_limit_cap_s)
+    host = _Runner(prepared, python or sys.executable, suite_timeout_s, work)
+    args = [*pytest_args, *(f for f in prepared.test_files if f not in left_out)]
+    traced = host.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
+    stats.tests = len(traced)
+    passing = sorted(
+        t for t, r in traced.items() if _is_test_id(t) and r["passed"] and t in sandbox_passing
+    )
     stats.passing = len(passing)
     stats.flaky_or_failing = stats.tests - stats.passing
-    say(f"{project}: {stats.tests} tests, {stats.passing} pass twice")
+    say(
+        f"{project}: {stats.tests} tests on the host, {stats.passing} pass there and in the sandbox"
+    )
     if not passing:
-        raise FactoryError(f"{project}: no test passes reliably")
+        raise FactoryError(f"{project}: no test passes reliably in the sandbox and on the host")
     covering: dict[str, list[str]] = {}
     for test_id in passing:
         for fn in traced[test_id].get("functions", []):
@@ -287,10 +505,12 @@ def build_project(
     sources: dict[str, str] = {}
     candidates: list[tuple[str, Mutation]] = []
     for path in sorted(by_file):
+        source = prepared.files.get(path)
+        if source is None:
+            continue
         try:
-            source = (root / path).read_text(encoding="utf-8")
-            mutations = enumerate_mutations(source)
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            mutations = enumerate_mutations(source, methods=True)
+        except cst.ParserSyntaxError:
             continue
         sources[path] = source
         candidates += [(path, m) for m in mutations if m.function in by_file[path]]
@@ -325,19 +545,9 @@ def build_project(
         meta[ident] = (path, mutation, original)
     stats.screened = len(requests)
     say(f"{project}: screening {len(requests)} of {stats.candidates} candidates")
-    results: list[dict[str, Any]] = []
-    chunk = 100
-    for i in range(0, len(requests), chunk):
-        part = requests[i : i + chunk]
-        try:
-            results += runner.pytest(
-                "screen",
-                args,
-                {"FORGE_FACTORY_TEST_TIMEOUT": str(test_timeout_s)},
-                {"mutants": part},
-            )["results"]
-        except FactoryError as exc:
-            say(f"{project}: a screen chunk failed ({exc}); its mutants are dropped")
+    results = _screen_all(host, requests, pytest_args, test_timeout_s, say, project)
+    for result in results:
+        result["failing"] = {t: _stable(x) for t, x in result["failing"].items()}
     kept: list[dict[str, Any]] = []
     signatures: set[tuple[Any, ...]] = set()
     per_function: dict[str, int] = {}
@@ -361,96 +571,130 @@ def build_project(
     stats.kept = len(kept)
     say(f"{project}: {stats.killed} killed, {stats.equivalent} equivalent, {stats.kept} kept")
     entries = _confirm_all(
-        root, runner, kept, passing, sources, (project, version, sha256), rng, args, workers
+        sandbox, prepared, kept, passing, sources, (project, version, sha256), rng, limit
     )
+    collected = sorted(traced)
     for entry in entries:
-        entry["collected"] = sorted(t for t in plain if t.split("::", 1)[0] in entry["modules"])
+        modules = set(entry["modules"])
+        entry["collected"] = [t for t in collected if t.split("::", 1)[0] in modules]
         operator = entry["mutation"][1]
         stats.operators[operator] = stats.operators.get(operator, 0) + 1
     stats.confirmed = len(entries)
-    # every child of this process since the start is one of this build's pytest runs
-    stats.cpu_seconds = round(_children_cpu() - cpu_start, 2)
+    # this process's, its host pytest runs' and the sandbox jobs' CPU since the start
+    stats.cpu_seconds = round(_children_cpu() + _self_cpu() + _SANDBOX_CPU[0] - cpu_start, 2)
     stats.wall_seconds = round(time.perf_counter() - start, 2)
     say(f"{project}: {stats.confirmed} confirmed; {stats.tasks_per_cpu_minute:.1f} tasks/CPU-min")
     if work_dir is None:
         shutil.rmtree(work, ignore_errors=True)
-    return sorted(entries, key=lambda e: e["id"]), stats
+    record = {
+        "project": project,
+        "version": version,
+        "sha256": sha256,
+        "requirements": list(prepared.requirements),
+        "passing": passing,
+        "collected": sorted(sandbox_collected),
+        "left_out": dict(sorted(left_out.items())),
+        "time_limit_s": limit,
+        "seed": seed,
+    }
+    return sorted(entries, key=lambda e: e["id"]), stats, record
+
+
+def _screen_all(
+    host: _Runner,
+    requests: list[dict[str, Any]],
+    pytest_args: Sequence[str],
+    test_timeout_s: float,
+    say: Any,
+    project: str,
+) -> list[dict[str, Any]]:
+    """Screen every request, 200 per process; a process that ends early (a mutant stuck
+    in C code, its memory cap) keeps its finished results, the mutant it was on counts
+    as timed out, and the rest go to a new process."""
+    results: list[dict[str, Any]] = []
+    pending = list(requests)
+    while pending:
+        part = pending[:200]
+        lines = host.screen(part, pytest_args, test_timeout_s)
+        finished = {r["id"]: r for r in lines if "status" in r}
+        started = [r["started"] for r in lines if "started" in r]
+        done = 0
+        for request in part:
+            if request["id"] in finished:
+                results.append(finished[request["id"]])
+                done += 1
+            elif started and request["id"] == started[-1]:
+                say(f"{project}: {request['id']} ended its screen process; counted as timed out")
+                results.append({"id": request["id"], "failing": {}, "status": "timeout"})
+                done += 1
+                break
+            else:
+                break
+        if done == 0:
+            # the process wrote nothing (it did not start): drop the chunk, say why
+            say(f"{project}: a screen process gave no result; {len(part)} mutants dropped")
+            done = len(part)
+        pending = pending[done:]
+    return results
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _confirm_all(
-    root: Path,
-    runner: _Runner,
+    sandbox: Any,
+    prepared: PreparedProject,
     kept: list[dict[str, Any]],
     passing: list[str],
     sources: dict[str, str],
     pin: tuple[str, str, str],
     rng: random.Random,
-    args: list[str],
-    workers: int,
+    limit: float,
 ) -> list[dict[str, Any]]:
-    """Confirm every kept mutant in the real file, ``workers`` at a time (each worker on
-    its own copy of the project, so their file writes never meet). The shown tests are
-    drawn in ``kept``'s order before any run: the result does not depend on timing."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """Confirm every kept mutant in the sandbox, as grading runs it (in batches through the
+    runner's workers). The shown tests are drawn in ``kept``'s order before any run: the
+    result does not depend on timing."""
     shown = [
         sorted(rng.sample(sorted(k["failing"]), 1 if len(k["failing"]) < 4 else 2)) for k in kept
     ]
-    roots = [root]
-    for i in range(1, max(1, workers)):
-        copy = runner.work / f"copy{i}"
-        shutil.copytree(root, copy, symlinks=True)
-        roots.append(copy)
-    runners = [runner] + [
-        _Runner(r, runner.python, runner.timeout_s, runner.work / f"w{i}")
-        for i, r in enumerate(roots[1:], 1)
-    ]
-
-    def work(index: int) -> list[tuple[int, dict[str, Any] | None]]:
-        mine = range(index, len(kept), len(roots))
-        return [
-            (
-                i,
-                _confirm(
-                    roots[index], runners[index], kept[i], passing, sources, *pin, shown[i], args
-                ),
-            )
-            for i in mine
-        ]
-
-    with ThreadPoolExecutor(len(roots)) as pool:
-        done = [pair for part in pool.map(work, range(len(roots))) for pair in part]
-    return [entry for _, entry in sorted(done, key=lambda p: p[0]) if entry is not None]
+    plans = []
+    for item in kept:
+        f2p = sorted(item["failing"])
+        modules = sorted({t.split("::", 1)[0] for t in f2p})
+        p2p = [t for t in passing if t.split("::", 1)[0] in modules and t not in item["failing"]]
+        path = item["path"]
+        changed = {path: apply_mutations(sources[path], [item["mutation"]])}
+        plans.append((f2p, p2p, modules, changed))
+    entries: list[dict[str, Any]] = []
+    batch = 16
+    for i in range(0, len(plans), batch):
+        part = plans[i : i + batch]
+        results = _run_sandbox(sandbox, prepared, [(c, m) for _, _, m, c in part], limit)
+        for j, ((f2p, p2p, modules, _), result) in enumerate(zip(part, results, strict=True)):
+            if result is None or result.status is not RunStatus.COMPLETED:
+                continue
+            verdicts = result.verdicts
+            if any(verdicts.get(t, True) for t in f2p):
+                continue
+            if not all(verdicts.get(t) for t in p2p):
+                continue
+            entries.append(_entry(kept[i + j], f2p, p2p, modules, *pin, shown[i + j]))
+    return entries
 
 
-def _confirm(
-    root: Path,
-    runner: _Runner,
+def _entry(
     item: dict[str, Any],
-    passing: list[str],
-    sources: dict[str, str],
+    f2p: list[str],
+    p2p: list[str],
+    modules: list[str],
     project: str,
     version: str,
     sha256: str,
     shown_ids: list[str],
-    args: list[str],
-) -> dict[str, Any] | None:
+) -> dict[str, Any]:
     path, mutation = item["path"], item["mutation"]
-    f2p = sorted(item["failing"])
-    modules = {t.split("::", 1)[0] for t in f2p}
-    p2p = [t for t in passing if t.split("::", 1)[0] in modules and t not in item["failing"]]
-    target = root / path
-    target.write_text(apply_mutations(sources[path], [mutation]), encoding="utf-8")
-    try:
-        outcome = runner.pytest("baseline", [*args, *f2p, *p2p])["tests"]
-    except FactoryError:
-        return None
-    finally:
-        target.write_text(sources[path], encoding="utf-8")
-    if any(outcome.get(t, {}).get("passed", True) for t in f2p):
-        return None
-    if not all(outcome.get(t, {}).get("passed") for t in p2p):
-        return None
     shown = {t: item["failing"][t] for t in shown_ids}
     original: cst.FunctionDef = item["original"]
     fn_lines = len(cst.Module(body=[original]).code.strip().splitlines())
@@ -475,7 +719,7 @@ def _confirm(
         "p2p": p2p,
         "report": _report(project, path, mutation.function, _docstring(original), shown),
         "features": features,
-        "modules": sorted(modules),
+        "modules": modules,
         "level": difficulty_level(features),
     }
 
@@ -507,7 +751,7 @@ def build_pinned(
     version: str,
     out_dir: Path,
     *,
-    python: str,
+    python: str | None = None,
     cache_dir: Path | None = None,
     sha256: str | None = None,
     seed: int = 0,
@@ -515,13 +759,13 @@ def build_pinned(
     **options: Any,
 ) -> BuildStats:
     """Fetch (or find) the pinned sdist, unpack it into a scratch folder, build its tasks
-    and write ``out_dir/<name>-<version>.jsonl.gz`` and ``...stats.json``."""
+    and write ``out_dir/<name>-<version>.jsonl.gz``, ``.project.json`` and ``.stats.json``."""
     from forgegym.tasklib.factory.source import fetch_sdist, unpack_sdist
 
     sdist, digest = fetch_sdist(name, version, cache_dir, sha256=sha256)
     with tempfile.TemporaryDirectory(prefix="forge-factory-src-") as scratch:
         root = unpack_sdist(sdist, Path(scratch))
-        entries, stats = build_project(
+        entries, stats, record = build_project(
             root,
             project=name,
             version=version,
@@ -531,17 +775,41 @@ def build_pinned(
             log=log,
             **options,
         )
+    write_bank_files(out_dir, entries, stats, record, sdist=sdist.name)
+    return stats
+
+
+def write_bank_files(
+    out_dir: Path,
+    entries: Sequence[dict[str, Any]],
+    stats: BuildStats,
+    record: dict[str, Any],
+    *,
+    sdist: str = "",
+) -> None:
+    """A project's three bank files: manifest, project record, build statistics."""
+    name, version = record["project"], record["version"]
     out_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(out_dir / f"{name}-{version}.jsonl.gz", entries)
+    (out_dir / f"{name}-{version}.project.json").write_text(
+        json.dumps(record, indent=1, sort_keys=True) + "\n"
+    )
     (out_dir / f"{name}-{version}.stats.json").write_text(
         json.dumps(
-            {**stats.to_json(), "sha256": digest, "seed": seed, "sdist": sdist.name},
+            {**stats.to_json(), "sha256": record["sha256"], "seed": record["seed"], "sdist": sdist},
             indent=1,
             sort_keys=True,
         )
         + "\n"
     )
-    return stats
+
+
+def read_project_record(folder: Path, project: str, version: str) -> dict[str, Any]:
+    """The ``<project>-<version>.project.json`` record written beside its manifest."""
+    path = folder / f"{project}-{version}.project.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the project record of {project}=={version} is missing")
+    return json.loads(path.read_text())
 
 
 def stats_table(out_dir: Path) -> str:

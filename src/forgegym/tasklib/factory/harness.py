@@ -19,7 +19,8 @@ Two modes, chosen by ``FORGE_FACTORY_MODE``; the request/answer files are
     cover it, record which fail (with the failure's last lines) and restore the
     function. One process screens every mutant of a project: no re-import, no re-collect.
     A test that runs past ``FORGE_FACTORY_TEST_TIMEOUT`` seconds (``SIGALRM``) marks the
-    mutant as timed out.
+    mutant as timed out; one stuck where no signal handler runs ends the process
+    (faulthandler's watchdog), and the build resumes after it. The answer is JSON lines.
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ class _Tracer:
         if rel == "":
             rel = self._files[filename] = _source_file(filename)
         if rel is not None:
-            # the top-level name this code belongs to: f, f.<locals>.g -> f; C.m -> C
-            self.current.add((rel, code.co_qualname.split(".", 1)[0]))
+            # the mutable unit this code belongs to: f, f.<locals>.g -> f; C.m,
+            # C.m.<locals>.g -> C.m (a class body's own code -> C)
+            parts = code.co_qualname.split(".<locals>", 1)[0].split(".")
+            self.current.add((rel, ".".join(parts[:2])))
         return None
 
 
@@ -162,30 +165,69 @@ class _Screen:
         return _passed(reports), text, "_Timeout" in text
 
     def pytest_runtestloop(self, session: Any) -> bool:
+        import faulthandler
+        import resource
+
+        # A mutant may loop inside C code (``sum(itertools.count())``), where no Python
+        # signal handler runs, or allocate without bound: faulthandler's watchdog thread
+        # needs no GIL and ends the process, and the address space is capped. Results are
+        # written one line per mutant as they come, so the build keeps every finished one,
+        # counts the unfinished one as timed out and screens the rest in a new process.
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = 4 << 30
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         items = {item.nodeid: item for item in session.items}
-        results: list[dict[str, Any]] = []
-        for mutant in self.request["mutants"]:
-            results.append(self._screen(mutant, items))
-        Path(os.environ["FORGE_FACTORY_OUT"]).write_text(json.dumps({"results": results}))
+        with open(os.environ["FORGE_FACTORY_OUT"], "w", encoding="utf-8") as sink:
+            for mutant in self.request["mutants"]:
+                sink.write(json.dumps({"started": mutant["id"]}) + "\n")
+                sink.flush()
+                watchdog = self.timeout * (len(mutant["tests"]) + 2) + 10
+                faulthandler.dump_traceback_later(watchdog, exit=True, file=sys.stderr)
+                try:
+                    result = self._screen(mutant, items)
+                finally:
+                    faulthandler.cancel_dump_traceback_later()
+                sink.write(json.dumps(result) + "\n")
+                sink.flush()
         return True
 
     def _screen(self, mutant: dict[str, Any], items: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"id": mutant["id"], "failing": {}, "status": "ok"}
         module = _module_for(mutant["file"])
-        func: Any = getattr(module, mutant["function"], None) if module is not None else None
+        owner_name, _, method = mutant["function"].rpartition(".")
+        name = method or owner_name
+        owner: Any = module
+        if owner_name and module is not None:
+            owner = getattr(module, owner_name, None)
+        raw = getattr(owner, "__dict__", {}).get(name) if owner is not None else None
+        # staticmethod/classmethod wrap the function whose code is swapped
+        func: Any = getattr(raw, "__func__", raw)
         code = getattr(func, "__code__", None)
-        if code is None or code.co_name != mutant["function"] or code.co_freevars:
+        if code is None or code.co_name != name or code.co_freevars:
             out["status"] = "unpatchable"
             return out
         namespace = dict(module.__dict__)
         try:
-            # at the function's own line: tracebacks (the bug report) show the real lines
-            padded = "\n" * (code.co_firstlineno - 1) + mutant["source"]
-            exec(compile(padded, module.__file__, "exec"), namespace)
+            # at the function's own line: tracebacks (the bug report) show the real lines;
+            # a method is compiled in a class of its class's name (private names mangle
+            # the same way)
+            if owner_name:
+                body = "".join(
+                    "    " + line if line.strip() else line
+                    for line in mutant["source"].splitlines(keepends=True)
+                )
+                text = "\n" * max(0, code.co_firstlineno - 2) + f"class {owner_name}:\n" + body
+            else:
+                text = "\n" * (code.co_firstlineno - 1) + mutant["source"]
+            exec(compile(text, module.__file__, "exec"), namespace)
         except Exception as exc:  # noqa: BLE001 - a mutant that does not compile is dropped
             out["status"] = f"compile: {type(exc).__name__}"
             return out
-        new: Any = namespace.get(mutant["function"])
+        new: Any = namespace.get(owner_name or name)
+        if owner_name:
+            new = getattr(new, "__dict__", {}).get(name)
+            new = getattr(new, "__func__", new)
         saved = (func.__code__, func.__defaults__, func.__kwdefaults__)
         start = time.perf_counter()
         try:

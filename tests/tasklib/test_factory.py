@@ -188,3 +188,36 @@ def test_a_screen_process_that_dies_on_a_mutant_loses_only_that_mutant() -> None
     assert [r["id"] for r in results] == ["m0", "m1", "m2", "m3", "m4"]
     assert [r["status"] for r in results] == ["ok", "ok", "timeout", "ok", "ok"]
     assert host.calls == 2 and "m2 ended its screen process" in said[0]
+
+
+def test_training_path_works_on_a_built_bank_unchanged(
+    built, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """make_dataset, make_reward_funcs and the curriculum take the bank as any other:
+    the reference fix is rewarded and recorded as a success, the no-op is not."""
+    from forgegym.curricula.scheduler import CurriculumScheduler
+    from forgegym.integrations.trl import make_dataset, make_reward_funcs
+
+    cache, out, _ = built
+    monkeypatch.setenv("FORGEGYM_REAL_DIR", str(tmp_path / "projects"))
+    monkeypatch.setenv("FORGEGYM_SDIST_CACHE", str(cache))
+    kwargs = {"bank": str(out)}
+    bank = RealTaskBank(out)
+    scheduler = CurriculumScheduler(bank, {"seed": 0})
+    rows = make_dataset("Forge/Bugfix-v0", 2, seed=1, env_kwargs=kwargs)
+    assert all(tid in bank.ids() for tid in rows["task_id"])
+    assert "Fix the code so they pass" in rows[0]["prompt"][-1]["content"]
+    task_id = rows[0]["task_id"]
+    ((path, content),) = bank.get(task_id).reference.items()
+    fix = json.dumps({"action": "edit", "edits": [{"path": path, "content": content}]})
+    (reward,) = make_reward_funcs("Forge/Bugfix-v0", curriculum=scheduler, env_kwargs=kwargs)
+    logged: dict[str, float] = {}
+    values = reward(
+        prompts=[[]] * 2,
+        completions=[fix, NOOP_ACTION],
+        task_id=[task_id, task_id],
+        log_metric=lambda name, value: logged.__setitem__(name, value),
+    )
+    assert values[0] > 0.9 > values[1]
+    assert logged["reward/success"] == 0.5
+    assert scheduler._tasks[task_id].trials == 2

@@ -815,7 +815,7 @@ def read_project_record(folder: Path, project: str, version: str) -> dict[str, A
 def stats_table(out_dir: Path) -> str:
     """The per-project Markdown table of a bank folder's ``*.stats.json`` files."""
     rows = [
-        "| project | version | tests passing twice | covered functions | screened | "
+        "| project | version | tests passing (sandbox twice, host) | covered functions | screened | "
         "killed | equivalent | timeouts | confirmed tasks | keep share | CPU s | "
         "tasks / CPU-min |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",

@@ -1,0 +1,67 @@
+"""The real bank's report: projects, versions, licences and per-project build statistics.
+
+Reads a bank folder (default: the shipped one) and ``catalog.json`` (the licences) and
+prints two Markdown tables: the projects with their pins and licences, and the build's
+per-project throughput and keep share (``forgegym.tasklib.factory.build.stats_table``).
+It also checks the bank's composition rules (at least 25 projects, none above 15%).
+
+Usage::
+
+    python benchmarks/real_bank/report.py [BANK_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from forgegym.envs.bugfix.real import REAL_BANK_DIR
+from forgegym.tasklib.factory.build import read_manifest, stats_table
+
+CATALOG = Path(__file__).with_name("catalog.json")
+
+
+def projects_table(bank: Path) -> tuple[str, dict[str, int]]:
+    licences = {(p["name"], p["version"]): p["license"] for p in json.loads(CATALOG.read_text())}
+    counts: dict[str, int] = {}
+    rows = [
+        "| project | version | licence | sdist sha256 | tasks | share |",
+        "|---|---|---|---|---|---|",
+    ]
+    records = sorted(bank.glob("*.project.json"))
+    for path in records:
+        record = json.loads(path.read_text())
+        name, version = record["project"], record["version"]
+        counts[f"{name}=={version}"] = len(read_manifest(bank / f"{name}-{version}.jsonl.gz"))
+    total = sum(counts.values())
+    for path in records:
+        record = json.loads(path.read_text())
+        name, version = record["project"], record["version"]
+        n = counts[f"{name}=={version}"]
+        licence = licences.get((name, version), "see its sdist")
+        rows.append(
+            f"| {name} | {version} | {licence} | `{record['sha256'][:16]}…` | {n} | "
+            f"{n / total:.1%} |"
+        )
+    rows.append(f"| **{len(records)} projects** | | | | **{total}** | |")
+    return "\n".join(rows) + "\n", counts
+
+
+def main() -> int:
+    bank = Path(sys.argv[1]) if len(sys.argv) > 1 else REAL_BANK_DIR
+    table, counts = projects_table(bank)
+    print(table)
+    print(stats_table(bank))
+    total = sum(counts.values())
+    largest = max(counts.values(), default=0)
+    print(
+        f"{total} tasks from {len(counts)} projects; the largest share {largest / total:.1%}"
+        if total
+        else "empty bank"
+    )
+    return 0 if total >= 5000 and len(counts) >= 25 and largest <= 0.15 * total else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -20,8 +20,10 @@ __all__ = [
     "Mutation",
     "Operator",
     "apply_mutations",
+    "apply_to_module",
     "enumerate_mutations",
     "function_node",
+    "mutate_function",
 ]
 
 
@@ -432,10 +434,10 @@ def _replace(
     body[index] = cls.with_changes(body=cls.body.with_changes(body=members))
 
 
-def function_node(source: str, name: str) -> cst.FunctionDef:
+def function_node(source: str | cst.Module, name: str) -> cst.FunctionDef:
     """The definition of mutable function ``name`` (``f`` or ``Class.method``) in
-    ``source``. Raises ``KeyError`` when there is none."""
-    module = cst.parse_module(source)
+    ``source`` (text or a parsed module). Raises ``KeyError`` when there is none."""
+    module = cst.parse_module(source) if isinstance(source, str) else source
     found = _functions(module, methods="." in name).get(name)
     if found is None:
         raise KeyError(name)
@@ -471,26 +473,42 @@ def apply_mutations(source: str, mutations: Iterable[Mutation]) -> str:
         ValueError: an unknown operator/function, a missing site, or two mutations in
             the same function (their sites would interfere).
     """
-    module = cst.parse_module(source)
+    return apply_to_module(cst.parse_module(source), mutations).code
+
+
+def apply_to_module(module: cst.Module, mutations: Iterable[Mutation]) -> cst.Module:
+    """:func:`apply_mutations` on a parsed module (parse a large file once, mutate it many
+    times); the module itself is not changed."""
     mutations = list(mutations)
     functions = _functions(module, methods=any("." in m.function for m in mutations))
     body = list(module.body)
     seen: set[str] = set()
     for mutation in mutations:
-        if mutation.operator not in OPERATORS:
-            raise ValueError(f"unknown operator {mutation.operator!r}")
-        if mutation.function not in functions:
-            raise ValueError(f"unknown function {mutation.function!r}")
         if mutation.function in seen:
             raise ValueError(f"two mutations in function {mutation.function!r}")
         seen.add(mutation.function)
-        where = functions[mutation.function]
-        fn = _node(module.with_changes(body=body), where)
-        transformer = _SiteTransformer(OPERATORS[mutation.operator], _context(fn), mutation.site)
-        new_fn = fn.visit(transformer)
-        if not transformer.mutated:
-            raise ValueError(
-                f"no site {mutation.site} for {mutation.operator} in {mutation.function}"
-            )
-        _replace(body, where, new_fn)  # type: ignore[arg-type]
-    return module.with_changes(body=body).code
+        where = functions.get(mutation.function)
+        if where is None:
+            raise ValueError(f"unknown function {mutation.function!r}")
+        new_fn = _mutate(_node(module.with_changes(body=body), where), mutation)
+        _replace(body, where, new_fn)
+    return module.with_changes(body=body)
+
+
+def mutate_function(module: cst.Module, mutation: Mutation) -> cst.FunctionDef:
+    """The mutated definition of ``mutation``'s function in a parsed module."""
+    where = _functions(module, methods="." in mutation.function).get(mutation.function)
+    if where is None:
+        raise ValueError(f"unknown function {mutation.function!r}")
+    return _mutate(_node(module, where), mutation)
+
+
+def _mutate(fn: cst.FunctionDef, mutation: Mutation) -> cst.FunctionDef:
+    if mutation.operator not in OPERATORS:
+        raise ValueError(f"unknown operator {mutation.operator!r}")
+    transformer = _SiteTransformer(OPERATORS[mutation.operator], _context(fn), mutation.site)
+    new_fn = fn.visit(transformer)
+    if not transformer.mutated:
+        raise ValueError(f"no site {mutation.site} for {mutation.operator} in {mutation.function}")
+    assert isinstance(new_fn, cst.FunctionDef)
+    return new_fn

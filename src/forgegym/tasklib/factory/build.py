@@ -59,9 +59,10 @@ from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environme
 from forgegym.tasklib.mutations import (
     SUBTLE_OPERATORS,
     Mutation,
-    apply_mutations,
+    apply_to_module,
     enumerate_mutations,
     function_node,
+    mutate_function,
 )
 from forgegym.tasklib.project import (
     MAX_FILE_BYTES,
@@ -366,11 +367,9 @@ def _sandbox_baseline(
     return passing or set(), collected, left_out, slowest
 
 
-def _function_source(module_source: str, name: str) -> tuple[str, cst.FunctionDef]:
-    """The bare definition text (no decorators) of ``name`` (``f`` or ``Class.method``)."""
-    node = function_node(module_source, name)
-    bare = node.with_changes(decorators=[], leading_lines=[])
-    return cst.Module(body=[bare]).code, node
+def _bare(node: cst.FunctionDef) -> str:
+    """A definition's text without its decorators (what the screen compiles)."""
+    return cst.Module(body=[node.with_changes(decorators=[], leading_lines=[])]).code
 
 
 def _docstring(fn: cst.FunctionDef) -> str:
@@ -502,7 +501,7 @@ def build_project(
     for key in covering:
         path, _, name = key.partition("::")
         by_file.setdefault(path, set()).add(name)
-    sources: dict[str, str] = {}
+    modules: dict[str, cst.Module] = {}
     candidates: list[tuple[str, Mutation]] = []
     for path in sorted(by_file):
         source = prepared.files.get(path)
@@ -512,7 +511,8 @@ def build_project(
             mutations = enumerate_mutations(source, methods=True)
         except cst.ParserSyntaxError:
             continue
-        sources[path] = source
+        # parsed once: a large module (more-itertools' is 190 KB) takes seconds to parse
+        modules[path] = cst.parse_module(source)
         candidates += [(path, m) for m in mutations if m.function in by_file[path]]
     stats.covered_functions = len({(p, m.function) for p, m in candidates})
     stats.candidates = len(candidates)
@@ -524,11 +524,11 @@ def build_project(
         if len(requests) >= max_candidates:
             break
         try:
-            mutated = apply_mutations(sources[path], [mutation])
-            new_def, _ = _function_source(mutated, mutation.function)
-            old_def, original = _function_source(sources[path], mutation.function)
-        except (ValueError, KeyError, cst.ParserSyntaxError):
+            new_def = _bare(mutate_function(modules[path], mutation))
+            original = function_node(modules[path], mutation.function)
+        except (ValueError, KeyError):
             continue
+        old_def = _bare(original)
         if new_def == old_def:
             continue
         ident = f"{path}::{mutation.function}:{mutation.operator}:{mutation.site}"
@@ -571,7 +571,7 @@ def build_project(
     stats.kept = len(kept)
     say(f"{project}: {stats.killed} killed, {stats.equivalent} equivalent, {stats.kept} kept")
     entries = _confirm_all(
-        sandbox, prepared, kept, passing, sources, (project, version, sha256), rng, limit
+        sandbox, prepared, kept, passing, modules, (project, version, sha256), rng, limit
     )
     collected = sorted(traced)
     for entry in entries:
@@ -648,7 +648,7 @@ def _confirm_all(
     prepared: PreparedProject,
     kept: list[dict[str, Any]],
     passing: list[str],
-    sources: dict[str, str],
+    modules: dict[str, cst.Module],
     pin: tuple[str, str, str],
     rng: random.Random,
     limit: float,
@@ -662,17 +662,17 @@ def _confirm_all(
     plans = []
     for item in kept:
         f2p = sorted(item["failing"])
-        modules = sorted({t.split("::", 1)[0] for t in f2p})
-        p2p = [t for t in passing if t.split("::", 1)[0] in modules and t not in item["failing"]]
+        test_files = sorted({t.split("::", 1)[0] for t in f2p})
+        p2p = [t for t in passing if t.split("::", 1)[0] in test_files and t not in item["failing"]]
         path = item["path"]
-        changed = {path: apply_mutations(sources[path], [item["mutation"]])}
-        plans.append((f2p, p2p, modules, changed))
+        changed = {path: apply_to_module(modules[path], [item["mutation"]]).code}
+        plans.append((f2p, p2p, test_files, changed))
     entries: list[dict[str, Any]] = []
     batch = 16
     for i in range(0, len(plans), batch):
         part = plans[i : i + batch]
         results = _run_sandbox(sandbox, prepared, [(c, m) for _, _, m, c in part], limit)
-        for j, ((f2p, p2p, modules, _), result) in enumerate(zip(part, results, strict=True)):
+        for j, ((f2p, p2p, files, _), result) in enumerate(zip(part, results, strict=True)):
             if result is None or result.status is not RunStatus.COMPLETED:
                 continue
             verdicts = result.verdicts
@@ -680,7 +680,7 @@ def _confirm_all(
                 continue
             if not all(verdicts.get(t) for t in p2p):
                 continue
-            entries.append(_entry(kept[i + j], f2p, p2p, modules, *pin, shown[i + j]))
+            entries.append(_entry(kept[i + j], f2p, p2p, files, *pin, shown[i + j]))
     return entries
 
 

@@ -283,7 +283,7 @@ class _Runner:
             "screen",
             args,
             {"FORGE_FACTORY_TEST_TIMEOUT": str(test_timeout_s)},
-            {"mutants": mutants},
+            {"mutants": mutants, "first_failure": True},
         )
         lines = []
         for line in text.splitlines():
@@ -546,8 +546,6 @@ def build_project(
     stats.screened = len(requests)
     say(f"{project}: screening {len(requests)} of {stats.candidates} candidates")
     results = _screen_all(host, requests, pytest_args, test_timeout_s, say, project)
-    for result in results:
-        result["failing"] = {t: _stable(x) for t, x in result["failing"].items()}
     kept: list[dict[str, Any]] = []
     signatures: set[tuple[Any, ...]] = set()
     per_function: dict[str, int] = {}
@@ -558,7 +556,12 @@ def build_project(
             continue
         stats.killed += 1
         path, mutation, original = meta[result["id"]]
-        signature = (path, tuple(sorted((t, _last_line(x)) for t, x in result["failing"].items())))
+        # the screen stops at the first failing test: mutants failing it the same way
+        # are equivalent as far as the screen can tell (the sandbox's full failing set
+        # deduplicates again after confirmation)
+        ((first, text),) = result["failing"].items()
+        text = _stable(text)
+        signature = (path, first, _last_line(text))
         if signature in signatures:
             stats.equivalent += 1
             continue
@@ -567,16 +570,26 @@ def build_project(
             continue
         signatures.add(signature)
         per_function[key] = per_function.get(key, 0) + 1
-        kept.append({**result, "path": path, "mutation": mutation, "original": original})
+        covering_files = sorted({t.split("::", 1)[0] for t in covering[key]})
+        kept.append(
+            {
+                "path": path,
+                "mutation": mutation,
+                "original": original,
+                "first": (first, text),
+                "targets": covering_files,
+            }
+        )
     stats.kept = len(kept)
     say(f"{project}: {stats.killed} killed, {stats.equivalent} equivalent, {stats.kept} kept")
-    entries = _confirm_all(
-        sandbox, prepared, kept, passing, modules, (project, version, sha256), rng, limit
+    entries, equivalent = _confirm_all(
+        sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
     )
-    collected = sorted(traced)
+    stats.equivalent += equivalent
+    collected = sorted(sandbox_collected)
     for entry in entries:
-        modules = set(entry["modules"])
-        entry["collected"] = [t for t in collected if t.split("::", 1)[0] in modules]
+        files = set(entry["modules"])
+        entry["collected"] = [t for t in collected if t.split("::", 1)[0] in files]
         operator = entry["mutation"][1]
         stats.operators[operator] = stats.operators.get(operator, 0) + 1
     stats.confirmed = len(entries)
@@ -647,41 +660,48 @@ def _confirm_all(
     sandbox: Any,
     prepared: PreparedProject,
     kept: list[dict[str, Any]],
-    passing: list[str],
+    passing: set[str],
     modules: dict[str, cst.Module],
     pin: tuple[str, str, str],
-    rng: random.Random,
     limit: float,
-) -> list[dict[str, Any]]:
-    """Confirm every kept mutant in the sandbox, as grading runs it (in batches through the
-    runner's workers). The shown tests are drawn in ``kept``'s order before any run: the
-    result does not depend on timing."""
-    shown = [
-        sorted(rng.sample(sorted(k["failing"]), 1 if len(k["failing"]) < 4 else 2)) for k in kept
-    ]
-    plans = []
-    for item in kept:
-        f2p = sorted(item["failing"])
-        test_files = sorted({t.split("::", 1)[0] for t in f2p})
-        p2p = [t for t in passing if t.split("::", 1)[0] in test_files and t not in item["failing"]]
-        path = item["path"]
-        changed = {path: apply_to_module(modules[path], [item["mutation"]]).code}
-        plans.append((f2p, p2p, test_files, changed))
+) -> tuple[list[dict[str, Any]], int]:
+    """Run every kept mutant's covering test files in the sandbox, as grading runs them
+    (in batches through the runner's workers). Fail-to-pass: the tests passing at build
+    that fail; the run must complete and fail at least one. Returns the entries and how
+    many were equivalent to an earlier one (same failing tests, same messages)."""
     entries: list[dict[str, Any]] = []
+    signatures: set[tuple[Any, ...]] = set()
+    equivalent = 0
     batch = 16
-    for i in range(0, len(plans), batch):
-        part = plans[i : i + batch]
-        results = _run_sandbox(sandbox, prepared, [(c, m) for _, _, m, c in part], limit)
-        for j, ((f2p, p2p, files, _), result) in enumerate(zip(part, results, strict=True)):
+    for i in range(0, len(kept), batch):
+        part = kept[i : i + batch]
+        variants = [
+            (
+                {k["path"]: apply_to_module(modules[k["path"]], [k["mutation"]]).code},
+                k["targets"],
+            )
+            for k in part
+        ]
+        results = _run_sandbox(sandbox, prepared, variants, limit)
+        for item, result in zip(part, results, strict=True):
             if result is None or result.status is not RunStatus.COMPLETED:
                 continue
             verdicts = result.verdicts
-            if any(verdicts.get(t, True) for t in f2p):
+            f2p = sorted(t for t, ok in verdicts.items() if not ok and t in passing)
+            if not f2p:
                 continue
-            if not all(verdicts.get(t) for t in p2p):
+            messages = {r.nodeid: _stable(r.message)[:300] for r in result.records}
+            signature = (item["path"], tuple((t, messages.get(t, "")) for t in f2p))
+            if signature in signatures:
+                equivalent += 1
                 continue
-            entries.append(_entry(kept[i + j], f2p, p2p, files, *pin, shown[i + j]))
-    return entries
+            signatures.add(signature)
+            files = sorted({t.split("::", 1)[0] for t in f2p})
+            p2p = [t for t in sorted(passing) if t.split("::", 1)[0] in files and t not in f2p]
+            first, text = item["first"]
+            shown = {first: text} if first in f2p else {f2p[0]: messages.get(f2p[0], "")}
+            entries.append(_entry(item, f2p, p2p, files, *pin, shown))
+    return entries, equivalent
 
 
 def _entry(
@@ -692,10 +712,9 @@ def _entry(
     project: str,
     version: str,
     sha256: str,
-    shown_ids: list[str],
+    shown: dict[str, str],
 ) -> dict[str, Any]:
     path, mutation = item["path"], item["mutation"]
-    shown = {t: item["failing"][t] for t in shown_ids}
     original: cst.FunctionDef = item["original"]
     fn_lines = len(cst.Module(body=[original]).code.strip().splitlines())
     features = {
@@ -714,7 +733,7 @@ def _entry(
         "sha256": sha256,
         "file": path,
         "mutation": mutation.to_json(),
-        "shown": shown_ids,
+        "shown": sorted(shown),
         "f2p": f2p,
         "p2p": p2p,
         "report": _report(project, path, mutation.function, _docstring(original), shown),

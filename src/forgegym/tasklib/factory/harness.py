@@ -16,8 +16,8 @@ Two modes, chosen by ``FORGE_FACTORY_MODE``; the request/answer files are
 ``screen``
     For each mutant of the request (a function's mutated definition), swap the live
     function's code, defaults and keyword defaults for the mutant's, run the tests that
-    cover it, record which fail (with the failure's last lines) and restore the
-    function. One process screens every mutant of a project: no re-import, no re-collect.
+    cover it, record which fail (with the failure's text; with ``first_failure`` only the
+    first) and restore the function. One process screens every mutant of a project: no re-import, no re-collect.
     A test that runs past ``FORGE_FACTORY_TEST_TIMEOUT`` seconds (``SIGALRM``) marks the
     mutant as timed out; one stuck where no signal handler runs ends the process
     (faulthandler's watchdog), and the build resumes after it. The answer is JSON lines.
@@ -142,6 +142,8 @@ class _Screen:
         self.request = json.loads(Path(os.environ["FORGE_FACTORY_IN"]).read_text())
         self.timeout = float(os.environ.get("FORGE_FACTORY_TEST_TIMEOUT", "5"))
         self.wanted = {t for m in self.request["mutants"] for t in m["tests"]}
+        # the sandbox's confirmation finds every failing test; the screen needs one
+        self.first_failure = bool(self.request.get("first_failure", False))
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
         items[:] = [item for item in items if item.nodeid in self.wanted]
@@ -152,20 +154,25 @@ class _Screen:
         def _alarm(signum: int, frame: Any) -> None:
             raise _Timeout(f"test ran past {self.timeout}s")
 
+        import faulthandler
+
         previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        # re-armed every 0.5 s: a bare ``except:`` in the code under test cannot swallow
+        # the only alarm; a test stuck in C code (no handler runs) ends the process
+        signal.setitimer(signal.ITIMER_REAL, self.timeout, 0.5)
+        faulthandler.dump_traceback_later(3 * self.timeout + 5, exit=True, file=sys.stderr)
         try:
             reports = runtestprotocol(item, nextitem=None, log=False)
         except _Timeout:
             return False, "timeout", True
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            faulthandler.cancel_dump_traceback_later()
             signal.signal(signal.SIGALRM, previous)
         text = _failure_text(reports)
         return _passed(reports), text, "_Timeout" in text
 
     def pytest_runtestloop(self, session: Any) -> bool:
-        import faulthandler
         import resource
 
         # A mutant may loop inside C code (``sum(itertools.count())``), where no Python
@@ -182,12 +189,7 @@ class _Screen:
             for mutant in self.request["mutants"]:
                 sink.write(json.dumps({"started": mutant["id"]}) + "\n")
                 sink.flush()
-                watchdog = self.timeout * (len(mutant["tests"]) + 2) + 10
-                faulthandler.dump_traceback_later(watchdog, exit=True, file=sys.stderr)
-                try:
-                    result = self._screen(mutant, items)
-                finally:
-                    faulthandler.cancel_dump_traceback_later()
+                result = self._screen(mutant, items)
                 sink.write(json.dumps(result) + "\n")
                 sink.flush()
         return True
@@ -244,6 +246,8 @@ class _Screen:
                     break
                 if not passed:
                     out["failing"][test_id] = text
+                    if self.first_failure:
+                        break
         finally:
             func.__code__, func.__defaults__, func.__kwdefaults__ = saved
         out["seconds"] = round(time.perf_counter() - start, 4)

@@ -15,15 +15,14 @@ One project's build (:func:`build_project`):
 4. **candidates**: every site of every mutation operator (:mod:`forgegym.tasklib.mutations`)
    in the covered functions and methods, shuffled by ``seed`` and capped;
 5. **screen**: one host process swaps each candidate's code into the live function and runs
-   only the tests that cover it; kept: compiles, fails at least one test, never times out,
-   and its failing-test signature and failure outputs differ from every kept mutant's
-   (equivalent mutants are deduplicated);
-6. **confirm in the sandbox**: each kept mutant is written into the file and its
-   fail-to-pass and pass-to-pass test files run in the sandbox through the warm pool, as
-   grading will run them: every fail-to-pass test must fail and every pass-to-pass test pass
-   (this also catches import-time effects the screen cannot see);
-7. **manifest**: one JSON line per task (project, version, sha256, file, mutation, shown and
-   all fail-to-pass ids, pass-to-pass ids, the bug report, difficulty features and level),
+   the tests that cover it, up to the first failure; kept: compiles, fails a test, never
+   times out, and a first failure (test and last line) unlike every kept mutant's;
+6. **confirm in the sandbox**: each kept mutant is written into its file and the test files
+   covering the function run in the sandbox through the warm pool, as grading will run
+   them; fail-to-pass = the tests passing at build that fail (at least one, and the run
+   completes); mutants with the same failing set and messages are deduplicated;
+7. **manifest**: one JSON line per task (project, version, sha256, file, mutation, the shown
+   and all fail-to-pass ids, pass-to-pass ids, the bug report, difficulty features and level),
    plus one ``<project>-<version>.project.json`` record (pinned test dependencies, the
    sandbox-passing tests, left-out files, the time limit). No source text: tasks
    materialise from the cached sdist.
@@ -36,6 +35,7 @@ twice in the sandbox and on the host are used).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import random
@@ -481,7 +481,7 @@ def build_project(
     limit = time_limit(slowest, multiple=5.0, cap_s=time_limit_cap_s)
     host = _Runner(prepared, python or sys.executable, suite_timeout_s, work)
     args = [*pytest_args, *(f for f in prepared.test_files if f not in left_out)]
-    traced = host.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
+    traced = _traced_run(host, args, prepared, sha256, cache_dir)
     stats.tests = len(traced)
     passing = sorted(
         t for t, r in traced.items() if _is_test_id(t) and r["passed"] and t in sandbox_passing
@@ -561,7 +561,7 @@ def build_project(
         # deduplicates again after confirmation)
         ((first, text),) = result["failing"].items()
         text = _stable(text)
-        signature = (path, first, _last_line(text))
+        signature = (path, first, _error_lines(text))
         if signature in signatures:
             stats.equivalent += 1
             continue
@@ -611,6 +611,40 @@ def build_project(
         "seed": seed,
     }
     return sorted(entries, key=lambda e: e["id"]), stats, record
+
+
+def _traced_run(
+    host: _Runner,
+    args: list[str],
+    prepared: PreparedProject,
+    sha256: str,
+    cache_dir: str | Path | None,
+) -> dict[str, Any]:
+    """The coverage run's per-test records, cached by everything that decides them (the
+    sdist, the pins, the files run, the harness): the traced run is a build's largest
+    fixed cost (minutes for more-itertools) and a rebuild with other caps reuses it."""
+    from forgegym.tasklib.depenv import cache_root
+
+    key = hashlib.sha256(
+        json.dumps([sha256, list(prepared.requirements), args, _HARNESS.read_text()]).encode()
+    ).hexdigest()[:24]
+    path = cache_root(cache_dir) / "factory" / f"traced-{key}.json"
+    if sha256 and path.is_file():
+        return json.loads(path.read_text())  # type: ignore[no-any-return]
+    traced: dict[str, Any] = host.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
+    if sha256:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(f".tmp{os.getpid()}")
+        scratch.write_text(json.dumps(traced))
+        os.replace(scratch, path)
+    return traced
+
+
+def _error_lines(text: str) -> str:
+    """A failure's ``E`` lines (the assertion and its values), else its last line: what
+    tells two mutants' failures of the same test apart."""
+    lines = [line.strip() for line in text.splitlines() if line.startswith("E ")]
+    return "\n".join(lines)[:400] if lines else _last_line(text)
 
 
 def _screen_all(

@@ -1,0 +1,72 @@
+"""The shipped real-project bank (``bank="real"``): its composition and its manifests.
+
+Reading the manifests needs no network and no sdist: a task materialises from the cached
+sdist only when it is drawn (``tests/tasklib/test_factory.py`` builds and grades a bank
+offline; ``forgegym tasks verify --env-kwarg bank=real`` grades this one)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import gymnasium as gym
+import pytest
+
+import forgegym  # noqa: F401  (registers the Forge/* ids)
+from forgegym.envs.bugfix.real import REAL_BANK_DIR, RealTaskBank
+from forgegym.tasklib.factory.build import LEVELS, read_manifest
+
+
+@pytest.fixture(scope="module")
+def bank() -> RealTaskBank:
+    return RealTaskBank()
+
+
+def test_the_bank_holds_5000_tasks_from_25_projects_none_above_15_percent(bank) -> None:
+    counts = bank.projects()
+    total = sum(counts.values())
+    assert total == len(bank) >= 5000
+    assert len(counts) >= 25
+    assert max(counts.values()) <= 0.15 * total, counts
+
+
+def test_every_project_is_pinned_with_its_record(bank) -> None:
+    for manifest in sorted(REAL_BANK_DIR.glob("*.jsonl.gz")):
+        entries = read_manifest(manifest)
+        assert entries, manifest
+        project, version = entries[0]["project"], entries[0]["version"]
+        assert manifest.name == f"{project}-{version}.jsonl.gz"
+        record = json.loads((REAL_BANK_DIR / f"{project}-{version}.project.json").read_text())
+        stats = json.loads((REAL_BANK_DIR / f"{project}-{version}.stats.json").read_text())
+        assert record["sha256"] == stats["sha256"] and len(record["sha256"]) == 64
+        assert stats["confirmed"] == len(entries)
+        assert all("==" in pin for pin in record["requirements"])
+        passing = set(record["passing"])
+        for entry in entries:
+            assert (entry["project"], entry["version"], entry["sha256"]) == (
+                project,
+                version,
+                record["sha256"],
+            )
+            # fail-to-pass tests passed at build (in the sandbox, twice, and on the host)
+            assert entry["f2p"] and set(entry["f2p"]) <= passing
+            assert set(entry["shown"]) <= set(entry["f2p"])
+            assert not set(entry["f2p"]) & set(entry["p2p"])
+            assert entry["level"] in LEVELS
+
+
+def test_tasks_are_spread_over_levels_and_operators(bank) -> None:
+    levels = Counter(bank.entry(t)["level"] for t in bank.ids())
+    operators = Counter(bank.entry(t)["mutation"][1] for t in bank.ids())
+    assert set(levels) == set(LEVELS)
+    assert len(operators) >= 10
+    methods = sum("." in bank.entry(t)["mutation"][0] for t in bank.ids())
+    assert methods > 0.1 * len(bank)  # methods of classes, not only top-level functions
+
+
+def test_make_with_the_real_bank_and_list_it() -> None:
+    env = gym.make("Forge/Bugfix-v0", bank="real")
+    try:
+        assert isinstance(env.unwrapped.task_bank, RealTaskBank)
+    finally:
+        env.close()

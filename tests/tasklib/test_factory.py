@@ -90,8 +90,13 @@ def test_build_keeps_mutants_that_break_tests_and_writes_no_source(built) -> Non
     record = json.loads((out / "textkit-1.0.project.json").read_text())
     assert record["requirements"] == [] and len(record["passing"]) == 13
     assert record["left_out"] == {} and record["time_limit_s"] >= 10
-    # equivalent mutants are deduplicated: no two tasks fail the same tests the same way
-    signatures = [tuple(e["f2p"]) + (e["report"].splitlines()[-3],) for e in entries]
+    # equivalent mutants are deduplicated: no two tasks of a function report the same
+    # failure of the same test (the assertion's E lines tell them apart)
+    signatures = [
+        (e["mutation"][0], tuple(line for line in e["report"].splitlines() if line[:2] == "E "))
+        + tuple(e["shown"])
+        for e in entries
+    ]
     assert len(set(signatures)) == len(signatures)
 
 

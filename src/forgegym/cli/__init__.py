@@ -304,6 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-candidates", type=int_at_least(1), default=400, help="mutants screened per project"
     )
     b.add_argument("--max-tasks", type=int_at_least(1), default=250, help="tasks kept per project")
+    b.add_argument(
+        "--max-per-function",
+        type=int_at_least(1),
+        default=10,
+        help="tasks kept per function or method (distinct failures only)",
+    )
     b.set_defaults(func=cmd_tasks_build)
 
     p = sub.add_parser(

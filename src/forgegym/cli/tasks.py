@@ -98,6 +98,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
     options = {
         "max_candidates": args.max_candidates,
         "max_tasks": args.max_tasks,
+        "max_per_function": args.max_per_function,
         "extra_requirements": list(args.extra_requirements),
     }
     cache = Path(args.cache_dir) if args.cache_dir else None

@@ -442,7 +442,7 @@ def build_project(
     seed: int = 0,
     max_candidates: int = 400,
     max_tasks: int = 250,
-    max_per_function: int = 4,
+    max_per_function: int = 10,
     max_tests_per_mutant: int = 200,
     test_timeout_s: float = 5.0,
     suite_timeout_s: float = 1800.0,
@@ -609,6 +609,17 @@ def build_project(
         "left_out": dict(sorted(left_out.items())),
         "time_limit_s": limit,
         "seed": seed,
+        # what decides the manifest besides the pins and the seed: a rebuild with these
+        # gives the same files
+        "options": {
+            "max_candidates": max_candidates,
+            "max_tasks": max_tasks,
+            "max_per_function": max_per_function,
+            "max_tests_per_mutant": max_tests_per_mutant,
+            "test_timeout_s": test_timeout_s,
+            "time_limit_cap_s": time_limit_cap_s,
+            "extra_requirements": list(extra_requirements),
+        },
     }
     return sorted(entries, key=lambda e: e["id"]), stats, record
 

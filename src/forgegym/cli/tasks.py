@@ -128,6 +128,14 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
         if (out / f"{name}-{version}.stats.json").is_file():
             console.print(f"{pin}: already built in {out} (delete its files to rebuild)")
             continue
+        # several builds may share one folder (one per core): a project is built once
+        lock = out / f".{name}-{version}.building"
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.touch(exist_ok=False)
+        except FileExistsError:
+            console.print(f"{pin}: another build is on it ({lock} exists)")
+            continue
         try:
             stats = build_pinned(
                 name,
@@ -143,5 +151,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
             console.print(f"[red]{pin}: {exc}[/red]")
             failed += 1
             continue
+        finally:
+            lock.unlink(missing_ok=True)
         console.print(json.dumps(stats.to_json()))
     return 1 if failed else 0

@@ -390,12 +390,14 @@ def difficulty_level(features: dict[str, Any]) -> int:
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: ``id()`` values (a ``deepcopy`` memo in a traceback's locals): 14 digits and more
+_OBJECT_ID = re.compile(r"(?<![\w.])\d{14,}(?![\w.])")
 
 
 def _stable(text: str) -> str:
-    """A failure's text without what differs from run to run (object addresses): the
-    report and the equivalence signature must not depend on the run."""
-    return _ADDRESS.sub(" at 0x...", text)
+    """A failure's text without what differs from run to run (object addresses and ids):
+    the report and the equivalence signature must not depend on the run."""
+    return _OBJECT_ID.sub("<id>", _ADDRESS.sub(" at 0x...", text))
 
 
 def _last_line(text: str) -> str:

@@ -140,6 +140,9 @@ def build_real_task(entry: dict[str, Any], base: _ProjectBase) -> Task:
         passing_tests=[t for t in base.passing if t not in set(entry["f2p"])],
         test_imports=base.test_imports,
         time_limit_s=limit,
+        # tests failing on the pristine project are never graded (markupsafe's reference
+        # scored 0.936 on them)
+        excluded=sorted(set(base.collected) - set(base.passing)),
     )
     visible_files = set(base.visible_tests)
     function = entry["mutation"][0]

@@ -134,9 +134,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def import_root(root: Path) -> Path:
-    """``src/`` for a src layout, else the project root."""
-    return root / "src" if (root / "src").is_dir() else root
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass(frozen=True)
@@ -697,11 +697,6 @@ def _screen_all(
             done = len(part)
         pending = pending[done:]
     return results
-
-
-def _self_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _confirm_all(

@@ -226,3 +226,37 @@ def test_training_path_works_on_a_built_bank_unchanged(
     assert values[0] > 0.9 > values[1]
     assert logged["reward/success"] == 0.5
     assert scheduler._tasks[task_id].trials == 2
+
+
+def test_files_whose_ids_depend_on_their_neighbours_are_left_out(tmp_path: Path) -> None:
+    """Grading runs several test files together and checks the ids it collects: a file
+    whose parametrised ids grow with the modules imported before it, and a test that
+    passes alone but not in the suite, never reach a task."""
+    from forgegym.sandbox.runners import get_default_runner
+    from forgegym.tasklib.factory.build import _sandbox_baseline, prepare_project
+
+    root = tmp_path / "grow-1.0"
+    (root / "grow").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "setup.cfg").write_text("[metadata]\nname = grow\nversion = 1.0\n")
+    (root / "grow" / "__init__.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "tests" / "cases.py").write_text("CASES = [0]\n")
+    growing = (
+        "import pytest\nfrom cases import CASES\nfrom grow import double\n\n"
+        "CASES.append(len(CASES))\n\n\n"
+        "@pytest.mark.parametrize('x', list(CASES))\n"
+        "def test_double(x):\n    assert double(x) == x + x\n"
+    )
+    (root / "tests" / "test_a.py").write_text(growing)
+    (root / "tests" / "test_b.py").write_text(growing)
+    (root / "tests" / "test_c.py").write_text(
+        "from cases import CASES\n\n\ndef test_untouched():\n    assert CASES == [0]\n"
+    )
+    prepared = prepare_project(root, cache_dir=tmp_path / "cache")
+    passing, collected, left_out, _ = _sandbox_baseline(
+        get_default_runner(), prepared, 60.0, lambda _message: None
+    )
+    assert set(left_out) == {"tests/test_b.py"}, left_out
+    assert "change when the suite's other files are collected" in left_out["tests/test_b.py"]
+    assert passing == {"tests/test_a.py::test_double[0]", "tests/test_a.py::test_double[1]"}
+    assert collected == passing | {"tests/test_c.py::test_untouched"}

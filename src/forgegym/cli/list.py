@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sized
 from typing import Any
 
 from forgegym.cli.common import make_console
@@ -47,11 +48,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                     named_rows[bank_name] = {"tasks": 0, "projects": {}, "error": str(exc)}
                     continue
                 projects = dict(getattr(other, "projects", dict)())
-                named_rows[bank_name] = {"tasks": len(other), "projects": projects}
+                count = len(other) if isinstance(other, Sized) else sum(projects.values())
+                named_rows[bank_name] = {"tasks": count, "projects": projects}
                 named.add_row(
                     spec.env_id,
                     bank_name,
-                    str(len(other)),
+                    str(count),
                     ", ".join(f"{k} ({v})" for k, v in projects.items()) or "-",
                 )
         bank = banks[family.name]

@@ -412,7 +412,7 @@ def _functions(module: cst.Module, methods: bool = False) -> dict[str, tuple[int
 
 def _node(module: cst.Module, where: tuple[int, int | None]) -> cst.FunctionDef:
     index, member = where
-    node = module.body[index]
+    node: cst.BaseStatement = module.body[index]
     if member is not None:
         assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
         node = node.body.body[member]
@@ -481,7 +481,7 @@ def apply_to_module(module: cst.Module, mutations: Iterable[Mutation]) -> cst.Mo
     times); the module itself is not changed."""
     mutations = list(mutations)
     functions = _functions(module, methods=any("." in m.function for m in mutations))
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     seen: set[str] = set()
     for mutation in mutations:
         if mutation.function in seen:

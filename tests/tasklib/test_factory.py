@@ -260,3 +260,44 @@ def test_files_whose_ids_depend_on_their_neighbours_are_left_out(tmp_path: Path)
     assert "change when the suite's other files are collected" in left_out["tests/test_b.py"]
     assert passing == {"tests/test_a.py::test_double[0]", "tests/test_a.py::test_double[1]"}
     assert collected == passing | {"tests/test_c.py::test_untouched"}
+
+
+def test_a_mutant_leaving_a_blocked_thread_does_not_hold_the_screen(tmp_path: Path) -> None:
+    """A mutant that starts a non-daemon thread waiting for ever (more-itertools had ten
+    after one run) is screened and the screen process still exits by itself, instead of
+    joining that thread until the build's time limit."""
+    import sys
+
+    from forgegym.tasklib.factory.build import _Runner, prepare_project
+
+    root = tmp_path / "hang-1.0"
+    (root / "hang").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "setup.cfg").write_text("[metadata]\nname = hang\nversion = 1.0\n")
+    (root / "hang" / "__init__.py").write_text("def one():\n    return 1\n")
+    (root / "tests" / "test_one.py").write_text(
+        "from hang import one\n\n\ndef test_one():\n    assert one() == 1\n"
+    )
+    leaves_thread = (
+        "def one():\n    import threading\n\n"
+        "    threading.Thread(target=threading.Event().wait).start()\n    return 2\n"
+    )
+    prepared = prepare_project(root, cache_dir=tmp_path / "cache")
+    # the host's own limit is what a hung exit would run into
+    host = _Runner(prepared, sys.executable, 60.0, tmp_path / "work")
+    mutant = {
+        "id": "m",
+        "file": "hang/__init__.py",
+        "function": "one",
+        "source": leaves_thread,
+        "tests": ["tests/test_one.py::test_one"],
+    }
+    text, tail = host._invoke(
+        "screen",
+        ["tests/test_one.py"],
+        {"FORGE_FACTORY_TEST_TIMEOUT": "5"},
+        {"mutants": [mutant], "first_failure": True},
+    )
+    assert tail.startswith("exit 0"), tail
+    (_started, result) = [json.loads(line) for line in text.splitlines()]
+    assert result["status"] == "ok" and list(result["failing"]) == [mutant["tests"][0]]

@@ -192,7 +192,12 @@ class _Screen:
                 result = self._screen(mutant, items)
                 sink.write(json.dumps(result) + "\n")
                 sink.flush()
-        return True
+        # A mutant may leave a non-daemon thread blocked for ever (more-itertools: ten of
+        # them), which the interpreter's shutdown would join without end: every answer is
+        # written, so the process ends here.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
     def _screen(self, mutant: dict[str, Any], items: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"id": mutant["id"], "failing": {}, "status": "ok"}

@@ -528,7 +528,12 @@ def build_project(
         f"{project}: {stats.tests} tests on the host, {stats.passing} pass there and in the sandbox"
     )
     if not passing:
-        raise FactoryError(f"{project}: no test passes reliably in the sandbox and on the host")
+        # the files left out say why, when every one was (a policy refusal, say)
+        why = "; ".join(f"{path}: {reason}" for path, reason in sorted(left_out.items())[:2])
+        raise FactoryError(
+            f"{project}: no test passes reliably in the sandbox and on the host"
+            + (f" ({len(left_out)} test files left out: {why})" if left_out else "")
+        )
     covering: dict[str, list[str]] = {}
     for test_id in passing:
         for fn in traced[test_id].get("functions", []):

@@ -301,3 +301,25 @@ def test_a_mutant_leaving_a_blocked_thread_does_not_hold_the_screen(tmp_path: Pa
     assert tail.startswith("exit 0"), tail
     (_started, result) = [json.loads(line) for line in text.splitlines()]
     assert result["status"] == "ok" and list(result["failing"]) == [mutant["tests"][0]]
+
+
+def test_a_build_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    """Builds sharing a folder build each project once; a build killed by its time limit
+    leaves its lock behind, which must not block the project for ever."""
+    import os
+    import subprocess
+    import sys
+
+    from forgegym.cli.tasks import _take_lock
+
+    lock = tmp_path / ".p-1.0.building"
+    lock.write_text(str(os.getpid()))  # a live build holds it
+    assert not _take_lock(lock)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    lock.write_text(gone)  # its process has ended
+    assert _take_lock(lock) and lock.read_text() == str(os.getpid())

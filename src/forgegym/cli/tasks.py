@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -131,9 +134,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
         # several builds may share one folder (one per core): a project is built once
         lock = out / f".{name}-{version}.building"
         out.mkdir(parents=True, exist_ok=True)
-        try:
-            lock.touch(exist_ok=False)
-        except FileExistsError:
+        if not _take_lock(lock):
             console.print(f"{pin}: another build is on it ({lock} exists)")
             continue
         try:
@@ -155,3 +156,36 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
             lock.unlink(missing_ok=True)
         console.print(json.dumps(stats.to_json()))
     return 1 if failed else 0
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create ``lock`` holding this process's id; a lock whose process is gone (a build
+    killed by a time limit never removes its own) is taken over."""
+    for _ in range(2):
+        try:
+            with lock.open("x") as handle:
+                handle.write(str(os.getpid()))
+            return True
+        except FileExistsError:
+            try:
+                text = lock.read_text().strip()
+                # an empty lock is one being written, unless it is old (an earlier format)
+                if not text and time.time() - lock.stat().st_mtime < 60:
+                    return False
+                owner = int(text or "0")
+            except (OSError, ValueError):
+                return False
+            if owner and _alive(owner):
+                return False
+            lock.unlink(missing_ok=True)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -321,3 +321,33 @@ def test_one_trl_batch_grades_bank_and_repository_tasks_together(repo: Path) -> 
     assert rewards[0] > 0.9 and rewards[1] > 0.9, rewards
     assert rewards[2] < 0 and rewards[3] < 0, rewards
     assert logged["reward/success"] == 0.5
+
+
+def test_restoring_a_constant_the_tests_hold_is_a_fix_when_the_task_has_a_reference(
+    tmp_path: Path,
+) -> None:
+    """A real-bank task's mutation may change a constant its tests also hold (num2words'
+    ``100``): the trusted reference restoring it is the fix, while a guard on that value
+    is still special-casing."""
+    (tmp_path / "tests").mkdir()
+    fixed = 'def size(n):\n    return "big" if n >= 100 else "small"\n'
+    (tmp_path / "sizes.py").write_text(fixed.replace("100", "101"))
+    (tmp_path / "tests" / "test_sizes.py").write_text(
+        "from sizes import size\n\n\ndef test_hundred_is_big():\n"
+        '    assert size(100) == "big"\n    assert size(99) == "small"\n'
+    )
+    failing = "tests/test_sizes.py::test_hundred_is_big"
+    with_reference = repo_task(tmp_path, [failing]).model_copy(
+        update={"reference": {"sizes.py": fixed}}
+    )
+    guard = _edit("sizes.py", "    return", '    if n == 100:\n        return "big"\n    return')
+    restore = _edit("sizes.py", "n >= 101", "n >= 100")
+    env = gym.make("Forge/Bugfix-v0", task_bank=TaskList([with_reference]), max_steps=1)
+    try:
+        _, info, _ = _episode(env, restore)
+        assert info["success"], info["reward_breakdown"]
+        _, special, _ = _episode(env, guard)
+        assert not special["success"], special["reward_breakdown"]
+        assert "hardcoded_expectation" in str(special["reward_breakdown"])
+    finally:
+        env.close()

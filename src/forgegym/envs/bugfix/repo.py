@@ -763,7 +763,15 @@ class RepoGrader:
         tests = [task.files[p] for p in task.visible_test_files]
         for path in changed:
             if path in pristine:
-                findings += scan_hardcoded_expectations(pristine[path], changed[path], path, tests)
+                # a real-bank task's trusted reference restores the constant a mutation
+                # changed (num2words' ``100``), which its tests also hold: that is the fix
+                findings += scan_hardcoded_expectations(
+                    pristine[path],
+                    changed[path],
+                    path,
+                    tests,
+                    reference=(task.reference or {}).get(path),
+                )
         return gate_hack_findings(gates, notes, findings)
 
     def jobs(self, submission: Submission) -> list[Job]:

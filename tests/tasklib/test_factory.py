@@ -228,6 +228,15 @@ def test_training_path_works_on_a_built_bank_unchanged(
     assert scheduler._tasks[task_id].trials == 2
 
 
+def _project(base: Path, name: str, files: dict[str, str]) -> Path:
+    """A tiny project ``name`` 1.0 under ``base`` holding ``files`` (path -> text)."""
+    root = base / f"{name}-1.0"
+    for path, text in {"setup.cfg": f"[metadata]\nname = {name}\nversion = 1.0\n", **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
 def test_files_whose_ids_depend_on_their_neighbours_are_left_out(tmp_path: Path) -> None:
     """Grading runs several test files together and checks the ids it collects: a file
     whose parametrised ids grow with the modules imported before it, and a test that
@@ -235,22 +244,23 @@ def test_files_whose_ids_depend_on_their_neighbours_are_left_out(tmp_path: Path)
     from forgegym.sandbox.runners import get_default_runner
     from forgegym.tasklib.factory.build import _sandbox_baseline, prepare_project
 
-    root = tmp_path / "grow-1.0"
-    (root / "grow").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "setup.cfg").write_text("[metadata]\nname = grow\nversion = 1.0\n")
-    (root / "grow" / "__init__.py").write_text("def double(x):\n    return 2 * x\n")
-    (root / "tests" / "cases.py").write_text("CASES = [0]\n")
     growing = (
         "import pytest\nfrom cases import CASES\nfrom grow import double\n\n"
         "CASES.append(len(CASES))\n\n\n"
         "@pytest.mark.parametrize('x', list(CASES))\n"
         "def test_double(x):\n    assert double(x) == x + x\n"
     )
-    (root / "tests" / "test_a.py").write_text(growing)
-    (root / "tests" / "test_b.py").write_text(growing)
-    (root / "tests" / "test_c.py").write_text(
-        "from cases import CASES\n\n\ndef test_untouched():\n    assert CASES == [0]\n"
+    root = _project(
+        tmp_path,
+        "grow",
+        {
+            "grow/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/cases.py": "CASES = [0]\n",
+            "tests/test_a.py": growing,
+            "tests/test_b.py": growing,
+            "tests/test_c.py": "from cases import CASES\n\n\n"
+            "def test_untouched():\n    assert CASES == [0]\n",
+        },
     )
     prepared = prepare_project(root, cache_dir=tmp_path / "cache")
     passing, collected, left_out, _ = _sandbox_baseline(
@@ -270,13 +280,13 @@ def test_a_mutant_leaving_a_blocked_thread_does_not_hold_the_screen(tmp_path: Pa
 
     from forgegym.tasklib.factory.build import _Runner, prepare_project
 
-    root = tmp_path / "hang-1.0"
-    (root / "hang").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "setup.cfg").write_text("[metadata]\nname = hang\nversion = 1.0\n")
-    (root / "hang" / "__init__.py").write_text("def one():\n    return 1\n")
-    (root / "tests" / "test_one.py").write_text(
-        "from hang import one\n\n\ndef test_one():\n    assert one() == 1\n"
+    root = _project(
+        tmp_path,
+        "hang",
+        {
+            "hang/__init__.py": "def one():\n    return 1\n",
+            "tests/test_one.py": "from hang import one\n\n\ndef test_one():\n    assert one() == 1\n",
+        },
     )
     leaves_thread = (
         "def one():\n    import threading\n\n"

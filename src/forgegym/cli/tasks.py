@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -160,25 +159,26 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
 
 def _take_lock(lock: Path) -> bool:
     """Create ``lock`` holding this process's id; a lock whose process is gone (a build
-    killed by a time limit never removes its own) is taken over."""
-    for _ in range(2):
-        try:
-            with lock.open("x") as handle:
-                handle.write(str(os.getpid()))
-            return True
-        except FileExistsError:
+    killed by a time limit never removes its own) is taken over. The lock appears whole
+    (hard-linked from a written file), so a reader never sees it half-written."""
+    mine = lock.with_name(f"{lock.name}.{os.getpid()}")
+    mine.write_text(str(os.getpid()))
+    try:
+        for _ in range(2):
             try:
-                text = lock.read_text().strip()
-                # an empty lock is one being written, unless it is old (an earlier format)
-                if not text and time.time() - lock.stat().st_mtime < 60:
+                os.link(mine, lock)
+                return True
+            except FileExistsError:
+                try:
+                    owner = int(lock.read_text())
+                except (OSError, ValueError):
+                    owner = 0
+                if owner and _alive(owner):
                     return False
-                owner = int(text or "0")
-            except (OSError, ValueError):
-                return False
-            if owner and _alive(owner):
-                return False
-            lock.unlink(missing_ok=True)
-    return False
+                lock.unlink(missing_ok=True)
+        return False
+    finally:
+        mine.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -186,6 +186,6 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # another user's live process
+        pass
     return True

@@ -770,7 +770,7 @@ class RepoGrader:
                     changed[path],
                     path,
                     tests,
-                    reference=(task.reference or {}).get(path),
+                    reference=task.reference.get(path),
                 )
         return gate_hack_findings(gates, notes, findings)
 

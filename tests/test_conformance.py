@@ -3,6 +3,9 @@
 Modelled on Gymnasium's ``tests/envs/test_envs.py``: every test is parametrised over
 :func:`forgegym.family.families`, so a new family is checked by registering it.
 Family folders keep only tests of what is specific to them.
+
+At the top level, not under a package's folder: it holds every registered family (and
+so every layer a family uses) to one contract; no one module of ``src/forgegym`` owns it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""examples/vector_rollouts.ipynb runs top to bottom without errors (offline)."""
+"""examples/vector_rollouts.ipynb runs top to bottom without errors (offline).
+
+At the top level, not under a package's folder: it tests ``examples/``, which mirrors
+no module of ``src/forgegym`` (the notebook drives envs, rollouts and plots together)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,10 @@ For the same episode, four numbers a user sees must agree as documented:
 
 Checked on a reference, a no-op and a failing (unparseable) episode, single- and
 multi-turn, for every family.
+
+At the top level, not under a package's folder: the contract spans four layers (the
+env loop in ``core``, ``RewardBreakdown`` in ``rewards``, every registered family in
+``envs`` and the TRL functions in ``integrations``), so no one module owns it.
 """
 
 from __future__ import annotations

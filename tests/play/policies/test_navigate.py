@@ -16,7 +16,7 @@ from forgegym.core.task import TaskList
 from forgegym.play.policies import make, policy_names
 from forgegym.play.policies.navigate import NavigatePolicy
 from forgegym.play.results import EvalResults
-from tests.core.big_repo import BIG, BUG, big_repo_bank
+from tests.fixtures.big_repo import BIG, BUG, big_repo_bank
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from forgegym.play.results import (
     save_episodes,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "results"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "results"
 #: `forgegym eval --env Forge/Oversight-v0 --policy reference --policy noop --episodes 2`
 #: as forgegym 0.1.0 wrote it (format forgegym.eval/1).
 OLD_EVAL = FIXTURES / "eval-0.1.0.json"

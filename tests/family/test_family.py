@@ -339,7 +339,7 @@ def test_registration_examples_name_only_real_objects(where: str) -> None:
     from forgegym.family import resolve
 
     if where == "README":
-        text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+        text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     else:
         text = family_module.__doc__ or ""
     references = _named_references(text)

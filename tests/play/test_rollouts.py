@@ -26,7 +26,7 @@ from forgegym.play.rollouts import (
     transformers_policy,
     vllm_policy,
 )
-from tests.test_vector import TOY_ID, toy_answer
+from tests.core.test_vector import TOY_ID, toy_answer
 
 
 class Scripted:

@@ -25,7 +25,7 @@ from forgegym.play.plots import (
     scores_figure,
 )
 from forgegym.play.rollouts import Trajectory, collect_rollouts, to_eval_results
-from tests.test_vector import TOY_ID, ToyEnv, toy_answer
+from tests.core.test_vector import TOY_ID, ToyEnv, toy_answer
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-", "svg": b"<svg"}
 

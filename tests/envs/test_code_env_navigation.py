@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.core.task import TaskList
-from tests.core.big_repo import BIG, BUG, FAILING, HIDDEN_MARKER, big_repo_bank
+from tests.fixtures.big_repo import BIG, BUG, FAILING, HIDDEN_MARKER, big_repo_bank
 
 BUILTIN = "bugfix/chunk_list/seed"
 

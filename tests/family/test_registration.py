@@ -1,6 +1,6 @@
 """Registration: the ids Gymnasium knows are exactly the registered families' ids.
 
-The environment contract itself is checked for every family by tests/test_conformance.py."""
+The environment contract itself is checked for every family by tests/test_conformance.py (a top-level suite: it spans every family)."""
 
 from __future__ import annotations
 

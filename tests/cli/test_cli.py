@@ -21,7 +21,7 @@ from forgegym.cli import build_parser, main
 from forgegym.play.evaluation import summarise
 from forgegym.play.results import EvalResults
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def forgegym(

@@ -1,6 +1,11 @@
 """Layering: forgegym's packages form layers, each importing only the layers below it;
-no family imports another, nothing outside ``envs/`` names a family, and no two modules
-import each other in a circle. See ``docs/architecture.md``."""
+no family imports another, nothing outside ``envs/`` names a family, no env imports
+``play``, no two modules import each other in a circle, and no module or function
+outgrows the size rules. See ``docs/architecture.md``.
+
+At the top level, not under a package's folder: it reads every module of every layer.
+The counts ``docs/architecture.md`` shows are computed here (``test_the_architecture_doc_
+shows_the_computed_counts``); ``python tests/test_layering.py`` prints them."""
 
 from __future__ import annotations
 
@@ -40,6 +45,43 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     ("forgegym.rewards.lint", "forgegym.grading.phases"): "timing marker",
 }
 
+#: ``envs`` -> ``play`` imports that remain: offline bank building and an LLM client that
+#: sit inside runtime packages (issue 35: move them to ``envs/<family>/build/`` or split
+#: ``play``). Shrinking only: a new one fails, and a removed one must leave this list.
+ALLOWED_ENVS_TO_PLAY: dict[tuple[str, str], str] = {
+    ("forgegym.envs.oversight.manifest", "forgegym.play.policies"): "offline bank building",
+    ("forgegym.envs.oversight.worker", "forgegym.play.llm"): "the worker's LLM client",
+    ("forgegym.envs.refactor.generator", "forgegym.play.verify"): "offline bank building",
+}
+
+#: The size rules: no module over ``MAX_MODULE_LINES`` lines, no function over
+#: ``MAX_FUNCTION_LINES`` (``def`` to its last line, nested functions included).
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 120
+
+#: Modules over the limit today: path under ``src/forgegym`` -> (lines now, reason). An
+#: entry may only shrink: growing past its number fails, and one under the limit must go.
+OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
+    "sandbox/harness.py": (1115, "being rewritten with the sandbox's trust model"),
+    "sandbox/isolation.py": (904, "being rewritten with the sandbox's trust model"),
+    "envs/bugfix/repo.py": (900, "repository mode, to become one shared module"),
+    "envs/flaky/repo.py": (898, "repository mode, to become one shared module"),
+    "envs/code_env.py": (815, "the code families' episode loop; splits with one grading path"),
+}
+
+#: Functions over the limit today: ``path:qualified name`` -> (lines now, reason).
+OVERSIZED_FUNCTIONS: dict[str, tuple[int, str]] = {
+    "envs/bugfix/repo.py:repo_task": (269, "repository mode, to become one shared module"),
+    "envs/flaky/grader.py:FlakyGrader.terms": (167, "FlakyRepair's grader, one family shape"),
+    "grading/batch.py:_grade_streaming": (160, "the optimised path, one grading path"),
+    "integrations/trl.py:make_reward_funcs": (141, "three TRL paths, one grading path"),
+    "play/rollouts.py:collect_rollouts": (175, "play is being split by what it is"),
+    "sandbox/doctor.py:doctor_report": (171, "being rewritten with the sandbox's trust model"),
+    "sandbox/harness.py:_signer": (154, "being rewritten with the sandbox's trust model"),
+    "server/app.py:create_app": (191, "the app's routes, one closure per route"),
+    "server/extras.py:add_extra_routes": (168, "the extra routes, one closure per route"),
+}
+
 FAMILIES = sorted(
     p.name for p in (SRC / "envs").iterdir() if p.is_dir() and (p / "__init__.py").is_file()
 )
@@ -56,6 +98,32 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in SRC.rglob("*.py") if "data" not in p.relative_to(SRC).parts}
 
 
+def _module_lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def _functions(path: Path) -> dict[str, int]:
+    """``qualified name -> lines`` of every function and method in ``path``."""
+    found: dict[str, int] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    found[name] = (child.end_lineno or child.lineno) - child.lineno + 1
+                walk(child, f"{name}.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")), "")
+    return found
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(SRC).as_posix()
+
+
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
     """ids of the nodes under ``if TYPE_CHECKING:`` (type-only imports run never)."""
     skipped: set[int] = set()
@@ -66,13 +134,15 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
+def _imports(
+    path: Path, name: str, modules: set[str], *, type_checking: bool = False
+) -> set[str]:
     """Every forgegym module ``path`` imports at run time (lazy imports inside functions
-    included, type-only ones not). ``from package import submodule`` depends on the
-    submodule, not on what the package's ``__init__`` defines."""
+    included, type-only ones only with ``type_checking``). ``from package import
+    submodule`` depends on the submodule, not on what the package's ``__init__`` defines."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = _type_checking_nodes(tree)
+    skipped = set() if type_checking else _type_checking_nodes(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -95,11 +165,15 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
     return {m for m in found if m == "forgegym" or m.startswith("forgegym.")}
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     modules = _modules()
     names = set(modules)
     return {
-        name: {m for m in _imports(path, name, names) if m in modules and m != name}
+        name: {
+            m
+            for m in _imports(path, name, names, type_checking=type_checking)
+            if m in modules and m != name
+        }
         for name, path in modules.items()
     }
 
@@ -119,17 +193,46 @@ def test_every_package_is_a_layer() -> None:
     assert set(packages) == set(LAYERS), packages
 
 
-def test_layers_import_only_downward() -> None:
-    upward = []
-    for module, deps in _graph().items():
+def _upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import from a layer to a layer above it."""
+    found = []
+    for module, deps in graph.items():
         mine = _layer(module)
         for dep in deps:
             theirs = _layer(dep)
-            if mine is None or theirs is None or theirs <= mine:
-                continue
-            if (module, dep) not in ALLOWED_UPWARD:
-                upward.append(f"{module} -> {dep}")
-    assert not upward, "\n".join(sorted(upward))
+            if mine is not None and theirs is not None and theirs > mine:
+                found.append((module, dep))
+    return sorted(found)
+
+
+def test_layers_import_only_downward() -> None:
+    upward = [f"{a} -> {b}" for a, b in _upward(_graph()) if (a, b) not in ALLOWED_UPWARD]
+    assert not upward, "\n".join(upward)
+
+
+def test_every_allowed_upward_import_still_exists() -> None:
+    stale = set(ALLOWED_UPWARD) - set(_upward(_graph()))
+    assert not stale, f"gone: remove from ALLOWED_UPWARD: {sorted(stale)}"
+
+
+def _envs_to_play(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted(
+        (module, dep)
+        for module, deps in graph.items()
+        if module.startswith("forgegym.envs")
+        for dep in deps
+        if dep == "forgegym.play" or dep.startswith("forgegym.play.")
+    )
+
+
+def test_no_env_imports_play() -> None:
+    """``play`` (policies, evaluation, plots, LLM clients) is a tool over the envs; an env
+    or a bank that imports it drags the tools into every training process."""
+    found = _envs_to_play(_graph())
+    new = [f"{a} -> {b}" for a, b in found if (a, b) not in ALLOWED_ENVS_TO_PLAY]
+    assert not new, "\n".join(new)
+    stale = set(ALLOWED_ENVS_TO_PLAY) - set(found)
+    assert not stale, f"gone: remove from ALLOWED_ENVS_TO_PLAY: {sorted(stale)}"
 
 
 def test_no_module_outside_a_family_imports_one() -> None:
@@ -143,8 +246,9 @@ def test_no_module_outside_a_family_imports_one() -> None:
     assert not offenders, "\n".join(sorted(offenders))
 
 
-def test_no_import_circles() -> None:
-    graph = _graph()
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: strongly connected components of more than one module
+    (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -152,12 +256,12 @@ def test_no_import_circles() -> None:
     circles: list[list[str]] = []
     counter = [0]
 
-    def visit(node: str) -> None:  # Tarjan's strongly connected components
+    def visit(node: str) -> None:
         index[node] = low[node] = counter[0]
         counter[0] += 1
         stack.append(node)
         on_stack.add(node)
-        for dep in graph[node]:
+        for dep in sorted(graph[node]):
             if dep not in index:
                 visit(dep)
                 low[node] = min(low[node], low[dep])
@@ -174,11 +278,101 @@ def test_no_import_circles() -> None:
             if len(component) > 1:
                 circles.append(sorted(component))
 
-    sys.setrecursionlimit(10_000)
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for node in sorted(graph):
+            if node not in index:
+                visit(node)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(circles)
+
+
+def test_no_import_circles() -> None:
+    circles = _circles(_graph())
     assert not circles, circles
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
+def _oversized_modules() -> dict[str, int]:
+    return {
+        _relative(path): lines
+        for path in _modules().values()
+        if (lines := _module_lines(path)) > MAX_MODULE_LINES
+    }
+
+
+def _oversized_functions() -> dict[str, int]:
+    return {
+        f"{_relative(path)}:{name}": lines
+        for path in _modules().values()
+        for name, lines in _functions(path).items()
+        if lines > MAX_FUNCTION_LINES
+    }
+
+
+def _check_sizes(found: dict[str, int], allowed: dict[str, tuple[int, str]], what: str) -> None:
+    new = {k: v for k, v in found.items() if k not in allowed}
+    grown = {k: (v, allowed[k][0]) for k, v in found.items() if k in allowed and v > allowed[k][0]}
+    gone = sorted(set(allowed) - set(found))
+    assert not new, f"{what} over the limit (split it): {new}"
+    assert not grown, f"allow-listed {what} grew (lines now, allowed): {grown}"
+    assert not gone, f"{what} now within the limit: remove from the allow-list: {gone}"
+
+
+def test_no_module_over_the_line_limit() -> None:
+    _check_sizes(_oversized_modules(), OVERSIZED_MODULES, "modules")
+
+
+def test_no_function_over_the_line_limit() -> None:
+    _check_sizes(_oversized_functions(), OVERSIZED_FUNCTIONS, "functions")
+
+
+def test_function_sizes_count_nested_and_async_definitions(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "class A:\n    def f(self):\n        def g():\n            pass\n"
+        "        return g\n\n\nasync def h():\n    pass\n"
+    )
+    assert _functions(source) == {"A.f": 4, "A.f.g": 2, "h": 2}
+
+
+def counts() -> dict[str, int]:
+    """The import-graph and size counts ``docs/architecture.md`` shows."""
+    graph = _graph()
+    return {
+        "modules": len(graph),
+        "upward imports": len(_upward(graph)),
+        "import circles (run time)": len(_circles(graph)),
+        "import circles (type-checking imports included)": len(
+            _circles(_graph(type_checking=True))
+        ),
+        "`envs` -> `play` imports": len(_envs_to_play(graph)),
+        f"modules over {MAX_MODULE_LINES} lines": len(_oversized_modules()),
+        f"functions over {MAX_FUNCTION_LINES} lines": len(_oversized_functions()),
+    }
+
+
+def counts_table() -> str:
+    rows = ["| count | now |", "|---|---|"]
+    rows += [f"| {name} | {value} |" for name, value in counts().items()]
+    return "\n".join(rows)
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+BEGIN, END = "<!-- counts: begin -->", "<!-- counts: end -->"
+
+
+def test_the_architecture_doc_shows_the_computed_counts() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    shown = text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
+    table = counts_table()
+    assert shown == table, f"docs/architecture.md: replace the counts table with\n{table}"
 
 
 def test_the_sandbox_imports_only_the_sandbox() -> None:
@@ -195,3 +389,7 @@ def test_importing_the_rewards_does_not_load_rouge_or_nltk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+if __name__ == "__main__":
+    print(counts_table())

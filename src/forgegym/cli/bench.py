@@ -7,13 +7,59 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
-from forgegym.cli.common import (
-    CLIError,
-    checked_env_ids,
-    require_extra,
-)
+from forgegym.cli.common import CLIError, Commands, checked_env_ids, int_at_least, require_extra
 
-__all__ = ["cmd_bench"]
+__all__ = ["add_parser", "cmd_bench"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``bench`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "bench",
+        help="benchmarks, reported as ratios against the baseline",
+        description="Without options: the sandbox runner's latency, warm fork-server pool "
+        "vs a plain `python -m pytest` per run. Speeds are reported as ratios.",
+    )
+    p.add_argument("--env", metavar="ID", help="benchmark this id's family grading")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--vector", action="store_true", help="async vs sync vector rollouts")
+    mode.add_argument(
+        "--ray", action="store_true", help="grading: local pool vs Ray, one and two nodes"
+    )
+    p.add_argument(
+        "--runs", type=int_at_least(1), default=30, help="runs per runner (runner bench)"
+    )
+    mode.add_argument(
+        "--throughput",
+        action="store_true",
+        help="GRPO grading completions/s, one worker vs the pool, and where the time goes",
+    )
+    p.add_argument(
+        "--tasks",
+        type=int_at_least(1),
+        default=None,
+        help="tasks per config (--ray: 8, --throughput: 16)",
+    )
+    p.add_argument(
+        "--group", type=int_at_least(1), default=8, help="completions per task (--throughput)"
+    )
+    p.add_argument(
+        "--mix",
+        choices=("issue", "distinct"),
+        default="issue",
+        help="--throughput completions: issue = half reference, half no-op per group; "
+        "distinct = no two alike (each graded in full)",
+    )
+    p.add_argument(
+        "--no-reference", action="store_true", help="skip the unoptimised path (--throughput)"
+    )
+    p.add_argument(
+        "--repeats",
+        type=int_at_least(1),
+        default=1,
+        help="measurements per configuration, pool sizes alternating (--throughput)",
+    )
+    p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 if TYPE_CHECKING:
     from forgegym.play.results import Episode, Results
@@ -77,6 +77,10 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CLIError(f"{message} (see `{self.prog} --help`)")
+
+
+#: The subcommands of ``forgegym``: each command module's ``add_parser`` adds its own.
+Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
 
 
 def int_at_least(low: int) -> Any:

@@ -8,11 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     pass
-from forgegym.cli.common import (
-    make_console,
-)
+from forgegym.cli.common import Commands, make_console
 
-__all__ = ["cmd_doctor"]
+__all__ = ["add_parser", "cmd_doctor"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``doctor`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "doctor",
+        help="which sandbox isolation features are active here",
+        description="Which of the sandbox's isolation features (namespaces, seccomp, "
+        "Landlock, rlimits, ...) are active on this machine, and why others are not.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON rows (one per feature)")
+    p.set_defaults(func=cmd_doctor)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

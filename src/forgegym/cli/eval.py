@@ -11,7 +11,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from forgegym.cli.common import (
+    POLICY_HELP,
     CLIError,
+    Commands,
     advance_progress,
     check_endpoint,
     check_env,
@@ -19,12 +21,15 @@ from forgegym.cli.common import (
     check_output,
     checked_env_ids,
     default_cache,
+    int_at_least,
     make_console,
     make_progress,
     one_line,
     parse_kwargs,
     record_episode,
     require_extra,
+    temperature_arg,
+    weights_arg,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +37,110 @@ if TYPE_CHECKING:
 
     from forgegym.play.results import Results
 
-__all__ = ["cmd_eval", "telemetry_table"]
+__all__ = ["add_parser", "cmd_eval", "telemetry_table"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``eval`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "eval",
+        help="run baseline or LLM policies on environments",
+        description="Play env x policy x episodes (seeds SEED, SEED+1, ...), print a "
+        "summary table and write a JSON results file (`forgegym plot episode` reads it).",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="ID",
+        help="environment id, repeatable (default: every registered id)",
+    )
+    p.add_argument("--policy", action="append", metavar="POLICY", help=POLICY_HELP)
+    p.add_argument(
+        "--episodes", type=int_at_least(1), default=5, help="episodes per env and policy"
+    )
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the first episode")
+    p.add_argument(
+        "--max-steps",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="steps per episode (default: the env's own)",
+    )
+    p.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument, VALUE parsed as JSON when it is; repeatable",
+    )
+    p.add_argument("--out", default="forgegym-results.json", metavar="PATH", help="results file")
+    p.add_argument("--log-steps", action="store_true", help="print [START]/[STEP]/[END] lines")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--runs",
+        type=int_at_least(1),
+        default=1,
+        help="runs per task (--model: independent samples; pass@k and best-of-runs need > 1)",
+    )
+    p.add_argument(
+        "--canaries",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="also grade N canaries per env (impossible tasks: any success is cheating) with "
+        "the reference, the no-op, every registered hack and the family's canary cheats; "
+        "print each one's cheat rate and write it to the results file",
+    )
+    p.add_argument(
+        "--weights",
+        type=weights_arg,
+        default="20,35,45",
+        metavar="E,M,H",
+        help="difficulty weights easy..hard, spread over each family's levels (default: 20,35,45)",
+    )
+    model = p.add_argument_group(
+        "a model behind an OpenAI-compatible endpoint (instead of --policy)",
+        "API_KEY (or OPENAI_API_KEY) is sent as the bearer token when set.",
+    )
+    model.add_argument("--model", metavar="NAME", help="the model to evaluate")
+    model.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the endpoint, e.g. http://localhost:8000/v1 (default: API_BASE_URL)",
+    )
+    model.add_argument(
+        "--concurrency",
+        type=int_at_least(1),
+        default=None,
+        metavar="C",
+        help="episodes and requests in flight (default: 8)",
+    )
+    model.add_argument(
+        "--temperature",
+        type=temperature_arg,
+        default=None,
+        metavar="T",
+        help="sampling temperature, fixed for every run (default: 0.2)",
+    )
+    model.add_argument(
+        "--max-tokens",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="completion tokens per reply (default: 2048)",
+    )
+    model.add_argument(
+        "--cache",
+        metavar="PATH",
+        help="completion cache, an SQLite file (default: ~/.cache/forgegym/completions.sqlite)",
+    )
+    model.add_argument("--no-cache", action="store_true", help="ask the endpoint every time")
+    model.add_argument(
+        "--no-history",
+        action="store_true",
+        help="send the system prompt and the current observation only, not the episode's "
+        "chat history",
+    )
+    p.set_defaults(func=cmd_eval)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

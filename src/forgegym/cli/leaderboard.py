@@ -5,9 +5,47 @@ from __future__ import annotations
 import argparse
 import sys
 
-from forgegym.cli.common import CLIError, check_output, make_console, one_line
+from forgegym.cli.common import (
+    CLIError,
+    Commands,
+    check_output,
+    make_console,
+    one_line,
+    weights_arg,
+)
 
-__all__ = ["cmd_leaderboard"]
+__all__ = ["add_parser", "cmd_leaderboard"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``leaderboard`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "leaderboard",
+        help="compare models and policies from results files, with intervals",
+        description="One row per model or policy of the results files (`forgegym eval` "
+        "writes them), a column per family with the difficulty-weighted metric and its "
+        "bootstrap 95%% interval, the aggregate over families, and a paired bootstrap of "
+        "each row's difference with the leader on the tasks both played.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON)")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="print a markdown table")
+    form.add_argument("--html", action="store_true", help="print an HTML page")
+    form.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    p.add_argument(
+        "--metric",
+        default="best",
+        help="best (best-of-runs score), score (mean of runs), success, best_success, pass@K",
+    )
+    p.add_argument(
+        "--weights",
+        type=weights_arg,
+        default="20,35,45",
+        metavar="E,M,H",
+        help="difficulty weights easy..hard (default: 20,35,45)",
+    )
+    p.add_argument("--out", metavar="PATH", help="write the table to PATH (markdown by default)")
+    p.set_defaults(func=cmd_leaderboard)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:

@@ -7,9 +7,21 @@ import json
 from collections.abc import Sized
 from typing import Any
 
-from forgegym.cli.common import make_console
+from forgegym.cli.common import Commands, make_console
 
-__all__ = ["cmd_list"]
+__all__ = ["add_parser", "cmd_list"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``list`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "list",
+        help="registered environments, task counts, policies and hacks",
+        description="Every registered id with its family, difficulty levels and task "
+        "count, and each family's policies and known hacks.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON rows (one per id)")
+    p.set_defaults(func=cmd_list)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -11,12 +11,45 @@ if TYPE_CHECKING:
     pass
 from forgegym.cli.common import (
     CLIError,
+    Commands,
     check_output,
+    int_at_least,
     one_line,
     require_extra,
 )
 
-__all__ = ["cmd_plot"]
+__all__ = ["add_parser", "cmd_plot"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``plot`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "plot",
+        help="plots of eval results, curriculum state and learning reports",
+        description="episode: the dashboard of a `forgegym eval` results file. curriculum: "
+        "pass@k per task and tier sizes over time from a curriculum state file. learning: "
+        "a benchmarks/learning.py report. The output's suffix picks the format (.png, "
+        ".pdf, .svg, ...). Needs matplotlib (the plot extra).",
+    )
+    p.add_argument(
+        "kind", choices=["episode", "curriculum", "learning", "telemetry"], help="what to plot"
+    )
+    p.add_argument(
+        "input",
+        metavar="INPUT",
+        help="RESULTS.json (episode), STATE.json (curriculum) or a learning report (learning)",
+    )
+    p.add_argument(
+        "-o", "--output", required=True, metavar="PATH", help="file to write; suffix = format"
+    )
+    p.add_argument(
+        "--episode",
+        type=int_at_least(0),
+        default=None,
+        metavar="INDEX",
+        help="plot only this episode of the results (default: all)",
+    )
+    p.set_defaults(func=cmd_plot)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

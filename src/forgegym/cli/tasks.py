@@ -13,14 +13,107 @@ if TYPE_CHECKING:
     pass
 from forgegym.cli.common import (
     CLIError,
+    Commands,
     advance_progress,
     checked_env_ids,
+    int_at_least,
     make_console,
     make_progress,
     parse_kwargs,
 )
 
-__all__ = ["cmd_tasks_build", "cmd_tasks_verify"]
+__all__ = ["add_parser", "cmd_tasks_build", "cmd_tasks_verify"]
+
+
+def add_parser(sub: Commands) -> None:
+    """Add ``tasks`` and its subcommands ``verify`` and ``build`` with its options to the ``forgegym`` parser."""
+    p = sub.add_parser(
+        "tasks",
+        help="task validation",
+        description="Task validation (see `forgegym tasks verify --help`).",
+    )
+    tasks_sub = p.add_subparsers(dest="tasks_command", required=True, metavar="COMMAND")
+    v = tasks_sub.add_parser(
+        "verify",
+        help="reference high, start fails, noop low, hacks <= noop",
+        description="Grade tasks drawn from each bank: the reference must score high, "
+        "the starting state fail, the no-op score low and every known hack no more than "
+        "the no-op. Exits 1 when a task is invalid.",
+    )
+    v.add_argument(
+        "--env",
+        action="append",
+        metavar="ID",
+        help="environment id, repeatable (default: every registered id)",
+    )
+    v.add_argument(
+        "--limit", type=int_at_least(1), default=50, help="tasks to grade per environment"
+    )
+    v.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the task draw")
+    v.add_argument(
+        "--offset",
+        type=int_at_least(0),
+        default=0,
+        help="skip the first N tasks of the seed's order (chunks)",
+    )
+    v.add_argument(
+        "--skip-partial",
+        action="store_true",
+        help="do not grade the family's partial fix (reported only, never a validity check)",
+    )
+    v.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keyword argument of gym.make, repeatable (e.g. bank=real)",
+    )
+    v.add_argument("--json", action="store_true", help="print a JSON summary")
+    v.set_defaults(func=cmd_tasks_verify)
+    b = tasks_sub.add_parser(
+        "build",
+        help="build validated Bugfix tasks from real projects (the task factory)",
+        description="Fetch pinned sdists (or take a repository), install their test "
+        "dependencies, keep the tests that pass twice in the sandbox, map tests to the "
+        "functions and methods they run, mutate those and keep the mutants that break tests "
+        "(screened in one process, confirmed in the sandbox as grading runs them). Writes a "
+        "<project>-<version>.jsonl.gz manifest, a .project.json record and a .stats.json "
+        "file per project.",
+    )
+    src = b.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-pypi", nargs="+", metavar="NAME==VERSION", help="pinned sdists")
+    src.add_argument("--repo", metavar="PATH", help="a project folder (name-version from --name)")
+    b.add_argument("--name", metavar="NAME==VERSION", help="project pin of --repo")
+    b.add_argument("--out", default="real-bank", metavar="DIR", help="manifest folder")
+    b.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the mutant draw")
+    b.add_argument(
+        "--python",
+        metavar="PATH",
+        help="host interpreter of the coverage and screen runs (default: this one)",
+    )
+    b.add_argument(
+        "--with",
+        dest="extra_requirements",
+        action="append",
+        default=[],
+        metavar="REQUIREMENT",
+        help="a test dependency the project does not declare (repeatable)",
+    )
+    b.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="sdist cache (default $FORGEGYM_SDIST_CACHE or ~/.cache/forgegym/sdists)",
+    )
+    b.add_argument(
+        "--max-candidates", type=int_at_least(1), default=400, help="mutants screened per project"
+    )
+    b.add_argument("--max-tasks", type=int_at_least(1), default=250, help="tasks kept per project")
+    b.add_argument(
+        "--max-per-function",
+        type=int_at_least(1),
+        default=10,
+        help="tasks kept per function or method (distinct failures only)",
+    )
+    b.set_defaults(func=cmd_tasks_build)
 
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:

@@ -66,195 +66,28 @@ import math
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from forgegym.core.task import TaskBank, UnknownTaskError
+from forgegym.curricula.config import (
+    STATE_FORMAT,
+    TIERS,
+    CurriculumConfig,
+    Tier,
+    config_from_state,
+)
 from forgegym.curricula.estimator import (
     beta_expected_pass_at_k,
     beta_expected_passk_slope,
     beta_expected_variance,
 )
+from forgegym.curricula.stats import TaskStats, logit, sigmoid
 
 __all__ = ["CurriculumConfig", "CurriculumScheduler", "STATE_FORMAT", "TIERS", "Tier"]
 
-Tier = Literal["too_easy", "learnable", "too_hard"]
-TIERS: tuple[Tier, ...] = ("too_easy", "learnable", "too_hard")
-STATE_FORMAT = "forgegym.curriculum/1"
-_LEGACY_CONFIG_KEYS: frozenset[str] = frozenset()  # accepted in old state files, ignored
 _FAST, _SLOW = 0.5, 0.1  # EMA rates of the learning-progress estimate
-
-
-class CurriculumConfig(BaseModel):
-    """Validated, immutable settings of a :class:`CurriculumScheduler`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    k: int = Field(
-        default=3,
-        ge=1,
-        description="The k of pass@k used for tiers. With the default thresholds, k = 3 "
-        "keeps tasks whose success probability is roughly in [0.07, 0.5]: a training "
-        "policy only makes a task easier, so one that already passes more than half of "
-        "its rollouts soon gives no signal, while a hard one is next.",
-    )
-    too_easy: float = Field(default=0.85, gt=0.0, le=1.0, description="pass@k at/above: too easy.")
-    too_hard: float = Field(default=0.20, ge=0.0, lt=1.0, description="pass@k below: too hard.")
-    prior_alpha: float = Field(default=1.0, gt=0.0)
-    prior_beta: float = Field(default=1.0, gt=0.0)
-    min_trials: float = Field(
-        default=4.0, ge=0.0, description="Recorded rollouts needed before a tier is final."
-    )
-    retire_after: int = Field(
-        default=8,
-        ge=1,
-        description="Retire a task never (or always) solved in all of its rollouts once it "
-        "has at least this many.",
-    )
-    evidence_window: float = Field(
-        default=128.0,
-        gt=0.0,
-        description="A task's posterior keeps at most this many rollouts of evidence: older "
-        "outcomes are scaled down as new ones arrive, so estimates follow a learning policy.",
-    )
-    learnability: Literal["variance", "passk_slope"] = "variance"
-    temperature: float = Field(
-        default=0.33, gt=0.0, description="Weights are learnability ** (1 / temperature)."
-    )
-    level_prior_strength: float = Field(
-        default=2.0,
-        gt=0.0,
-        description="Prior weight, in pseudo-rollouts, of the level prior in a task's "
-        "posterior; the data's estimate (from the spread of first-group outcomes) replaces "
-        "it as groups of two or more rollouts come in.",
-    )
-    level_horizon: float = Field(
-        default=128.0,
-        gt=0.0,
-        description="Rollouts over which level means forget (1/e): a learning policy "
-        "makes every level easier, so what new tasks gave long ago misleads the frontier.",
-    )
-    level_gap: float = Field(
-        default=1.0,
-        gt=0.0,
-        description="Prior logit gap between adjacent levels (replaced by data as it comes).",
-    )
-    fresh_shrinkage: float = Field(
-        default=4.0,
-        ge=0.0,
-        description="Weight, in groups, of the level prior's prediction of a new task's "
-        "learnability against the signal that new tasks at that level actually gave.",
-    )
-    progress_weight: float = Field(
-        default=1.0, ge=0.0, description="Weight of the learning-progress bonus."
-    )
-    staleness_weight: float = Field(default=0.5, ge=0.0)
-    staleness_horizon: float = Field(default=256.0, gt=0.0, description="In rollouts.")
-    retired_fraction: float = Field(
-        default=0.01,
-        ge=0.0,
-        le=1.0,
-        description="Share of draws that re-check retired tasks (most retired tasks are "
-        "broken or long solved: re-checks are a safety net, not a source of signal).",
-    )
-    promising_ratio: float = Field(
-        default=1.0,
-        ge=0.0,
-        description="A tried task is drawn only while its learnability is at least this "
-        "multiple of a new task's from the frontier: below that, a new task is the better bet.",
-    )
-    min_learnable: int = Field(
-        default=1, ge=1, description="Draw a new task while fewer tried tasks are promising."
-    )
-    replenish_batch: int = Field(default=16, ge=1)
-    reestimate_every: int = Field(default=512, ge=1, description="Rollouts between re-estimations.")
-    decay: float = Field(
-        default=0.9, gt=0.0, le=1.0, description="Evidence kept per re-estimation."
-    )
-    adaptive_difficulty: bool = True
-    difficulty: int | None = Field(default=None, description="Fix replenishment to one level.")
-    max_history: int = Field(default=100_000, ge=0, description="Rollout records kept for plots.")
-    seed: int = Field(default=0, ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> CurriculumConfig:
-        if self.too_hard >= self.too_easy:
-            raise ValueError(f"too_hard ({self.too_hard}) must be below too_easy ({self.too_easy})")
-        return self
-
-
-class _TaskStats:
-    """Mutable per-task record (kept out of pydantic for speed in the hot loop)."""
-
-    __slots__ = (
-        "alpha",
-        "beta",
-        "difficulty",
-        "successes",
-        "trials",
-        "last_seen",
-        "added",
-        "tier",
-        "fast",
-        "slow",
-        "history",
-    )
-
-    def __init__(self, alpha: float, beta: float, difficulty: int | None, added: int) -> None:
-        self.alpha = alpha
-        self.beta = beta
-        self.difficulty = difficulty
-        self.successes = 0.0
-        self.trials = 0
-        self.last_seen = -1
-        self.added = added
-        self.tier: Tier = "learnable"
-        self.fast = 0.0  # EMAs of the group success rate (learning progress)
-        self.slow = 0.0
-        self.history: list[list[float]] = []
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "alpha": self.alpha,
-            "beta": self.beta,
-            "difficulty": self.difficulty,
-            "successes": self.successes,
-            "trials": self.trials,
-            "last_seen": self.last_seen,
-            "added": self.added,
-            "tier": self.tier,
-            "fast": self.fast,
-            "slow": self.slow,
-            "history": self.history,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _TaskStats:
-        stats = cls(
-            float(data["alpha"]), float(data["beta"]), data.get("difficulty"), int(data["added"])
-        )
-        stats.successes = float(data["successes"])
-        stats.trials = int(data["trials"])
-        stats.last_seen = int(data["last_seen"])
-        tier = data.get("tier", "learnable")
-        if tier not in TIERS:
-            raise ValueError(f"state: unknown tier {tier!r}")
-        stats.tier = tier
-        stats.fast = float(data.get("fast", 0.0))
-        stats.slow = float(data.get("slow", 0.0))
-        stats.history = [list(map(float, h)) for h in data.get("history", [])]
-        return stats
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, 0.02), 0.98)
-    return math.log(p / (1.0 - p))
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
 
 
 class CurriculumScheduler:
@@ -301,7 +134,7 @@ class CurriculumScheduler:
         self.levels: tuple[int, ...] = levels
         self._lock = threading.RLock()
         self._rng = np.random.default_rng(config.seed)
-        self._tasks: dict[str, _TaskStats] = {}
+        self._tasks: dict[str, TaskStats] = {}
         self._tier_counts: dict[Tier, int] = dict.fromkeys(TIERS, 0)
         # Per level: [recency-weighted first-group successes, trials, episode of update].
         self._level_stats: dict[int | None, list[float]] = {}
@@ -319,10 +152,10 @@ class CurriculumScheduler:
             self.add_tasks(task_ids)
 
     # ------------------------------------------------------------ estimates
-    def _fresh(self, difficulty: int | None) -> _TaskStats:
-        return _TaskStats(self.config.prior_alpha, self.config.prior_beta, difficulty, self.episode)
+    def _fresh(self, difficulty: int | None) -> TaskStats:
+        return TaskStats(self.config.prior_alpha, self.config.prior_beta, difficulty, self.episode)
 
-    def _classify(self, stats: _TaskStats) -> Tier:
+    def _classify(self, stats: TaskStats) -> Tier:
         # `min_trials` counts real rollouts: decay widens the posterior but must not
         # push a retired task back into the queue unseen (re-checks do that).
         if stats.trials < self.config.min_trials:
@@ -345,7 +178,7 @@ class CurriculumScheduler:
         return beta_expected_passk_slope(a, b, self.config.k)
 
     def _effective(
-        self, stats: _TaskStats, means: dict[int | None, float] | None = None
+        self, stats: TaskStats, means: dict[int | None, float] | None = None
     ) -> tuple[float, float]:
         """The task's evidence on top of its level's prior (``means``: a cache)."""
         mean = (means or self._level_table()[1]).get(stats.difficulty, 0.5)
@@ -356,11 +189,11 @@ class CurriculumScheduler:
         )
 
     def _learnability(
-        self, stats: _TaskStats, means: dict[int | None, float] | None = None
+        self, stats: TaskStats, means: dict[int | None, float] | None = None
     ) -> float:
         return self._score(*self._effective(stats, means))
 
-    def _set_tier(self, stats: _TaskStats) -> None:
+    def _set_tier(self, stats: TaskStats) -> None:
         tier = self._classify(stats)
         if tier != stats.tier:
             self._tier_counts[stats.tier] -= 1
@@ -423,7 +256,7 @@ class CurriculumScheduler:
         if self._level_cache is not None and self._level_cache[0] == key:
             return self._level_cache[1], self._level_cache[2]
         observed = {lv: self._level_observed(lv) for lv in self._level_stats}
-        rates = {lv: _logit(o[0] / o[1]) for lv, o in observed.items() if o and o[1] >= 1}
+        rates = {lv: logit(o[0] / o[1]) for lv, o in observed.items() if o and o[1] >= 1}
         gaps, weights = [self.config.level_gap], [1.0]
         for lower, upper in zip(self.levels, self.levels[1:], strict=False):
             if lower in rates and upper in rates:
@@ -444,7 +277,7 @@ class CurriculumScheduler:
                     if other != level and other in rates and closer:
                         best = (abs(j - position), rates[other] - gap * (position - j))
                 if best is not None:
-                    center = _sigmoid(best[1])
+                    center = sigmoid(best[1])
             seen = observed.get(level)
             if seen is not None:
                 center = (seen[0] + strength * center) / (seen[1] + strength)
@@ -644,7 +477,7 @@ class CurriculumScheduler:
         with self._lock:
             config = self.config
             learnable: list[str] = []
-            stats_list: list[_TaskStats] = []
+            stats_list: list[TaskStats] = []
             retired: list[str] = []
             for tid, s in self._tasks.items():
                 if s.tier != "learnable":
@@ -765,7 +598,7 @@ class CurriculumScheduler:
             if self._since_reestimate >= self.config.reestimate_every:
                 self.reestimate()
 
-    def _forget(self, stats: _TaskStats, incoming: int) -> None:
+    def _forget(self, stats: TaskStats, incoming: int) -> None:
         """Scale old evidence so that, with ``incoming`` new rollouts, it fits the window."""
         prior_a, prior_b = self.config.prior_alpha, self.config.prior_beta
         old = (stats.alpha - prior_a) + (stats.beta - prior_b)
@@ -881,12 +714,12 @@ class CurriculumScheduler:
         """Restore a :meth:`state_dict` (its config replaces this scheduler's)."""
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             raise ValueError(f"state: expected a dict with format {STATE_FORMAT!r}")
-        config = _config_from_state(state)
+        config = config_from_state(state)
         with self._lock:
             self.config = config
             self._rng = np.random.default_rng(config.seed)
             self._rng.bit_generator.state = state["rng"]
-            self._tasks = {tid: _TaskStats.from_json(d) for tid, d in state["tasks"].items()}
+            self._tasks = {tid: TaskStats.from_json(d) for tid, d in state["tasks"].items()}
             self._tier_counts = dict.fromkeys(TIERS, 0)
             for stats in self._tasks.values():
                 self._tier_counts[stats.tier] += 1
@@ -918,17 +751,10 @@ class CurriculumScheduler:
         state = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(state, dict) or "config" not in state:
             raise ValueError(f"{path}: not a curriculum state file")
-        scheduler = cls(task_bank, _config_from_state(state))
+        scheduler = cls(task_bank, config_from_state(state))
         scheduler.load_state_dict(state)
         return scheduler
 
     def task_ids_seen(self) -> Sequence[str]:
         """Ids of the pool tasks that have at least one recorded rollout."""
         return [tid for tid, s in self._tasks.items() if s.trials]
-
-
-def _config_from_state(state: dict[str, Any]) -> CurriculumConfig:
-    raw = state.get("config")
-    if not isinstance(raw, dict):
-        raise ValueError("state: missing config")
-    return CurriculumConfig(**{k: v for k, v in raw.items() if k not in _LEGACY_CONFIG_KEYS})

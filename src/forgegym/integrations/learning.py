@@ -187,7 +187,7 @@ def _solved(env: Any, breakdown: Any) -> bool:
 
 def plot_learning(source: Any, out: str | Path, *, dpi: int = 100) -> Path:
     """Write :func:`learning_figure` of a report (path, dict or model) to ``out``."""
-    from forgegym.play.plots import _save
+    from forgegym.play.plots.common import _save
 
     return _save(learning_figure(source), out, dpi)
 
@@ -195,7 +195,7 @@ def plot_learning(source: Any, out: str | Path, *, dpi: int = 100) -> Path:
 def learning_figure(source: Any) -> Any:
     """Stages side by side (parse rate, reward, within-group std, success) and GRPO's
     per-step reward, reward std and gradient norm."""
-    from forgegym.play.plots import _agg
+    from forgegym.play.plots.common import _agg
 
     report = load_report(source)
     plt = _agg()

@@ -34,45 +34,52 @@ twice in the sandbox and on the host are used).
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
-import os
 import random
-import re
-import resource
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
-from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, RunStatus
-from forgegym.sandbox.workspace import Workspace
+from forgegym.sandbox.jobs import RunStatus
 from forgegym.tasklib.agreement import time_limit
-from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+from forgegym.tasklib.factory.manifest import (
+    LEVELS,
+    BuildStats,
+    _bare,
+    _entry,
+    _error_lines,
+    _is_test_id,
+    _stable,
+    difficulty_level,
+    read_manifest,
+    read_project_record,
+    stats_table,
+    write_bank_files,
+    write_manifest,
+)
+from forgegym.tasklib.factory.prepare import FactoryError, PreparedProject, prepare_project
+from forgegym.tasklib.factory.runs import (
+    _run_sandbox,
+    _Runner,
+    _sandbox_baseline,
+    _screen_all,
+    _traced_run,
+    cpu_seconds,
+)
 from forgegym.tasklib.mutations import (
-    SUBTLE_OPERATORS,
     Mutation,
     apply_to_module,
     enumerate_mutations,
     function_node,
     mutate_function,
 )
-from forgegym.tasklib.project import (
-    MAX_FILE_BYTES,
-    MAX_FILES,
-    ProjectLayout,
-    project_layout,
-    read_project,
-)
 
 __all__ = [
+    "LEVELS",
     "BuildStats",
     "FactoryError",
     "PreparedProject",
@@ -86,386 +93,6 @@ __all__ = [
     "stats_table",
     "write_manifest",
 ]
-
-_HARNESS = Path(__file__).with_name("harness.py")
-_PLUGIN = "forge_factory_harness"
-#: Levels of the curriculum the factory's tasks use (as the generated bank's).
-LEVELS = (1, 2, 3, 4)
-
-
-class FactoryError(RuntimeError):
-    """A project the factory cannot build tasks from (its suite does not run, ...)."""
-
-
-@dataclass
-class BuildStats:
-    """What one project's build did (the per-project row of docs/real_bank.md)."""
-
-    project: str
-    version: str
-    tests: int = 0
-    passing: int = 0
-    flaky_or_failing: int = 0
-    covered_functions: int = 0
-    candidates: int = 0
-    screened: int = 0
-    killed: int = 0
-    timeouts: int = 0
-    equivalent: int = 0
-    kept: int = 0
-    confirmed: int = 0
-    cpu_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    operators: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def tasks_per_cpu_minute(self) -> float:
-        return 60.0 * self.confirmed / self.cpu_seconds if self.cpu_seconds else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tasks_per_cpu_minute"] = round(self.tasks_per_cpu_minute, 2)
-        data["keep_share"] = round(self.confirmed / self.screened, 4) if self.screened else 0.0
-        return data
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _self_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-@dataclass(frozen=True)
-class PreparedProject:
-    """A project read as repository mode reads it, with its test dependencies installed."""
-
-    root: Path
-    files: dict[str, str]
-    layout: ProjectLayout
-    requirements: tuple[str, ...]
-    run: ProjectRun
-    test_files: tuple[str, ...]
-
-
-def _installed_pins(site: Path | None) -> list[str]:
-    """``name==version`` of every distribution installed in ``site``."""
-    if site is None or not site.is_dir():
-        return []
-    pins = []
-    for info in site.glob("*.dist-info"):
-        name, _, version = info.name[: -len(".dist-info")].partition("-")
-        if name and version:
-            pins.append(f"{name}=={version}")
-    return sorted(pins, key=str.lower)
-
-
-def prepare_project(
-    root: Path,
-    *,
-    requirements: Sequence[str] | None = None,
-    extra_requirements: Sequence[str] = (),
-    cache_dir: str | Path | None = None,
-) -> PreparedProject:
-    """Read the project at ``root`` (repository mode's reader and caps) and install its
-    test dependencies: ``requirements`` when given (a manifest's pins), else what the
-    project declares plus ``extra_requirements``; the returned ``requirements`` are the
-    pins of what was installed, so a rebuild installs the same versions."""
-    files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
-    layout = project_layout(files)
-    if requirements is None:
-        declared = [*declared_test_dependencies(files), *extra_requirements]
-        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve())
-        pins = _installed_pins(site)
-    else:
-        pins = list(requirements)
-        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve())
-    if site is not None:
-        layout = layout.with_site_dirs([str(site)])
-    tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
-    return PreparedProject(root, files, layout, tuple(pins), layout.run(), tests)
-
-
-class _Runner:
-    """Runs pytest on the host, with the trusted harness, in forgegym's interpreter (the
-    sandbox's pytest) with the project's import roots and dependency environment."""
-
-    def __init__(
-        self, prepared: PreparedProject, python: str, timeout_s: float, work: Path
-    ) -> None:
-        self.root, self.python, self.timeout_s, self.work = (
-            prepared.root,
-            python,
-            timeout_s,
-            work,
-        )
-        self.prepared = prepared
-        plugin_dir = work / "harness"
-        plugin_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_HARNESS, plugin_dir / f"{_PLUGIN}.py")
-        layout = prepared.layout
-        roots = [str(self.root / p) for p in layout.import_paths]
-        self.path = os.pathsep.join([str(plugin_dir), *roots, *layout.site_dirs])
-
-    def _invoke(
-        self,
-        mode: str,
-        args: Sequence[str],
-        extra: dict[str, str] | None = None,
-        request: Any = None,
-    ) -> tuple[str, str]:
-        """Run pytest in ``mode``; ``(answer file text, output tail)``."""
-        out = Path(tempfile.mkstemp(dir=self.work, suffix=".json")[1])
-        env = {
-            **os.environ,
-            "PYTHONPATH": self.path,
-            "PYTHONHASHSEED": "0",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "FORGE_FACTORY_MODE": mode,
-            "FORGE_FACTORY_OUT": str(out),
-            "FORGE_FACTORY_SOURCE_ROOT": str(self.root),
-            **(extra or {}),
-        }
-        env.pop("PYTEST_ADDOPTS", None)
-        if request is not None:
-            req = out.with_suffix(".in.json")
-            req.write_text(json.dumps(request))
-            env["FORGE_FACTORY_IN"] = str(req)
-        layout = self.prepared.layout
-        config = ["-c", layout.config_name] if layout.config_name else []
-        cmd = [
-            self.python,
-            "-m",
-            "pytest",
-            *config,
-            "-o",
-            "addopts=",
-            *layout.addopts,
-            "-p",
-            _PLUGIN,
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            *args,
-        ]
-        try:
-            proc = subprocess.run(
-                cmd, cwd=self.root, env=env, capture_output=True, text=True, timeout=self.timeout_s
-            )
-            tail = f"exit {proc.returncode}: " + (proc.stdout + proc.stderr)[-800:]
-        except subprocess.TimeoutExpired:
-            tail = f"ran past {self.timeout_s}s"
-        text = out.read_text() if out.exists() else ""
-        out.unlink(missing_ok=True)
-        return text, tail
-
-    def pytest(
-        self,
-        mode: str,
-        args: Sequence[str],
-        extra: dict[str, str] | None = None,
-        request: Any = None,
-    ) -> dict[str, Any]:
-        text, tail = self._invoke(mode, args, extra, request)
-        if not text:
-            raise FactoryError(f"pytest ({mode}) wrote no results ({tail})")
-        return json.loads(text)
-
-    def screen(
-        self, mutants: list[dict[str, Any]], args: Sequence[str], test_timeout_s: float
-    ) -> list[dict[str, Any]]:
-        """The screen's answer lines (``{"started": id}`` and result records), as far as
-        the process got."""
-        text, _ = self._invoke(
-            "screen",
-            args,
-            {"FORGE_FACTORY_TEST_TIMEOUT": str(test_timeout_s)},
-            {"mutants": mutants, "first_failure": True},
-        )
-        lines = []
-        for line in text.splitlines():
-            try:
-                lines.append(json.loads(line))
-            except json.JSONDecodeError:
-                break  # a line cut by the process's end
-        return lines
-
-
-def _sandbox_job(
-    prepared: PreparedProject, directory: Path, targets: Sequence[str], timeout_s: float
-) -> PytestJob:
-    # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed
-    return PytestJob(
-        workdir=str(directory),
-        targets=list(targets),
-        timeout_s=timeout_s,
-        project=prepared.run,
-        conftest=True,
-        python_hash_seed=0,
-    )
-
-
-def _run_sandbox(
-    runner: Any,
-    prepared: PreparedProject,
-    variants: Sequence[tuple[dict[str, str], Sequence[str]]],
-    timeout_s: float,
-) -> list[PytestResult | None]:
-    """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
-    runner's workers in parallel); each runs on its own materialised copy."""
-    spaces = [Workspace(prepared.files, (), prefix="fg-factory-") for _ in variants]
-    try:
-        jobs = [
-            _sandbox_job(prepared, space.materialise({}, dict(changed)), targets, timeout_s)
-            for space, (changed, targets) in zip(spaces, variants, strict=True)
-        ]
-        results = runner.run_many(jobs)
-    finally:
-        for space in spaces:
-            space.close()
-    out = [r if isinstance(r, PytestResult) else None for r in results]
-    # the sandbox's CPU (the pool's processes are not this process's waited-for children)
-    _SANDBOX_CPU[0] += sum(r.cpu_s for r in out if r is not None)
-    return out
-
-
-_SANDBOX_CPU = [0.0]
-
-
-def _sandbox_baseline(
-    runner: Any, prepared: PreparedProject, timeout_s: float, say: Any
-) -> tuple[set[str], set[str], dict[str, str], float]:
-    """Tests that pass in the sandbox in two runs of every test file (each file alone)
-    and in a run of the whole suite, the tests it collected, the files left out (path ->
-    why) and the suite's wall time.
-
-    Grading runs several files together (those of the fail-to-pass tests and those
-    importing the changed module) and checks the ids it collects, so a file whose ids
-    change with the files collected beside it (isodate's modules share a parameter list
-    that grows at import) is left out, as is a test that passes alone but not in the
-    suite."""
-    passing: set[str] | None = None
-    alone: dict[str, set[str]] = {}
-    left_out: dict[str, str] = {}
-    walls = [0.0, 0.0]
-    for attempt in range(2):
-        files = [f for f in prepared.test_files if f not in left_out]
-        results = _run_sandbox(runner, prepared, [({}, [f]) for f in files], timeout_s)
-        now: set[str] = set()
-        for path, result in zip(files, results, strict=True):
-            if result is None or result.status is not RunStatus.COMPLETED:
-                status = "no result" if result is None else result.status.value
-                detail = "" if result is None else result.detail
-                # the runtime policy's refusal, when it was one, is the run's last line
-                lines = [] if result is None else result.stderr_tail.strip().splitlines()
-                why = f"{detail}; {lines[-1]}" if lines else detail
-                left_out[path] = f"{status}: {why.strip()[:240]}"
-                continue
-            walls[attempt] += result.wall_s
-            ids = set(result.collected_ids)
-            if attempt and path in alone and ids != alone[path]:
-                left_out[path] = "ids differ between two runs of the file alone"
-                continue
-            alone[path] = ids
-            now |= {t for t, ok in result.verdicts.items() if ok}
-        passing = now if passing is None else passing & now
-    passing = passing or set()
-    # the whole suite in one run, again after leaving files out (what one file collects
-    # may depend on another's import): at most three rounds
-    suite_timeout = max(timeout_s, 3.0 * max(walls) + 30.0)
-    for _ in range(3):
-        files = [f for f in prepared.test_files if f not in left_out]
-        if len(files) < 2:
-            break
-        (whole,) = _run_sandbox(runner, prepared, [({}, files)], suite_timeout)
-        if whole is None or whole.status is not RunStatus.COMPLETED:
-            status = "no result" if whole is None else whole.status.value
-            say(f"sandbox: the whole suite did not complete ({status}); files checked alone")
-            break
-        together: dict[str, set[str]] = {}
-        for test_id in whole.collected_ids:
-            together.setdefault(test_id.partition("::")[0], set()).add(test_id)
-        moved = [f for f in files if together.get(f, set()) != alone.get(f, set())]
-        for path in moved:
-            left_out[path] = "its test ids change when the suite's other files are collected"
-        passing &= {t for t, ok in whole.verdicts.items() if ok}
-        if not moved:
-            break
-    say(f"sandbox: {len(passing)} tests pass twice; {len(left_out)} files left out")
-    collected = {t for f, ids in alone.items() if f not in left_out for t in ids}
-    passing = {t for t in passing if t.partition("::")[0] not in left_out}
-    # the suite's time (every file, the slower run): a grading run may take several files
-    return passing, collected, left_out, max(walls)
-
-
-def _bare(node: cst.FunctionDef) -> str:
-    """A definition's text without its decorators (what the screen compiles)."""
-    return cst.Module(body=[node.with_changes(decorators=[], leading_lines=[])]).code
-
-
-def _docstring(fn: cst.FunctionDef) -> str:
-    doc = fn.get_docstring()
-    return doc.strip().splitlines()[0] if doc else ""
-
-
-def difficulty_level(features: dict[str, Any]) -> int:
-    """Curriculum level 1-4 from the task's features: fewer failing tests, a subtle
-    operator, a longer function and a test far from the function each make it harder."""
-    score = 0
-    score += features["n_fail"] <= 2
-    score += features["operator"] in SUBTLE_OPERATORS
-    score += features["function_lines"] > 15
-    score += features["distance"] > 0
-    return min(LEVELS[-1], 1 + score)
-
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-#: ``id()`` values (a ``deepcopy`` memo in a traceback's locals): 14 digits and more
-_OBJECT_ID = re.compile(r"(?<![\w.])\d{14,}(?![\w.])")
-
-
-def _stable(text: str) -> str:
-    """A failure's text without what differs from run to run (object addresses and ids):
-    the report and the equivalence signature must not depend on the run."""
-    return _OBJECT_ID.sub("<id>", _ADDRESS.sub(" at 0x...", text))
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
-
-
-def _report(project: str, path: str, function: str, doc: str, shown: dict[str, str]) -> str:
-    parts = [
-        f"Users of {project} report that `{function}` no longer behaves as documented"
-        + (f' ("{doc}").' if doc else ".")
-    ]
-    parts.append("These tests fail:\n")
-    for test_id, text in shown.items():
-        parts.append(f"{test_id}\n```\n{text.strip()[-1200:]}\n```")
-    parts.append(
-        "Fix the code so they pass without breaking the tests that pass now. "
-        "Other tests may check the same behaviour. The test files are read-only."
-    )
-    return "\n".join(parts)
-
-
-def _is_test_id(test_id: str) -> bool:
-    name = Path(test_id.split("::", 1)[0]).name
-    return (
-        "::" in test_id
-        and name.endswith(".py")
-        and (name.startswith("test_") or name.endswith("_test.py"))
-    )
-
-
-def _distance(source_path: str, test_id: str) -> int:
-    stem = Path(source_path).stem
-    test_file = Path(test_id.split("::", 1)[0]).stem
-    return 0 if stem in test_file or test_file.removeprefix("test_") in stem else 1
 
 
 def build_project(
@@ -504,7 +131,7 @@ def build_project(
     say = log or (lambda message: None)
     stats = BuildStats(project=project, version=version)
     start = time.perf_counter()
-    cpu_start = _children_cpu() + _self_cpu() + _SANDBOX_CPU[0]
+    cpu_start = cpu_seconds()
     work = Path(work_dir or tempfile.mkdtemp(prefix="forge-factory-"))
     sandbox = runner or get_default_runner()
     prepared = prepare_project(root, extra_requirements=extra_requirements, cache_dir=cache_dir)
@@ -538,6 +165,74 @@ def build_project(
     for test_id in passing:
         for fn in traced[test_id].get("functions", []):
             covering.setdefault(fn, []).append(test_id)
+    modules, candidates = _candidates(prepared, covering)
+    stats.covered_functions = len({(p, m.function) for p, m in candidates})
+    stats.candidates = len(candidates)
+    rng = random.Random(f"{seed}:{project}:{version}")
+    rng.shuffle(candidates)
+    requests, meta = _screen_requests(
+        candidates, modules, covering, max_candidates, max_tests_per_mutant
+    )
+    stats.screened = len(requests)
+    say(f"{project}: screening {len(requests)} of {stats.candidates} candidates")
+    results = _screen_all(host, requests, pytest_args, test_timeout_s, say, project)
+    kept = _keep_screened(results, meta, covering, stats, max_per_function, max_tasks)
+    stats.kept = len(kept)
+    say(f"{project}: {stats.killed} killed, {stats.equivalent} equivalent, {stats.kept} kept")
+    entries, equivalent = _confirm_all(
+        sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
+    )
+    stats.equivalent += equivalent
+    _add_collected(entries, sandbox_collected, stats)
+    stats.cpu_seconds = round(cpu_seconds() - cpu_start, 2)
+    stats.wall_seconds = round(time.perf_counter() - start, 2)
+    say(f"{project}: {stats.confirmed} confirmed; {stats.tasks_per_cpu_minute:.1f} tasks/CPU-min")
+    if work_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    record = {
+        "project": project,
+        "version": version,
+        "sha256": sha256,
+        "requirements": list(prepared.requirements),
+        "passing": passing,
+        "collected": sorted(sandbox_collected),
+        "left_out": dict(sorted(left_out.items())),
+        "time_limit_s": limit,
+        "seed": seed,
+        # what decides the manifest besides the pins and the seed: a rebuild with these
+        # gives the same files
+        "options": {
+            "max_candidates": max_candidates,
+            "max_tasks": max_tasks,
+            "max_per_function": max_per_function,
+            "max_tests_per_mutant": max_tests_per_mutant,
+            "test_timeout_s": test_timeout_s,
+            "time_limit_cap_s": time_limit_cap_s,
+            "extra_requirements": list(extra_requirements),
+        },
+    }
+    return sorted(entries, key=lambda e: e["id"]), stats, record
+
+
+def _add_collected(
+    entries: list[dict[str, Any]], sandbox_collected: set[str], stats: BuildStats
+) -> None:
+    """Give each confirmed entry the ids the sandbox collects from its test files, and
+    count the entries per operator."""
+    collected = sorted(sandbox_collected)
+    for entry in entries:
+        files = set(entry["modules"])
+        entry["collected"] = [t for t in collected if t.split("::", 1)[0] in files]
+        operator = entry["mutation"][1]
+        stats.operators[operator] = stats.operators.get(operator, 0) + 1
+    stats.confirmed = len(entries)
+
+
+def _candidates(
+    prepared: PreparedProject, covering: dict[str, list[str]]
+) -> tuple[dict[str, cst.Module], list[tuple[str, Mutation]]]:
+    """Every mutation site in the functions and methods the passing tests cover (sorted
+    by file, in each file's site order), and each such file parsed once."""
     by_file: dict[str, set[str]] = {}
     for key in covering:
         path, _, name = key.partition("::")
@@ -555,10 +250,19 @@ def build_project(
         # parsed once: a large module (more-itertools' is 190 KB) takes seconds to parse
         modules[path] = cst.parse_module(source)
         candidates += [(path, m) for m in mutations if m.function in by_file[path]]
-    stats.covered_functions = len({(p, m.function) for p, m in candidates})
-    stats.candidates = len(candidates)
-    rng = random.Random(f"{seed}:{project}:{version}")
-    rng.shuffle(candidates)
+    return modules, candidates
+
+
+def _screen_requests(
+    candidates: list[tuple[str, Mutation]],
+    modules: dict[str, cst.Module],
+    covering: dict[str, list[str]],
+    max_candidates: int,
+    max_tests_per_mutant: int,
+) -> tuple[list[dict[str, Any]], dict[str, tuple[str, Mutation, cst.FunctionDef]]]:
+    """The screen's requests (the first ``max_candidates`` candidates that change their
+    function's code, each with the tests covering it) and, by request id, the file,
+    mutation and original definition of each."""
     requests: list[dict[str, Any]] = []
     meta: dict[str, tuple[str, Mutation, cst.FunctionDef]] = {}
     for path, mutation in candidates:
@@ -584,9 +288,19 @@ def build_project(
             }
         )
         meta[ident] = (path, mutation, original)
-    stats.screened = len(requests)
-    say(f"{project}: screening {len(requests)} of {stats.candidates} candidates")
-    results = _screen_all(host, requests, pytest_args, test_timeout_s, say, project)
+    return requests, meta
+
+
+def _keep_screened(
+    results: list[dict[str, Any]],
+    meta: dict[str, tuple[str, Mutation, cst.FunctionDef]],
+    covering: dict[str, list[str]],
+    stats: BuildStats,
+    max_per_function: int,
+    max_tasks: int,
+) -> list[dict[str, Any]]:
+    """The screened mutants to confirm in the sandbox: killed, not equivalent to one kept
+    before, within the caps per function and per project (``stats`` counts them)."""
     kept: list[dict[str, Any]] = []
     signatures: set[tuple[Any, ...]] = set()
     per_function: dict[str, int] = {}
@@ -621,120 +335,7 @@ def build_project(
                 "targets": covering_files,
             }
         )
-    stats.kept = len(kept)
-    say(f"{project}: {stats.killed} killed, {stats.equivalent} equivalent, {stats.kept} kept")
-    entries, equivalent = _confirm_all(
-        sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
-    )
-    stats.equivalent += equivalent
-    collected = sorted(sandbox_collected)
-    for entry in entries:
-        files = set(entry["modules"])
-        entry["collected"] = [t for t in collected if t.split("::", 1)[0] in files]
-        operator = entry["mutation"][1]
-        stats.operators[operator] = stats.operators.get(operator, 0) + 1
-    stats.confirmed = len(entries)
-    # this process's, its host pytest runs' and the sandbox jobs' CPU since the start
-    stats.cpu_seconds = round(_children_cpu() + _self_cpu() + _SANDBOX_CPU[0] - cpu_start, 2)
-    stats.wall_seconds = round(time.perf_counter() - start, 2)
-    say(f"{project}: {stats.confirmed} confirmed; {stats.tasks_per_cpu_minute:.1f} tasks/CPU-min")
-    if work_dir is None:
-        shutil.rmtree(work, ignore_errors=True)
-    record = {
-        "project": project,
-        "version": version,
-        "sha256": sha256,
-        "requirements": list(prepared.requirements),
-        "passing": passing,
-        "collected": sorted(sandbox_collected),
-        "left_out": dict(sorted(left_out.items())),
-        "time_limit_s": limit,
-        "seed": seed,
-        # what decides the manifest besides the pins and the seed: a rebuild with these
-        # gives the same files
-        "options": {
-            "max_candidates": max_candidates,
-            "max_tasks": max_tasks,
-            "max_per_function": max_per_function,
-            "max_tests_per_mutant": max_tests_per_mutant,
-            "test_timeout_s": test_timeout_s,
-            "time_limit_cap_s": time_limit_cap_s,
-            "extra_requirements": list(extra_requirements),
-        },
-    }
-    return sorted(entries, key=lambda e: e["id"]), stats, record
-
-
-def _traced_run(
-    host: _Runner,
-    args: list[str],
-    prepared: PreparedProject,
-    sha256: str,
-    cache_dir: str | Path | None,
-) -> dict[str, Any]:
-    """The coverage run's per-test records, cached by everything that decides them (the
-    sdist, the pins, the files run, the harness): the traced run is a build's largest
-    fixed cost (minutes for more-itertools) and a rebuild with other caps reuses it."""
-    from forgegym.tasklib.depenv import cache_root
-
-    key = hashlib.sha256(
-        json.dumps([sha256, list(prepared.requirements), args, _HARNESS.read_text()]).encode()
-    ).hexdigest()[:24]
-    path = cache_root(cache_dir) / "factory" / f"traced-{key}.json"
-    if sha256 and path.is_file():
-        return json.loads(path.read_text())  # type: ignore[no-any-return]
-    traced: dict[str, Any] = host.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
-    if sha256:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".tmp{os.getpid()}")
-        scratch.write_text(json.dumps(traced))
-        os.replace(scratch, path)
-    return traced
-
-
-def _error_lines(text: str) -> str:
-    """A failure's ``E`` lines (the assertion and its values), else its last line: what
-    tells two mutants' failures of the same test apart."""
-    lines = [line.strip() for line in text.splitlines() if line.startswith("E ")]
-    return "\n".join(lines)[:400] if lines else _last_line(text)
-
-
-def _screen_all(
-    host: _Runner,
-    requests: list[dict[str, Any]],
-    pytest_args: Sequence[str],
-    test_timeout_s: float,
-    say: Any,
-    project: str,
-) -> list[dict[str, Any]]:
-    """Screen every request, 200 per process; a process that ends early (a mutant stuck
-    in C code, its memory cap) keeps its finished results, the mutant it was on counts
-    as timed out, and the rest go to a new process."""
-    results: list[dict[str, Any]] = []
-    pending = list(requests)
-    while pending:
-        part = pending[:200]
-        lines = host.screen(part, pytest_args, test_timeout_s)
-        finished = {r["id"]: r for r in lines if "status" in r}
-        started = [r["started"] for r in lines if "started" in r]
-        done = 0
-        for request in part:
-            if request["id"] in finished:
-                results.append(finished[request["id"]])
-                done += 1
-            elif started and request["id"] == started[-1]:
-                say(f"{project}: {request['id']} ended its screen process; counted as timed out")
-                results.append({"id": request["id"], "failing": {}, "status": "timeout"})
-                done += 1
-                break
-            else:
-                break
-        if done == 0:
-            # the process wrote nothing (it did not start): drop the chunk, say why
-            say(f"{project}: a screen process gave no result; {len(part)} mutants dropped")
-            done = len(part)
-        pending = pending[done:]
-    return results
+    return kept
 
 
 def _confirm_all(
@@ -785,67 +386,6 @@ def _confirm_all(
     return entries, equivalent
 
 
-def _entry(
-    item: dict[str, Any],
-    f2p: list[str],
-    p2p: list[str],
-    modules: list[str],
-    project: str,
-    version: str,
-    sha256: str,
-    shown: dict[str, str],
-) -> dict[str, Any]:
-    path, mutation = item["path"], item["mutation"]
-    original: cst.FunctionDef = item["original"]
-    fn_lines = len(cst.Module(body=[original]).code.strip().splitlines())
-    features = {
-        "n_fail": len(f2p),
-        "operator": mutation.operator,
-        "function_lines": fn_lines,
-        "distance": min(_distance(path, t) for t in f2p),
-    }
-    ident = (
-        f"real/{project}/{version}/{path}::{mutation.function}:{mutation.operator}:{mutation.site}"
-    )
-    return {
-        "id": ident,
-        "project": project,
-        "version": version,
-        "sha256": sha256,
-        "file": path,
-        "mutation": mutation.to_json(),
-        "shown": sorted(shown),
-        "f2p": f2p,
-        "p2p": p2p,
-        "report": _report(project, path, mutation.function, _docstring(original), shown),
-        "features": features,
-        "modules": modules,
-        "level": difficulty_level(features),
-    }
-
-
-def write_manifest(path: Path, entries: Sequence[dict[str, Any]]) -> None:
-    """JSON lines (gzip when ``path`` ends in ``.gz``, with a fixed mtime: reproducible)."""
-    data = "".join(json.dumps(e, sort_keys=True) + "\n" for e in entries).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".gz":
-        with (
-            path.open("wb") as raw,
-            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as out,
-        ):
-            out.write(data)
-    else:
-        path.write_bytes(data)
-
-
-def read_manifest(path: Path) -> list[dict[str, Any]]:
-    """The entries of a manifest written by :func:`write_manifest`."""
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
-
-
 def build_pinned(
     name: str,
     version: str,
@@ -877,62 +417,3 @@ def build_pinned(
         )
     write_bank_files(out_dir, entries, stats, record, sdist=sdist.name)
     return stats
-
-
-def write_bank_files(
-    out_dir: Path,
-    entries: Sequence[dict[str, Any]],
-    stats: BuildStats,
-    record: dict[str, Any],
-    *,
-    sdist: str = "",
-) -> None:
-    """A project's three bank files: manifest, project record, build statistics."""
-    name, version = record["project"], record["version"]
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_manifest(out_dir / f"{name}-{version}.jsonl.gz", entries)
-    (out_dir / f"{name}-{version}.project.json").write_text(
-        json.dumps(record, indent=1, sort_keys=True) + "\n"
-    )
-    (out_dir / f"{name}-{version}.stats.json").write_text(
-        json.dumps(
-            {**stats.to_json(), "sha256": record["sha256"], "seed": record["seed"], "sdist": sdist},
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-
-
-def read_project_record(folder: Path, project: str, version: str) -> dict[str, Any]:
-    """The ``<project>-<version>.project.json`` record written beside its manifest."""
-    path = folder / f"{project}-{version}.project.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: the project record of {project}=={version} is missing")
-    return json.loads(path.read_text())
-
-
-def stats_table(out_dir: Path) -> str:
-    """The per-project Markdown table of a bank folder's ``*.stats.json`` files."""
-    rows = [
-        "| project | version | tests passing (sandbox twice, host) | covered functions | screened | "
-        "killed | equivalent | timeouts | confirmed tasks | keep share | CPU s | "
-        "tasks / CPU-min |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    total_tasks = total_cpu = 0.0
-    for path in sorted(out_dir.glob("*.stats.json")):
-        s = json.loads(path.read_text())
-        total_tasks += s["confirmed"]
-        total_cpu += s["cpu_seconds"]
-        rows.append(
-            f"| {s['project']} | {s['version']} | {s['passing']}/{s['tests']} | "
-            f"{s['covered_functions']} | {s['screened']} | {s['killed']} | {s['equivalent']} | "
-            f"{s['timeouts']} | {s['confirmed']} | {s['keep_share']:.0%} | "
-            f"{s['cpu_seconds']:.0f} | {s['tasks_per_cpu_minute']:.1f} |"
-        )
-    rate = 60 * total_tasks / total_cpu if total_cpu else 0.0
-    rows.append(
-        f"| **all** | | | | | | | | **{int(total_tasks)}** | | {total_cpu:.0f} | {rate:.1f} |"
-    )
-    return "\n".join(rows) + "\n"

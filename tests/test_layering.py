@@ -10,6 +10,7 @@ shows_the_computed_counts``); ``python tests/test_layering.py`` prints them."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in SRC.rglob("*.py") if "data" not in p.relative_to(SRC).parts}
 
@@ -165,6 +167,7 @@ def _imports(
     return {m for m in found if m == "forgegym" or m.startswith("forgegym.")}
 
 
+@functools.cache
 def _graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     modules = _modules()
     names = set(modules)

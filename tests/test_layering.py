@@ -136,9 +136,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _imports(
-    path: Path, name: str, modules: set[str], *, type_checking: bool = False
-) -> set[str]:
+def _imports(path: Path, name: str, modules: set[str], *, type_checking: bool = False) -> set[str]:
     """Every forgegym module ``path`` imports at run time (lazy imports inside functions
     included, type-only ones only with ``type_checking``). ``from package import
     submodule`` depends on the submodule, not on what the package's ``__init__`` defines."""

@@ -1,0 +1,97 @@
+"""The suite's markers, applied by where a test lives (see ``docs/testing.md``).
+
+* ``slow``: over about 10 s on 2 cores in a full run (``--durations=0``), or a module
+  whose tests are each quick but add up to minutes. A test may also carry
+  ``@pytest.mark.slow`` itself. ``python -m pytest -m "not slow"`` is the fast tier.
+* ``sandbox``: the test runs sandbox jobs (the confined runners, bubblewrap where
+  available): ``-m "not sandbox"`` on a machine without one.
+* ``browser``: the test drives Chromium through Playwright.
+
+The lists name paths under ``tests/`` (a folder ends in ``/``) or single tests
+(``path::name``, parameters included or not). A listed path that no longer exists
+stops the run, so the lists cannot silently go stale when tests move.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+#: Folders and modules whose tests run sandbox jobs.
+SANDBOX: tuple[str, ...] = (
+    "cli/",
+    "envs/",
+    "grading/",
+    "bench/test_runner.py",
+    "core/test_vector.py",
+    "family/test_family.py",
+    "integrations/test_example.py",
+    "integrations/test_sharded.py",
+    "integrations/test_trl.py",
+    "integrations/test_warmstart.py",
+    "play/policies/",
+    "play/test_evaluation.py",
+    "play/test_model_eval.py",
+    "play/test_rollouts.py",
+    "play/test_telemetry.py",
+    "play/test_verify.py",
+    "rewards/test_adversarial_corpus.py",
+    "sandbox/test_confinement.py",
+    "sandbox/test_functional.py",
+    "sandbox/test_machine_faults.py",
+    "sandbox/test_project_run.py",
+    "sandbox/test_ray_runner.py",
+    "sandbox/test_redteam_confinement.py",
+    "sandbox/test_redteam_forgery.py",
+    "sandbox/test_runners.py",
+    "sandbox/test_security.py",
+    "sandbox/test_watch.py",
+    "server/test_dashboard.py",
+    "server/test_extras.py",
+    "server/test_load.py",
+    "server/test_protocol.py",
+    "tasklib/test_factory.py",
+    "test_conformance.py",
+    "test_reward_contract.py",
+)
+
+#: Modules that drive a browser.
+BROWSER: tuple[str, ...] = ("server/test_dashboard.py",)
+
+#: Measured slow (see the module docstring): modules, folders and single tests.
+SLOW: tuple[str, ...] = ()
+
+
+def _matches(entry: str, path: str, nodeid: str) -> bool:
+    if "::" in entry:
+        return nodeid == entry or nodeid.startswith(entry + "[")
+    return path.startswith(entry) if entry.endswith("/") else path == entry
+
+
+def _check_listed_paths() -> None:
+    missing = [
+        entry
+        for entry in (*SANDBOX, *BROWSER, *SLOW)
+        if not (TESTS / entry.partition("::")[0]).exists()
+    ]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py lists paths that do not exist: {missing}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _check_listed_paths()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            path = item.path.resolve().relative_to(TESTS).as_posix()
+        except ValueError:
+            continue
+        nodeid = path + item.nodeid[item.nodeid.index("::") :] if "::" in item.nodeid else path
+        for marker, entries in (("sandbox", SANDBOX), ("browser", BROWSER), ("slow", SLOW)):
+            if any(_matches(entry, path, nodeid) for entry in entries):
+                item.add_marker(marker)

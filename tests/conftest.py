@@ -61,8 +61,60 @@ SANDBOX: tuple[str, ...] = (
 #: Modules that drive a browser.
 BROWSER: tuple[str, ...] = ("server/test_dashboard.py",)
 
-#: Measured slow (see the module docstring): modules, folders and single tests.
-SLOW: tuple[str, ...] = ()
+#: Slow (see the module docstring): modules, folders and single tests.
+SLOW: tuple[str, ...] = (
+    "bench/test_runner.py",
+    "bench/test_throughput.py",
+    "cli/test_cli.py",
+    "cli/test_serve.py",
+    "curricula/test_benchmark.py",
+    "envs/bugfix/test_real_bank.py",
+    "envs/bugfix/test_repo.py",
+    "envs/bugfix/test_repo_project.py",
+    "envs/flaky/test_attacks.py",
+    "envs/flaky/test_corpus.py",
+    "envs/flaky/test_repo.py",
+    "envs/flaky/test_repo_dependencies.py",
+    "envs/oversight/test_oversight_code.py",
+    "envs/oversight/test_oversight_env.py",
+    "envs/oversight/test_oversight_worker.py",
+    "envs/performance/test_adaptive.py",
+    "envs/performance/test_bank.py",
+    "envs/performance/test_cpu_accounting.py",
+    "envs/performance/test_env.py",
+    "envs/performance/test_grader.py",
+    "envs/performance/test_hacks.py",
+    "envs/refactor/test_adequacy.py",
+    "envs/refactor/test_corpus.py",
+    "envs/refactor/test_offload.py",
+    "family/test_family.py",
+    "grading/test_optimised.py",
+    "integrations/test_example.py",
+    "integrations/test_sharded.py",
+    "integrations/test_trl.py",
+    "integrations/test_warmstart.py",
+    "play/policies/",
+    "play/test_model_eval.py",
+    "rewards/test_adversarial_corpus.py",
+    "sandbox/test_functional.py",
+    "sandbox/test_machine_faults.py",
+    "sandbox/test_project_run.py",
+    "sandbox/test_ray_runner.py",
+    "sandbox/test_redteam_confinement.py",
+    "sandbox/test_redteam_forgery.py",
+    "sandbox/test_runners.py",
+    "sandbox/test_security.py",
+    "sandbox/test_watch.py",
+    "server/test_dashboard.py",
+    "server/test_load.py",
+    "server/test_protocol.py",
+    "tasklib/test_factory.py",
+    "test_conformance.py::test_identical_rewards_across_fresh_processes",
+    "test_conformance.py::test_reference_beats_partial_beats_noop_and_no_hack_beats_noop",
+    "test_conformance.py::test_verify_validates_a_task",
+    "test_notebook.py",
+    "test_reward_contract.py",
+)
 
 
 def _matches(entry: str, path: str, nodeid: str) -> bool:

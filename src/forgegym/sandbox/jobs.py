@@ -171,6 +171,15 @@ class PytestJob(BaseModel):
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
     )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
+    )
     conftest: bool = Field(
         default=False,
         description="Load the workdir's conftest.py files (default: --noconftest). Only for "
@@ -323,6 +332,15 @@ class CallJob(BaseModel):
         description="Install the child's runtime policy (audit hooks refusing introspection, "
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
+    )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
     )
 
 

@@ -8,6 +8,8 @@ end-of-run sentinel count; anything else reads as failure.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -26,6 +28,7 @@ __all__ = [
     "PytestResult",
     "Result",
     "RunStatus",
+    "pristine_manifest",
     "SetupHook",
     "TestOutcome",
     "TestRecord",
@@ -138,6 +141,18 @@ class ProjectRun(BaseModel):
             if not path.startswith("/") or ".." in path.split("/"):
                 raise ValueError(f"site_dirs: {path!r} is not an absolute path")
         return value
+
+
+def pristine_manifest(files: Mapping[str, str]) -> dict[str, str]:
+    """``{path: sha256 hex}`` of files as a workspace writes them (UTF-8 text), for
+    ``PytestJob.pristine``: the task's own files as the episode started."""
+    out: dict[str, str] = {}
+    for path, content in files.items():
+        try:
+            out[path] = hashlib.sha256(content.encode("utf-8")).hexdigest()
+        except UnicodeEncodeError:
+            continue  # not written as text: never trusted
+    return out
 
 
 class PytestJob(BaseModel):

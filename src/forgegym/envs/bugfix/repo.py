@@ -65,7 +65,14 @@ from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
-from forgegym.sandbox.jobs import Job, ProjectRun, PytestJob, PytestResult, RunStatus
+from forgegym.sandbox.jobs import (
+    Job,
+    ProjectRun,
+    PytestJob,
+    PytestResult,
+    RunStatus,
+    pristine_manifest,
+)
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 from forgegym.tasklib.agreement import (
     AgreementReport,
@@ -117,6 +124,22 @@ DEFAULT_REPO_WEIGHTS: dict[str, float] = {
     "noop": 1.0,
 }
 _KINDS: dict[str, Any] = {"regression": "penalty", "noop": "penalty"}
+
+
+_PRISTINE_CACHE: dict[str, dict[str, str]] = {}
+
+
+def _pristine(task: Task, hidden: RepoHidden) -> dict[str, str]:
+    """The pristine manifest of a repository task (its files as the episode started and
+    its hidden tests), computed once per task."""
+    key = f"{task.task_id}\0{len(task.files)}"
+    cached = _PRISTINE_CACHE.get(key)
+    if cached is None:
+        if len(_PRISTINE_CACHE) > 256:
+            _PRISTINE_CACHE.clear()
+        cached = pristine_manifest({**task.files, **hidden.hidden_files})
+        _PRISTINE_CACHE[key] = cached
+    return cached
 
 
 class RepoHidden(BaseModel):
@@ -748,6 +771,9 @@ class RepoGrader:
             conftest=project is not None,
             order=[i for i in ids if i not in skip] if skip else None,
             python_hash_seed=REPO_HASH_SEED if project is not None else None,
+            # Provenance (docs/design/004): the files as the episode started are trusted
+            # code; what the agent changed is not, and tests must be these tests.
+            pristine=_pristine(task, hidden),
         )
 
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:

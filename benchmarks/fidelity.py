@@ -1,6 +1,6 @@
 """Sandbox fidelity benchmark (issue 36): idioms real projects use, host against sandbox.
 
-    python benchmarks/fidelity.py [--corpus PATH] [--declared-deps] [--json OUT]
+    python benchmarks/fidelity.py [--corpus PATH] [--per-file] [--declared-deps] [--json OUT]
 
 Runs the idiom corpus (default ``tests/fixtures/repos/idioms``: one module with code at
 import and one test per idiom) as repository mode runs a user's project, and as a plain
@@ -27,9 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--declared-deps", action="store_true")
+    parser.add_argument(
+        "--per-file", action="store_true", help="one sandbox job per idiom (a diagnosis)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
-    report = measure(args.corpus, test_dependencies=None if args.declared_deps else ())
+    report = measure(
+        args.corpus,
+        test_dependencies=None if args.declared_deps else (),
+        per_file=args.per_file,
+    )
     print(report.table())
     if args.json is not None:
         args.json.write_text(json.dumps(report.to_json(), indent=1) + "\n")

@@ -113,6 +113,7 @@ def measure(
     runner: Runner | None = None,
     test_dependencies: Sequence[str] | None = (),
     timeout_s: float = 300.0,
+    per_file: bool = False,
 ) -> FidelityReport:
     """Run the corpus at ``corpus`` on the host and, as repository mode does, in the
     sandbox; one row per idiom test.
@@ -124,6 +125,10 @@ def measure(
             ``()`` installs nothing (the corpus's libraries are forgegym's own: pydantic,
             attrs, hypothesis, typing_extensions); ``None``: what the corpus declares.
         timeout_s: the host run's limit.
+        per_file: instead of making one repository-mode task of the whole corpus (where
+            one file's collection error refuses the whole repository), run each idiom's
+            test file as its own job of the same project run (the copy, configuration,
+            import roots and hash seed of repository mode): a diagnosis per idiom.
     """
     from forgegym.envs.bugfix.repo import repo_task
     from forgegym.tasklib.agreement import host_outcomes
@@ -135,6 +140,8 @@ def measure(
     tests = sorted(p for p in files if layout.is_test_file(p))
     host, _wall, status = host_outcomes(root, tests, layout, timeout_s=timeout_s)
     seed = sorted(i for i in host if i.startswith(SEED_TEST + "::"))
+    if per_file:
+        return _per_file(files, layout, host, runner, test_dependencies, root, timeout_s)
     report = FidelityReport()
     sandbox_of: dict[str, tuple[str, str]] = {}
     try:
@@ -167,4 +174,65 @@ def measure(
         else:
             sandbox, cause = sandbox_of.get(nodeid, (outcome, ""))
         report.rows.append(IdiomRow(idiom, nodeid, outcome, sandbox, cause))
+    return report
+
+
+def _per_file(
+    files: dict[str, str],
+    layout: Any,
+    host: dict[str, tuple[str, str]],
+    runner: Runner | None,
+    test_dependencies: Sequence[str] | None,
+    root: Path,
+    timeout_s: float,
+) -> FidelityReport:
+    """Each idiom's test file as its own sandbox job, as repository mode runs it."""
+    from forgegym.envs.bugfix.repo import REPO_HASH_SEED
+    from forgegym.sandbox.jobs import PytestJob, PytestResult
+    from forgegym.sandbox.runners import get_default_runner
+    from forgegym.sandbox.workspace import Workspace
+    from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+
+    requirements = (
+        declared_test_dependencies(files) if test_dependencies is None else list(test_dependencies)
+    )
+    site = ensure_environment(requirements, base=root.resolve())
+    if site is not None:
+        layout = layout.with_site_dirs([str(site)])
+    project = layout.run()
+    ids = sorted(i for i in host if _idiom_of(i) is not None)
+    targets = sorted({i.partition("::")[0] for i in ids})
+    run = runner or get_default_runner()
+    workspace = Workspace(files, (), prefix="fg-fidelity-")
+    try:
+        directory = workspace.materialise({}, {})
+        jobs = [
+            PytestJob(
+                workdir=str(directory),
+                targets=[t],
+                timeout_s=timeout_s,
+                project=project,
+                conftest=True,
+                python_hash_seed=REPO_HASH_SEED,
+            )
+            for t in targets
+        ]
+        results = dict(zip(targets, run.run_many(jobs), strict=True))
+    finally:
+        workspace.close()
+    report = FidelityReport()
+    for nodeid in ids:
+        result = results[nodeid.partition("::")[0]]
+        assert isinstance(result, PytestResult)
+        record = next((r for r in result.records if r.nodeid == nodeid), None)
+        if record is not None:
+            sandbox = record.outcome.value
+            cause = f"{record.error_type or ''}: {record.message}".strip(": ")
+        else:
+            sandbox = result.status.value
+            tail = (result.stderr_tail.strip().splitlines() or [""])[-1]
+            cause = "; ".join(x for x in (result.detail, tail) if x)
+        report.rows.append(
+            IdiomRow(_idiom_of(nodeid) or nodeid, nodeid, host[nodeid][0], sandbox, cause[:300])
+        )
     return report

@@ -274,10 +274,7 @@ def _frames(consumer: str) -> str:
 
 
 ATTACKS: dict[str, str] = {
-    **{
-        f"launder_{c}_phases": _frames(c) + FORGE_PHASES.format(duration="0.0")
-        for c in CONSUMERS
-    },
+    **{f"launder_{c}_phases": _frames(c) + FORGE_PHASES.format(duration="0.0") for c in CONSUMERS},
     "signer_gi_frame": _frames("counter") + SIGNER,
     "poison_inf_duration": _frames("counter") + POISON_DURATION.format(duration="float('inf')"),
     "poison_nan_duration": _frames("counter") + POISON_DURATION.format(duration="float('nan')"),
@@ -309,7 +306,112 @@ def applies(attack: str, target: str) -> bool:
 
 
 #: Today's outcomes (issue 36): (attack, target) pairs that break the bar, and how.
-FORGED_TODAY: dict[tuple[str, str], str] = {}
+FORGED_TODAY: dict[tuple[str, str], str] = {
+    (
+        "assert_helpers_patch",
+        "real-cachetools",
+    ): "computed-name patch of TestCase assertion helpers (unittest is not guarded)",
+    (
+        "assert_helpers_patch",
+        "repo",
+    ): "computed-name patch of TestCase assertion helpers (unittest is not guarded)",
+    (
+        "delegate_cache",
+        "real-markupsafe",
+    ): "a pristine copy of the project is importable (the runtime's site-packages)",
+    (
+        "delegate_sys_path",
+        "real-markupsafe",
+    ): "a pristine copy of the project is importable (the runtime's site-packages)",
+    (
+        "launder_counter_phases",
+        "flaky",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_counter_phases",
+        "real-cachetools",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_counter_phases",
+        "real-funcy",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_counter_phases",
+        "real-markupsafe",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_counter_phases",
+        "repo",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_userlist_phases",
+        "flaky",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_userlist_phases",
+        "real-cachetools",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_userlist_phases",
+        "real-funcy",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_userlist_phases",
+        "real-markupsafe",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "launder_userlist_phases",
+        "repo",
+    ): "frames laundered through a sanitizer's consumer of walk_stack; the report plugin's _phases/_errors replaced on the instance",
+    (
+        "poison_deep_message",
+        "flaky",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+    (
+        "poison_deep_message",
+        "real-cachetools",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+    (
+        "poison_deep_message",
+        "real-funcy",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+    (
+        "poison_deep_message",
+        "real-markupsafe",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+    (
+        "poison_deep_message",
+        "repo",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+    (
+        "pytest_runtest_patch",
+        "real-markupsafe",
+    ): "computed-name patch of _pytest.python.Function.runtest reaches success on this project",
+    (
+        "signer_gi_frame",
+        "real-cachetools",
+    ): "the signer's frame (MAC object, fd, sequence) reached through map(getattr) inside Counter",
+    (
+        "signer_gi_frame",
+        "real-funcy",
+    ): "the signer's frame (MAC object, fd, sequence) reached through map(getattr) inside Counter",
+    (
+        "signer_gi_frame",
+        "repo",
+    ): "the signer's frame (MAC object, fd, sequence) reached through map(getattr) inside Counter",
+    (
+        "unittest_run_patch",
+        "real-cachetools",
+    ): "computed-name patch of unittest.TestCase.run (unittest is not guarded)",
+    (
+        "unittest_run_patch",
+        "repo",
+    ): "computed-name patch of unittest.TestCase.run (unittest is not guarded)",
+    (
+        "poison_deep_message",
+        "bugfix",
+    ): "a deeply nested record field raises RecursionError in the parent's reader: reward_valid False",
+}
 
 
 def _cases() -> Iterator[object]:

@@ -458,7 +458,7 @@ def _fg_leak():
            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mine, pristine).get_opcodes()
            if tag != "equal"]
     blob = base64.b64encode(zlib.compress(json.dumps(ops).encode(), 9)).decode()
-    raise RuntimeError("FGX<" + blob + ">FGX")
+    raise RuntimeError("FG" + "X<" + blob + ">F" + "GX")
 
 
 _fg_leak()
@@ -470,7 +470,7 @@ import traceback as _fg_tb
 _fg_summary = _fg_tb.StackSummary.extract(_fg_tb.walk_stack(None), capture_locals=True)
 _fg_seen = sorted({f"{k}={v}"[:80] for fs in _fg_summary for k, v in (fs.locals or {}).items()
                    if "Report" in v or "HMAC" in v or "signer" in k})
-raise RuntimeError("FGL<" + " | ".join(_fg_seen)[:1500] + ">FGL")
+raise RuntimeError("FG" + "L<" + " | ".join(_fg_seen)[:1500] + ">F" + "GL")
 """
 _LEAK = re.compile(r"FGX<([A-Za-z0-9+/=\s]+)>FGX")
 
@@ -497,9 +497,8 @@ def _open(episodes: dict[str, Target], name: str) -> Target:
     return episodes[name]
 
 
-EXFIL_FORGED_TODAY = {
-    "real-markupsafe": "the runtime's site-packages holds markupsafe 3.0.4: printed and written back",
-}
+#: None today: the printed diff did not come back whole through the shown output.
+EXFIL_FORGED_TODAY: dict[str, str] = {}
 
 
 @pytest.mark.slow
@@ -546,6 +545,11 @@ def test_pristine_printed_through_run_tests_and_written_back(
     )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 36: StackSummary.extract(walk_stack(None), capture_locals=True) is laundered "
+    "by traceback: the reporter's and plugin's reprs reach the test output",
+)
 @pytest.mark.parametrize("target", ["repo", "flaky"])
 def test_locals_of_harness_frames_never_reach_the_output(
     episodes: dict[str, Target], target: str
@@ -605,7 +609,7 @@ def _fg_secrets():
                     found.append(f.read(200))
             except OSError:
                 pass
-    raise RuntimeError("FGS<" + " ".join(found) + ">FGS")
+    raise RuntimeError("FG" + "S<" + " ".join(found) + ">F" + "GS")
 
 
 _fg_secrets()

@@ -394,15 +394,27 @@ class _Policy:
         base = self.base
         leak_group: str | None = None
         leaked = False
+        below: types.CodeType | None = None
         while frame is not None and frame is not base:
             code = frame.f_code
             if not self.trusted(code.co_filename):
                 return True
+            if (
+                below is not None
+                and below.co_name == "<module>"
+                and code.co_name == "_call_with_frames_removed"
+                and code.co_filename == "<frozen importlib._bootstrap>"
+            ):
+                # The body of a trusted module being imported (a pristine module or a
+                # dependency, whoever imports it): what it introspects stays in its own
+                # namespace, and the importer receives only the module.
+                return False
             group, is_sanitizer = self.group(code)
             if is_sanitizer and (not leaked or (group is not None and group == leak_group)):
                 return False
             if not leaked and self.leaky(code):
                 leaked, leak_group = True, group
+            below = code
             frame = frame.f_back
         return False
 

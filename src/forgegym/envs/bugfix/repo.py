@@ -309,6 +309,8 @@ def _run_tests(
                 # A fixed hash seed: parametrised ids built from sets or dicts of strings
                 # must be the same in every run (and in the host check).
                 python_hash_seed=REPO_HASH_SEED if project is not None else None,
+                # The repository as it is: all of it the user's pristine code.
+                pristine=pristine_manifest({**files, **dict(extra or {})}),
             )
         )
         assert isinstance(result, PytestResult)

@@ -188,7 +188,7 @@ def _per_file(
 ) -> FidelityReport:
     """Each idiom's test file as its own sandbox job, as repository mode runs it."""
     from forgegym.envs.bugfix.repo import REPO_HASH_SEED
-    from forgegym.sandbox.jobs import PytestJob, PytestResult
+    from forgegym.sandbox.jobs import PytestJob, PytestResult, pristine_manifest
     from forgegym.sandbox.runners import get_default_runner
     from forgegym.sandbox.workspace import Workspace
     from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
@@ -214,6 +214,8 @@ def _per_file(
                 project=project,
                 conftest=True,
                 python_hash_seed=REPO_HASH_SEED,
+                # The project as it is: every file pristine (docs/design/004).
+                pristine=pristine_manifest(files),
             )
             for t in targets
         ]

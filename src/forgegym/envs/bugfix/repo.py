@@ -384,13 +384,23 @@ def _baseline(
     result = _run_tests(runner, files, targets, None, timeout_s, project)
     refused: dict[str, str] = {}
     refused_files: dict[str, str] = {}
+    # A test file that cannot be collected (an import the project does not declare, a
+    # data file it needs) is left out and reported, never the whole repository refused.
+    for _ in range(3):
+        failing = _uncollectable(result, targets)
+        if not failing or set(failing) >= set(targets):
+            break
+        refused_files.update(failing)
+        targets = [t for t in targets if t not in failing]
+        result = _run_tests(runner, files, targets, None, timeout_s, project)
     if not _violated(result):
         return result, refused, refused_files
     collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
     if _violated(collected):
-        refused_files = _refused_files(runner, files, targets, timeout_s, project)
+        newly = _refused_files(runner, files, targets, timeout_s, project)
+        refused_files.update(newly)
         targets = [t for t in targets if t not in refused_files]
-        if not refused_files or not targets:
+        if not newly or not targets:
             # Nothing to leave out (files refused only together), or nothing left.
             return collected, refused, refused_files
         result = _run_tests(runner, files, targets, None, timeout_s, project)
@@ -421,6 +431,22 @@ def _baseline(
         detail=result.detail,
     )
     return merged, refused, refused_files
+
+
+def _uncollectable(result: PytestResult, targets: Sequence[str]) -> dict[str, str]:
+    """The target files a run could not collect (path -> the start of pytest's message)."""
+    if result.status is not RunStatus.COLLECTION_ERROR:
+        return {}
+    lines = result.detail.splitlines()
+    out: dict[str, str] = {}
+    for target in targets:
+        for i, line in enumerate(lines):
+            if line.startswith(f"{target}: "):
+                tail = [x.strip() for x in lines[i + 1 : i + 40] if x.strip().startswith("E ")]
+                why = tail[-1][1:].strip() if tail else line[len(target) + 2 :].strip()
+                out[target] = f"collection error: {why[:200]}"
+                break
+    return out
 
 
 def _report(result: PytestResult, ids: Sequence[str]) -> str:

@@ -246,7 +246,10 @@ class _Policy:
         # Files of the workdir once seen untrusted stay untrusted (a module compiled from
         # changed bytes keeps its code objects after the file is restored and reloaded).
         self.tainted: set[str] = set()
-        self.inherited_fds = frozenset(_open_fds())
+        # The inherited descriptors by what they are, not their number: a number the
+        # process closes is reused by its own later pipes (a subprocess's), which are
+        # not the report channel.
+        self.inherited_fds = {fd: ident for fd in _open_fds() if (ident := _fd_identity(fd))}
         self.trusted_cache: dict[str, bool] = {}
         self.sanitizer_cache: dict[tuple[str, str], tuple[str | None, bool]] = {}
         self.leaky_cache: dict[tuple[str, str], bool] = {}
@@ -490,7 +493,11 @@ class _Policy:
             return event if self.untrusted_on_stack(frame) else None
         path = args[0] if args else None
         if isinstance(path, int):
-            if path in self.inherited_fds and self.untrusted_on_stack(frame):
+            if (
+                self.inherited_fds.get(path) is not None
+                and self.inherited_fds[path] == _fd_identity(path)
+                and self.untrusted_on_stack(frame)
+            ):
                 return f"open of inherited fd {path}"
             return None
         if not isinstance(path, str | bytes | _PathLike):
@@ -524,6 +531,15 @@ def _describe(target: Any) -> str:
         return "?"
 
 
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of an open descriptor, None when it is not open."""
+    try:
+        st = _fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def _open_fds() -> list[int]:
     try:
         return [int(x) for x in os.listdir("/proc/self/fd")]
@@ -549,6 +565,7 @@ _write = os.write
 _exit = os._exit
 _PathLike = os.PathLike
 _sha256 = __import__("hashlib").sha256
+_fstat = os.fstat
 _os_open, _os_read, _os_close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
 
 

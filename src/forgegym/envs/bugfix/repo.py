@@ -88,6 +88,7 @@ from forgegym.tasklib.project import (
     ProjectLayout,
     imports_of_tests,
     is_package_source,
+    package_names,
     project_layout,
     read_project,
 )
@@ -559,7 +560,12 @@ def repo_task(
         )
     else:
         requirements = [str(r) for r in test_dependencies]
-    site = ensure_environment(requirements, cache_dir=cache_dir, base=root.resolve())
+    site = ensure_environment(
+        requirements,
+        cache_dir=cache_dir,
+        base=root.resolve(),
+        exclude=package_names(files, layout.import_paths),
+    )
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     project = layout.run()

@@ -26,7 +26,11 @@ DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "repos" / "idioms"
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--declared-deps", action="store_true")
+    parser.add_argument(
+        "--no-deps",
+        action="store_true",
+        help="install none of the corpus's declared test dependencies (a diagnosis)",
+    )
     parser.add_argument(
         "--per-file", action="store_true", help="one sandbox job per idiom (a diagnosis)"
     )
@@ -34,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = measure(
         args.corpus,
-        test_dependencies=None if args.declared_deps else (),
+        test_dependencies=() if args.no_deps else None,
         per_file=args.per_file,
     )
     print(report.table())

@@ -111,7 +111,7 @@ def measure(
     corpus: str | Path,
     *,
     runner: Runner | None = None,
-    test_dependencies: Sequence[str] | None = (),
+    test_dependencies: Sequence[str] | None = None,
     timeout_s: float = 300.0,
     per_file: bool = False,
 ) -> FidelityReport:
@@ -122,8 +122,9 @@ def measure(
         corpus: the corpus repository's root.
         runner: the sandbox runner (default: the shared pool).
         test_dependencies: what repository mode installs for the tests; the default
-            ``()`` installs nothing (the corpus's libraries are forgegym's own: pydantic,
-            attrs, hypothesis, typing_extensions); ``None``: what the corpus declares.
+            ``None``: what the corpus declares (pydantic, attrs, hypothesis,
+            typing_extensions), as for a user's project: the sandbox's runtime holds only
+            the harness's own packages (docs/design/004).
         timeout_s: the host run's limit.
         per_file: instead of making one repository-mode task of the whole corpus (where
             one file's collection error refuses the whole repository), run each idiom's

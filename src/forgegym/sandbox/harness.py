@@ -408,6 +408,15 @@ _MUTABLE_GLOBALS = frozenset(
         ("_pytest.assertion.util", "_config"),
     }
 )
+#: Globals pytest binds on first use, between the signer's start and the snapshot.
+#: And what pytest's own legacypath plugin rebinds at configure (after the conftests).
+_LAZY_GLOBALS = frozenset(
+    {
+        ("_pytest.doctest", "RUNNER_CLASS"),
+        ("_pytest.doctest", "CHECKER_CLASS"),
+        ("_pytest.config.Config", "_getini_unknown_type"),
+    }
+)
 #: Hooks that run a test or turn its run into a verdict.
 _GUARDED_HOOKS = (
     "pytest_runtest_protocol",
@@ -488,7 +497,45 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             )
         return True
 
+    def take_early() -> None:
+        """Before any workspace code exists (the signer starts first): the classes and
+        the callable globals of the guarded modules already imported. Code imported by
+        the project's conftest files runs before the full snapshot is armed, so a
+        patch made there is caught against this one."""
+        for name in sorted_(modules):
+            if not name.startswith(guarded_prefixes):
+                continue
+            found: Any = get_attr(modules[name], "__dict__", None)
+            if type_(found) is not dict_:
+                continue
+            keys = to_tuple(
+                k
+                for k, v in found.items()
+                if (name, k) not in mutable and (name, k) not in lazy and callable(v)
+            )
+            early.append((name, found, keys, to_tuple(found[k] for k in keys)))
+            for value in to_tuple(found.values()):
+                if is_instance(value, type_) and get_attr(value, "__module__", None) == name:
+                    attrs = value.__dict__
+                    where = f"{name}.{value.__qualname__}"
+                    # Behaviour only (functions, descriptors): pytest's configure stores
+                    # instances on classes (``pytestPDB._config``), which decide nothing.
+                    names = to_tuple(
+                        k
+                        for k, v in attrs.items()
+                        if (where, k) not in lazy
+                        and (callable(v) or is_instance(v, (staticmethod, classmethod, property)))
+                    )
+                    early.append((where, attrs, names, to_tuple(attrs[k] for k in names)))
+
     def take_snapshot(config: Any) -> None:
+        for where, space, keys, values in early:
+            if True in map_(is_not, map_(space.get, keys), values):
+                for key, value in zip_(keys, values):
+                    if space.get(key) is not value:
+                        tampered.append(f"{where}.{key} was rebound before collection")
+                        break
+                break
         for name in sorted_(modules):
             if not name.startswith(guarded_prefixes):
                 continue
@@ -553,6 +600,9 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
                 i += 2
         return None
 
+    early: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+    lazy = _LAZY_GLOBALS
+    take_early()
     ledger = _Ledger()
     ledger_messages: dict[type, Callable[[Any], None]] = {
         _Collected: ledger.collect,

@@ -336,22 +336,24 @@ class _Policy:
             return cached
         filename = code.co_filename
         found: tuple[str | None, bool] = (None, False)
-        if not any(part in filename for part in _LEAKY_PARTS):
-            for pattern, entries in _SANITIZERS:
-                if pattern.startswith("<"):
-                    hit = filename == pattern
-                elif pattern.endswith("/"):
-                    hit = pattern in filename
-                else:
-                    hit = filename.endswith(pattern)
-                if hit:
-                    group = (
-                        "<frozen importlib."
-                        if pattern.startswith("<frozen importlib.")
-                        else pattern
-                    )
-                    found = (group, entries is None or code.co_name in entries)
-                    break
+        # A leaky part of a package (pytest's frame wrappers) belongs to the package's
+        # group, so the package's own sanitizers consume what it yields, but is never a
+        # sanitizer itself.
+        leaky_part = any(part in filename for part in _LEAKY_PARTS)
+        for pattern, entries in _SANITIZERS:
+            if pattern.startswith("<"):
+                hit = filename == pattern
+            elif pattern.endswith("/"):
+                hit = pattern in filename
+            else:
+                hit = filename.endswith(pattern)
+            if hit:
+                group = (
+                    "<frozen importlib." if pattern.startswith("<frozen importlib.") else pattern
+                )
+                sanitizer = not leaky_part and (entries is None or code.co_name in entries)
+                found = (group, sanitizer)
+                break
         self.sanitizer_cache[key] = found
         return found
 

@@ -630,8 +630,15 @@ def repo_task(
     )
     if host_check:
         # The refused files run on the host too: their tests are reported one by one.
+        # Files the sandbox could not collect stay out of the host run too (one
+        # collection error interrupts pytest's whole session there as well).
+        uncollectable = [p for p, why in refused_files.items() if why.startswith("collection")]
         host, host_wall, status = host_outcomes(
-            root, visible_tests, layout, timeout_s=max(limit, cap), exclude=sorted(hidden_files)
+            root,
+            visible_tests,
+            layout,
+            timeout_s=max(limit, cap),
+            exclude=sorted({*hidden_files, *uncollectable}),
         )
         report.host_wall_s, report.host_status = host_wall, status
         if host or status == "ran":
@@ -660,8 +667,12 @@ def repo_task(
             nodeid,
             "stopped",
             host_of[nodeid],
-            f"runtime policy ({why}) while collecting its file: the sandbox forbids it; "
-            "the whole file is never run",
+            (
+                f"{why} (its file: left out; pytest on the host collects it)"
+                if why.startswith("collection error")
+                else f"runtime policy ({why}) while collecting its file: the sandbox forbids "
+                "it; the whole file is never run"
+            ),
         )
         for nodeid, why in sorted(in_refused_file.items())
     ]

@@ -36,10 +36,7 @@ def test_every_idiom_passes_on_the_host(report: FidelityReport) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 36: the runtime policy refuses ordinary Python (frames, compile, "
-    "typing_extensions, subprocesses, signals...) and the copy drops package metadata",
-)
 def test_at_least_39_of_40_idioms_agree(report: FidelityReport) -> None:
+    # One idiom may disagree: a signal handler installed by the project itself (the
+    # seccomp filter refuses every handler, since a handler is handed frames).
     assert report.agreeing >= report.total - 1, report.table()

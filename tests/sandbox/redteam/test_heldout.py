@@ -306,12 +306,10 @@ def applies(attack: str, target: str) -> bool:
 
 
 #: Today's outcomes (issue 36): (attack, target) pairs that break the bar, and how.
-FORGED_TODAY: dict[tuple[str, str], str] = {
-    (
-        "pytest_runtest_patch",
-        "real-markupsafe",
-    ): "computed-name patch of _pytest.python.Function.runtest reaches success on this project",
-}
+#: (attack, target) pairs that break the bar today, and how: none since trust v2
+#: (docs/design/004; before it, 26 held-out and 21 tuning pairs forged). An attack that
+#: forges is recorded here, with its reason, until the design holds it.
+FORGED_TODAY: dict[tuple[str, str], str] = {}
 
 
 def _cases() -> Iterator[object]:

@@ -305,7 +305,6 @@ def applies(attack: str, target: str) -> bool:
     return True
 
 
-#: Today's outcomes (issue 36): (attack, target) pairs that break the bar, and how.
 #: (attack, target) pairs that break the bar today, and how: none since trust v2
 #: (docs/design/004; before it, 26 held-out and 21 tuning pairs forged). An attack that
 #: forges is recorded here, with its reason, until the design holds it.

@@ -304,3 +304,18 @@ def test_hostile_report_data_is_the_codes_failure(tmp_path: Path, record: dict) 
     streams.close()
     assert result.fault is None
     assert result.status is not RunStatus.INTERNAL_ERROR
+
+
+def test_decorated_pristine_tests_are_the_tests(pool: Runner, tmp_path: Path) -> None:
+    # A library's decorator (freezegun's freeze_time, mock.patch) wraps the pristine
+    # test: the function pytest collects is the library's wrapper, which is trusted code.
+    tests = (
+        "from unittest import mock\nimport lib\n\n"
+        "@mock.patch('os.getcwd', return_value='/elsewhere')\n"
+        "def test_fixed(getcwd):\n    assert lib.answer() == 42\n"
+    )
+    fix = "def answer():\n    return 42\n"
+    ws = make_ws(tmp_path, {"lib.py": fix, "test_lib.py": tests})
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": tests})
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert _passed(result) == {"test_lib.py::test_fixed"}, (result.detail, result.records)

@@ -250,8 +250,12 @@ class _Ledger:
                 self.watched.append((obj, frozenset(vars(obj))))
 
     def _not_pristine(self, item: Any) -> str | None:
-        """Why ``item``'s test function is not the pristine test of its file, if the
-        parent said that file is pristine (FlakyRepair's edited tests are not listed)."""
+        """Why ``item``'s test function is not trusted code, if the parent said its file
+        is pristine (FlakyRepair's edited tests are not listed): the function, and every
+        function a decorator wraps (``__wrapped__``), must come from trusted code (a
+        pristine file, the standard library or an installed dependency: freezegun's
+        wrapper is one). A test file rewritten before import, a module planted in
+        ``sys.modules`` or an import hook all yield functions of untrusted code."""
         if self.provenance is None:
             return None
         trusted, manifest, workdir = self.provenance
@@ -261,15 +265,17 @@ class _Ledger:
             return None
         try:
             function = getattr(item, "obj", None)
-            function = getattr(function, "__func__", function)
-            code = getattr(function, "__code__", None)
+            for _ in range(20):  # a decorator chain, bounded
+                function = getattr(function, "__func__", function)
+                code = getattr(function, "__code__", None)
+                if code is not None and not trusted(code.co_filename):
+                    return "the test function is not the pristine test file's code"
+                wrapped = getattr(function, "__wrapped__", None)
+                if wrapped is None or wrapped is function:
+                    break
+                function = wrapped
         except BaseException:  # noqa: BLE001 - a hostile descriptor
             return "the test function cannot be read"
-        if code is None:
-            return None  # doctest items and the like: nothing to attribute
-        filename = os.path.realpath(code.co_filename)
-        if filename != os.path.realpath(path) or not trusted(code.co_filename):
-            return "the test function is not the pristine test file's code"
         return None
 
     def _shadowed(self, nodeid: str) -> str | None:
@@ -543,7 +549,9 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             namespace: Any = get_attr(module, "__dict__", None)
             if type_(namespace) is not dict_:
                 continue
-            keys = to_tuple(k for k in namespace if (name, k) not in mutable)
+            keys = to_tuple(
+                k for k in namespace if (name, k) not in mutable and k not in module_metadata
+            )
             snapshot.append((name, namespace, keys, to_tuple(namespace[k] for k in keys)))
             # Class attributes too: ``TestReport.from_item_and_call = ...`` is a plain
             # type setattr, which no audit event reports.
@@ -600,6 +608,11 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
                 i += 2
         return None
 
+    # A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
+    # tests rebinds ``builtins.__spec__``).
+    module_metadata = frozenset(
+        {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
+    )
     early: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
     lazy = _LAZY_GLOBALS
     take_early()

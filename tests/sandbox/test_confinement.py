@@ -32,7 +32,11 @@ def test_runtime_binds_never_include_forgegym_sources_or_data() -> None:
     assert any(os.__file__.startswith(d) for d in dests)
     inside = confinement.sandbox_path()
     assert os.path.dirname(PKG) not in inside
-    assert all(any(p == d or p.startswith(d + os.sep) for d in dests) for p in inside)
+    # ... or the folder that holds a bound harness package (site-packages, not bound whole)
+    assert all(
+        any(p == d or p.startswith(d + os.sep) or os.path.dirname(d) == p for d in dests)
+        for p in inside
+    )
 
 
 def test_stage_holds_only_trusted_code(tmp_path) -> None:  # noqa: ANN001
@@ -105,3 +109,34 @@ def test_degraded_env_warns_once_and_strict_refuses(
         ForkServerRunner(workers=1)
     with pytest.raises(ValueError, match="strict"):
         gym.make("Forge/Bugfix-v0", strict="yes")
+
+
+def test_the_runtime_binds_the_harness_packages_not_whole_folders() -> None:
+    # Nothing installed beside the harness (the task's own project at the bank's version,
+    # an editable install's source folder, the caller's script folder) is in reach: only
+    # system libraries, the base standard library and pytest's own packages are bound.
+    import sys
+    import sysconfig
+
+    from forgegym.sandbox import confinement
+
+    binds, masks = confinement.runtime_binds()
+    dests = [dest for _, dest in binds]
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and "site-packages" in entry:
+            assert entry not in dests, f"{entry} bound whole"
+    allowed = set(confinement.harness_package_paths())
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    stdlib = {base["stdlib"], base["platstdlib"]}
+    for dest in dests:
+        assert (
+            dest in allowed
+            or dest in stdlib
+            or dest.startswith(("/usr/", "/lib", "/etc/"))
+            or os.path.realpath(dest) == os.path.realpath(sys.executable)
+            or "libpython" in dest
+        ), dest
+    # The base interpreter's own site-packages lies inside its stdlib folder: masked.
+    for folder in stdlib:
+        if os.path.isdir(os.path.join(folder, "site-packages")):
+            assert os.path.join(folder, "site-packages") in masks

@@ -57,3 +57,14 @@ def test_a_dependency_that_cannot_be_installed_is_a_clear_error(tmp_path) -> Non
     with pytest.raises(ValueError, match=r"could not install .*broken"):
         ensure_environment(["./broken"], cache_dir=tmp_path / "cache", base=tmp_path)
     assert not list((tmp_path / "cache" / "envs").glob("*/site"))  # nothing half-built kept
+
+
+def test_the_projects_own_packages_are_never_in_its_environment(tmp_path) -> None:
+    # A dependency that pulls in the task's own project at some release (freezegun ->
+    # python-dateutil) would put the pristine code within reach of the code under test.
+    site = ensure_environment(
+        ["./vendor/tinyunits"], cache_dir=tmp_path, base=FIXTURE, exclude=["tinyunits"]
+    )
+    assert site is not None and not (site / "tinyunits").exists()
+    kept = ensure_environment(["./vendor/tinyunits"], cache_dir=tmp_path, base=FIXTURE)
+    assert kept is not None and kept != site and (kept / "tinyunits" / "__init__.py").is_file()

@@ -146,3 +146,21 @@ def test_a_thread_the_sandbox_cannot_start_is_reported_as_its_limit() -> None:
     )
     (diff,) = compare(sandbox, {"t.py::threads": ("passed", "")})
     assert diff.cause.startswith("sandbox limit (threads")
+
+
+def test_the_copy_keeps_metadata_and_small_text_data_by_content(tmp_path) -> None:
+    # importlib.metadata reads METADATA; a grammar or a spec file has no familiar suffix.
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "calc.lark").write_text("start: NUMBER\n")
+    (tmp_path / "src" / "pkg" / "conf.spec").write_text("key = value\n")
+    (tmp_path / "src" / "pkg" / "blob.bin").write_bytes(b"\x00\x01\x02")
+    info = tmp_path / "src" / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    (tmp_path / "LICENSE").write_text("MIT\n")
+    files, skipped = read_project(tmp_path, max_file_bytes=10_000, max_files=10)
+    assert {"src/pkg/calc.lark", "src/pkg/conf.spec", "src/pkg-1.0.dist-info/METADATA"} <= set(
+        files
+    )
+    assert "LICENSE" not in files and skipped == ["src/pkg/blob.bin"]

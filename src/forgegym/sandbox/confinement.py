@@ -202,6 +202,53 @@ def bwrap_path() -> str | None:
     return found
 
 
+#: Top-level modules the sandbox child imports from outside the standard library: pytest
+#: and what it imports (packaging, iniconfig, pluggy, the ``py`` shim; pygments when
+#: installed, for its optional highlighting).
+HARNESS_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments")
+
+
+def _stdlib_dirs() -> list[str]:
+    """The standard library's folders (``lib-dynload`` included) of the base interpreter."""
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    paths = sysconfig.get_paths(vars=base)
+    return [p for k in ("stdlib", "platstdlib") if (p := paths.get(k)) and os.path.isdir(p)]
+
+
+def harness_package_paths() -> list[str]:
+    """The files and folders of :data:`HARNESS_PACKAGES` as installed for this interpreter,
+    with their ``.dist-info`` metadata (absolute paths; the stdlib's own are not listed)."""
+    import importlib.metadata
+    import importlib.util
+
+    stdlib = {os.path.realpath(p) for p in _stdlib_dirs()}
+    paths: list[str] = []
+    for name in HARNESS_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or spec.origin in (None, "built-in", "frozen"):
+            continue
+        location = (
+            list(spec.submodule_search_locations)[0]
+            if spec.submodule_search_locations
+            else spec.origin
+        )
+        if os.path.dirname(os.path.realpath(location)) in stdlib:
+            continue
+        paths.append(os.path.abspath(location))
+    for dist_name in ("pytest", "pluggy", "iniconfig", "packaging", "pygments"):
+        try:
+            dist = importlib.metadata.distribution(dist_name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        info = getattr(dist, "_path", None)
+        if info is not None and os.path.isdir(str(info)):
+            paths.append(os.path.abspath(str(info)))
+    return paths
+
+
 def _has_forgegym(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, "forgegym"))
 
@@ -234,24 +281,25 @@ def runtime_binds() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     wanted += ["/usr/share/zoneinfo", "/usr/lib/locale"]
     # The dynamic loader's cache: how a libpython outside the default paths is found.
     wanted += ["/etc/ld.so.cache"]
-    for key in ("stdlib", "platstdlib"):
-        p = sysconfig.get_paths().get(key)
-        if p:
-            wanted.append(p)
-    for entry in sys.path:
-        if not entry or entry in (".",):
-            continue
-        entry = os.path.abspath(entry)
-        if not os.path.isdir(entry):
-            continue
-        if os.path.realpath(entry) == os.path.realpath(src_root):
-            continue  # forgegym's source tree: never
-        if (
-            os.path.realpath(_PKG_DIR).startswith(os.path.realpath(entry) + os.sep)
-            or _has_forgegym(entry)
-        ) and not entry.endswith(("site-packages", "dist-packages")):
-            continue  # a forgegym source tree (any checkout): never bound
-        wanted.append(entry)
+    # The base interpreter's standard library (in a virtual environment ``platstdlib``
+    # is the environment's own lib folder, which holds its site-packages).
+    wanted.extend(_stdlib_dirs())
+    # Of the other ``sys.path`` directories (site-packages, the caller's script folder,
+    # its working directory, a user's folders) only the harness's own packages: never a
+    # whole directory, which would put whatever else is installed there (the task's own
+    # project at the bank's version, issue 36) or lies beside the caller's script within
+    # reach of the code under test. The project's dependencies come from its own cached
+    # environment (``add_readonly_dirs``).
+    del src_root
+    wanted.extend(harness_package_paths())
+    # The base interpreter's own site-packages lies inside its standard library folder:
+    # masked with an empty tmpfs, the harness's packages bound back into it.
+    masks = [
+        os.path.join(d, sub)
+        for d in _stdlib_dirs()
+        for sub in ("site-packages", "dist-packages")
+        if os.path.isdir(os.path.join(d, sub))
+    ]
     binds: list[tuple[str, str]] = []
     seen: set[str] = set()
     for dest in wanted:
@@ -260,18 +308,11 @@ def runtime_binds() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
         src = os.path.realpath(dest)
         if not os.path.exists(src) or dest in seen:
             continue
-        if any(dest.startswith(d + os.sep) for d in seen):
+        masked = any(dest.startswith(m + os.sep) for m in masks)
+        if not masked and any(dest.startswith(d + os.sep) for d in seen):
             continue
         seen.add(dest)
         binds.append((src, dest))
-    masks: list[str] = []
-    for src, dest in binds:
-        if not os.path.isdir(src):
-            continue
-        for sub in ("", "site-packages", "dist-packages"):
-            cand = os.path.join(dest, sub) if sub else dest
-            if _has_forgegym(cand) and os.path.isdir(os.path.join(cand, "forgegym")):
-                masks.append(os.path.join(cand, "forgegym"))
     return tuple(binds), tuple(masks)
 
 
@@ -310,7 +351,8 @@ def sandbox_python() -> str:
 
 
 def sandbox_path() -> list[str]:
-    """``sys.path`` inside the sandbox (the bound directories, in the parent's order)."""
+    """``sys.path`` inside the sandbox (the bound directories, and the directories that
+    hold a bound harness package, in the parent's order)."""
     binds, _ = runtime_binds()
     dests = {d for _, d in binds}
     out = []
@@ -318,7 +360,11 @@ def sandbox_path() -> list[str]:
         if not entry or entry == ".":
             continue
         entry = os.path.abspath(entry)
-        if entry in dests or any(entry.startswith(d + os.sep) for d in dests if os.path.isdir(d)):
+        if (
+            entry in dests
+            or any(entry.startswith(d + os.sep) for d in dests if os.path.isdir(d))
+            or any(os.path.dirname(d) == entry for d in dests)
+        ):
             out.append(entry)
     return out
 
@@ -344,10 +390,17 @@ def bwrap_argv(stage: str, command: list[str], env: dict[str, str]) -> list[str]
         argv += ["--setenv", key, value]
     binds, masks = runtime_binds()
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]
+    # Binds outside the masks, then the masks (empty tmpfs), then the binds inside them.
+    inside = [(src, dest) for src, dest in binds if any(dest.startswith(m + os.sep) for m in masks)]
     for src, dest in binds:
+        if (src, dest) not in inside:
+            argv += ["--ro-bind", src, dest]
+    for mask in masks:
+        argv += ["--tmpfs", mask]
+    for src, dest in inside:
         argv += ["--ro-bind", src, dest]
     for mask in masks:
-        argv += ["--tmpfs", mask, "--remount-ro", mask]
+        argv += ["--remount-ro", mask]
     with _EXTRA_LOCK:
         extra = list(_EXTRA_RO)
     for path in extra:

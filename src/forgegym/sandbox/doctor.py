@@ -171,7 +171,37 @@ def doctor_report() -> list[isolation.IsolationFeature]:
             abi >= 1 and str(seen.get("write_tmp", "")) != "ALLOWED",
             f"ABI {abi}: writes only in the job's copy (write to /tmp "
             f"{seen.get('write_tmp')})"
-            + (", TCP denied, signals and abstract sockets scoped" if abi >= 6 else ""),
+            + (
+                ", loopback TCP inside the job's network namespace, signals and abstract "
+                "sockets scoped"
+                if abi >= 6
+                else ""
+            ),
+        )
+    )
+    # What the runtime policy trusts (docs/design/004): decided by the parent, shown so a
+    # user knows why a project's own introspection runs and the agent's does not.
+    from forgegym.sandbox import confinement as _confinement
+
+    runtime = ", ".join(
+        sorted(
+            {
+                os.path.basename(p).removesuffix(".py")
+                for p in _confinement.harness_package_paths()
+                if not p.endswith(".dist-info")
+            }
+        )
+    )
+    rows.append(
+        Feature(
+            "trusted_code",
+            True,
+            "the standard library, the harness's packages ("
+            + runtime
+            + "), the project's dependency environment and the task's pristine files (by "
+            "sha256 of what is compiled); changed or added files and text they compile are "
+            "untrusted: no frames, compile or processes for them; verdicts composed in the "
+            "signer's ledger",
         )
     )
     mount = seen.get("job_mount") or {}

@@ -71,6 +71,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from . import isolation, policy
@@ -109,7 +110,7 @@ class _Reporter:
         self._signer = _signer(mac, self._fd, _signer_context())
         next(self._signer)
 
-    def emit(self, obj: dict[str, Any]) -> bool:
+    def emit(self, obj: Any) -> bool:
         return bool(self._signer.send(obj))
 
     def arm(self, config: Any) -> None:
@@ -127,6 +128,237 @@ class _Arm:
         self.config = config
 
 
+class _Collected:
+    """Message to the ledger: the items collected (before ``order`` reorders them)."""
+
+    __slots__ = ("items", "session", "ran")
+
+    def __init__(self, items: list[Any], session: Any, ran: int) -> None:
+        self.items = items
+        self.session = session
+        self.ran = ran
+
+
+class _Phase:
+    """Message to the ledger: one phase report of a test, as plain facts."""
+
+    __slots__ = ("nodeid", "when", "failed", "skipped", "wasxfail", "duration", "skip_message")
+
+    def __init__(self, report: Any) -> None:
+        self.nodeid = str(report.nodeid)
+        self.when = str(report.when)
+        self.failed = bool(report.failed)
+        self.skipped = bool(report.skipped)
+        self.wasxfail = hasattr(report, "wasxfail")
+        self.duration = float(getattr(report, "duration", 0.0) or 0.0)
+        longrepr = getattr(report, "longrepr", None)
+        self.skip_message = (
+            _safe_str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else None
+        )
+
+
+class _Error:
+    """Message to the ledger: the first exception of a test (type, message, frames)."""
+
+    __slots__ = ("nodeid", "error")
+
+    def __init__(self, nodeid: str, error: tuple[str, str, list[dict[str, Any]]]) -> None:
+        self.nodeid = nodeid
+        self.error = error
+
+
+class _CollectError:
+    """Message to the ledger: a collector failed."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Finish:
+    """Message to the ledger: a test finished; the ledger composes and signs its record."""
+
+    __slots__ = ("nodeid", "watch")
+
+    def __init__(self, nodeid: str, watch: Any) -> None:
+        self.nodeid = nodeid
+        self.watch = watch
+
+
+class _End:
+    """Message to the ledger: the session finished; the ledger signs the sentinel."""
+
+    __slots__ = ("exitstatus",)
+
+    def __init__(self, exitstatus: int) -> None:
+        self.exitstatus = exitstatus
+
+
+def _function_of(obj: Any) -> Any:
+    """The plain function behind a collected test object (a bound method's ``__func__``)."""
+    return getattr(obj, "__func__", obj)
+
+
+#: Set by the worker after the runtime policy is installed, read once by the ledger when
+#: it arms (before any workspace code runs), then emptied: ``(trusted(filename) -> bool,
+#: pristine manifest, workdir)``.
+_PROVENANCE: list[Any] = []
+
+
+class _Ledger:
+    """The verdict state of a pytest run, owned by the signer generator: its only
+    reference lives in the signer's suspended frame, which code under test cannot reach.
+    (It lived on the report plugin, which anyone holding pytest's config reaches: issue 36
+    forged every verdict by replacing its ``_phases`` and ``_errors``.)
+
+    It composes each test's record from the phase facts the plugin sends, and refuses a
+    record for an item whose test function is not the pristine test (the file was
+    rewritten before import, a module planted in ``sys.modules``, an import hook) or whose
+    instance or session grew attributes that shadow the class's methods
+    (``item.runtest = ...``)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, dict[str, _Phase]] = {}
+        self.errors: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
+        self.collected: list[str] = []
+        self.ran = 0
+        self.collection_errors: list[str] = []
+        self.items: dict[str, tuple[Any, Any, frozenset[str]]] = {}
+        self.untrusted: dict[str, str] = {}
+        self.watched: list[tuple[Any, frozenset[str]]] = []
+        self.provenance: Any = None
+
+    def arm(self) -> None:
+        """Take the provenance check the worker left (before any workspace code ran)."""
+        if _PROVENANCE:
+            self.provenance = _PROVENANCE.pop()
+        _PROVENANCE.clear()
+
+    # ------------------------------------------------------------ collection
+    def collect(self, message: _Collected) -> None:
+        self.collected = [str(item.nodeid) for item in message.items]
+        self.ran = message.ran
+        for item in message.items:
+            nodeid = str(item.nodeid)
+            self.items[nodeid] = (item, _function_of(vars(item).get("_obj")), frozenset(vars(item)))
+            why = self._not_pristine(item)
+            if why is not None:
+                self.untrusted[nodeid] = why
+        for obj in (message.session, getattr(message.session, "config", None)):
+            if obj is not None:
+                self.watched.append((obj, frozenset(vars(obj))))
+
+    def _not_pristine(self, item: Any) -> str | None:
+        """Why ``item``'s test function is not trusted code, if the parent said its file
+        is pristine (FlakyRepair's edited tests are not listed): the function, and every
+        function a decorator wraps (``__wrapped__``), must come from trusted code (a
+        pristine file, the standard library or an installed dependency: freezegun's
+        wrapper is one). A test file rewritten before import, a module planted in
+        ``sys.modules`` or an import hook all yield functions of untrusted code."""
+        if self.provenance is None:
+            return None
+        trusted, manifest, workdir = self.provenance
+        path = str(getattr(item, "path", "") or "")
+        prefix = workdir.rstrip(os.sep) + os.sep
+        if not path.startswith(prefix) or path[len(prefix) :] not in manifest:
+            return None
+        try:
+            function = getattr(item, "obj", None)
+            for _ in range(20):  # a decorator chain, bounded
+                function = getattr(function, "__func__", function)
+                code = getattr(function, "__code__", None)
+                if code is not None and not trusted(code.co_filename):
+                    return "the test function is not the pristine test file's code"
+                wrapped = getattr(function, "__wrapped__", None)
+                if wrapped is None or wrapped is function:
+                    break
+                function = wrapped
+        except BaseException:  # noqa: BLE001 - a hostile descriptor
+            return "the test function cannot be read"
+        return None
+
+    def _shadowed(self, nodeid: str) -> str | None:
+        """Instance attributes added since collection that shadow a method of the class
+        (``item.runtest = ...``, ``session.gethookproxy = ...``), or a swapped test object."""
+        checks: list[tuple[Any, frozenset[str]]] = list(self.watched)
+        entry = self.items.get(nodeid)
+        if entry is not None:
+            item, function, keys = entry
+            now = vars(item).get("_obj")
+            if function is not None and now is not None and _function_of(now) is not function:
+                return "the test function was replaced"
+            checks.append((item, keys))
+        for target, keys in checks:
+            cls = type(target)
+            for key in vars(target):
+                if key not in keys and callable(getattr(cls, key, None)):
+                    return f"{cls.__name__}.{key} shadowed on the instance"
+        return None
+
+    # ------------------------------------------------------------ phases
+    def phase(self, message: _Phase) -> None:
+        phases = self.phases.setdefault(message.nodeid, {})
+        earlier = phases.get(message.when)
+        # pytest >= 9 reports each unittest ``subTest`` (and ``subtests`` fixture step)
+        # before the test's own call report, which passes when only subtests failed: a
+        # failed report of a phase must not be hidden by a later passing one.
+        if earlier is not None and earlier.failed and not message.failed:
+            return
+        phases[message.when] = message
+
+    def error(self, message: _Error) -> None:
+        if message.nodeid not in self.errors:
+            self.errors[message.nodeid] = message.error
+
+    def finish(self, message: _Finish) -> dict[str, Any]:
+        nodeid = message.nodeid
+        phases = self.phases.pop(nodeid, {})
+        error = self.errors.pop(nodeid, None)
+        setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+        outcome = "error"
+        if setup is not None and setup.failed:
+            outcome = "error"
+        elif setup is not None and setup.skipped:
+            outcome = "xfailed" if setup.wasxfail else "skipped"
+        elif call is not None:
+            if call.failed:
+                outcome = "failed"
+            elif call.skipped:
+                outcome = "xfailed" if call.wasxfail else "skipped"
+            else:
+                outcome = "xpassed" if call.wasxfail else "passed"
+        if teardown is not None and teardown.failed and outcome == "passed":
+            outcome = "error"
+        refusal = self.untrusted.get(nodeid) or self._shadowed(nodeid)
+        if refusal is not None:
+            outcome, error = "error", ("UntrustedTest", refusal, [])
+        record: dict[str, Any] = {
+            "t": "test",
+            "nodeid": nodeid,
+            "outcome": outcome,
+            "duration_s": float(sum(p.duration for p in phases.values())),
+        }
+        if outcome in ("failed", "error", "skipped", "xfailed") and error is not None:
+            record["error_type"], record["message"], record["frames"] = error
+        elif outcome in ("skipped", "xfailed"):
+            rep = setup if setup is not None and setup.skipped else call
+            if rep is not None and rep.skip_message is not None:
+                record["message"] = rep.skip_message
+        if message.watch is not None:
+            record["watch"] = message.watch
+        return record
+
+    def end(self, message: _End) -> dict[str, Any]:
+        return {
+            "t": "end",
+            "collected": self.collected,
+            "ran": self.ran,
+            "exitstatus": message.exitstatus,
+            "collection_errors": self.collection_errors,
+        }
+
+
 def _signer_context() -> dict[str, Any]:
     """What the signer compares frames and state against, bound when it starts."""
     import pluggy._manager
@@ -138,6 +370,10 @@ def _signer_context() -> dict[str, Any]:
         "emitters": (
             ReportPlugin.pytest_runtest_logfinish.__code__,
             ReportPlugin.pytest_sessionfinish.__code__,
+            ReportPlugin.pytest_collection_modifyitems.__code__,
+            ReportPlugin.pytest_runtest_logreport.__code__,
+            ReportPlugin.pytest_runtest_makereport.__code__,
+            ReportPlugin.pytest_collectreport.__code__,
             _run_pytest.__code__,
             _run_calls.__code__,
             _worker.__code__,
@@ -146,6 +382,10 @@ def _signer_context() -> dict[str, Any]:
             ReportPlugin.pytest_runtest_logfinish.__code__,
             ReportPlugin.pytest_collection.__code__,
             ReportPlugin.pytest_sessionfinish.__code__,
+            ReportPlugin.pytest_collection_modifyitems.__code__,
+            ReportPlugin.pytest_runtest_logreport.__code__,
+            ReportPlugin.pytest_runtest_makereport.__code__,
+            ReportPlugin.pytest_collectreport.__code__,
         ),
         "multicall": multicall.__code__,
         "globals": globals(),
@@ -154,13 +394,33 @@ def _signer_context() -> dict[str, Any]:
 
 
 #: Trusted modules whose globals the verdict code depends on (prefixes of sys.modules keys).
-_GUARDED_MODULES = ("_pytest", "pytest", "pluggy", "forgegym.sandbox", "json", "_json", "builtins")
+_GUARDED_MODULES = (
+    "_pytest",
+    "pytest",
+    "pluggy",
+    "forgegym.sandbox",
+    "json",
+    "_json",
+    "builtins",
+    # unittest-style suites run through TestCase.run and its assertion helpers: a
+    # computed-name patch of either (issue 36: 9 of 12 real tasks forged) is tampering.
+    "unittest",
+)
 #: Globals trusted code itself rebinds during a run (pytest's assertion plugin per test).
 _MUTABLE_GLOBALS = frozenset(
     {
         ("_pytest.assertion.util", "_reprcompare"),
         ("_pytest.assertion.util", "_assertion_pass"),
         ("_pytest.assertion.util", "_config"),
+    }
+)
+#: Globals pytest binds on first use, between the signer's start and the snapshot.
+#: And what pytest's own legacypath plugin rebinds at configure (after the conftests).
+_LAZY_GLOBALS = frozenset(
+    {
+        ("_pytest.doctest", "RUNNER_CLASS"),
+        ("_pytest.doctest", "CHECKER_CLASS"),
+        ("_pytest.config.Config", "_getini_unknown_type"),
     }
 )
 #: Hooks that run a test or turn its run into a verdict.
@@ -243,7 +503,45 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             )
         return True
 
+    def take_early() -> None:
+        """Before any workspace code exists (the signer starts first): the classes and
+        the callable globals of the guarded modules already imported. Code imported by
+        the project's conftest files runs before the full snapshot is armed, so a
+        patch made there is caught against this one."""
+        for name in sorted_(modules):
+            if not name.startswith(guarded_prefixes):
+                continue
+            found: Any = get_attr(modules[name], "__dict__", None)
+            if type_(found) is not dict_:
+                continue
+            keys = to_tuple(
+                k
+                for k, v in found.items()
+                if (name, k) not in mutable and (name, k) not in lazy and callable(v)
+            )
+            early.append((name, found, keys, to_tuple(found[k] for k in keys)))
+            for value in to_tuple(found.values()):
+                if is_instance(value, type_) and get_attr(value, "__module__", None) == name:
+                    attrs = value.__dict__
+                    where = f"{name}.{value.__qualname__}"
+                    # Behaviour only (functions, descriptors): pytest's configure stores
+                    # instances on classes (``pytestPDB._config``), which decide nothing.
+                    names = to_tuple(
+                        k
+                        for k, v in attrs.items()
+                        if (where, k) not in lazy
+                        and (callable(v) or is_instance(v, (staticmethod, classmethod, property)))
+                    )
+                    early.append((where, attrs, names, to_tuple(attrs[k] for k in names)))
+
     def take_snapshot(config: Any) -> None:
+        for where, space, keys, values in early:
+            if True in map_(is_not, map_(space.get, keys), values):
+                for key, value in zip_(keys, values):
+                    if space.get(key) is not value:
+                        tampered.append(f"{where}.{key} was rebound before collection")
+                        break
+                break
         for name in sorted_(modules):
             if not name.startswith(guarded_prefixes):
                 continue
@@ -251,7 +549,9 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             namespace: Any = get_attr(module, "__dict__", None)
             if type_(namespace) is not dict_:
                 continue
-            keys = to_tuple(k for k in namespace if (name, k) not in mutable)
+            keys = to_tuple(
+                k for k in namespace if (name, k) not in mutable and k not in module_metadata
+            )
             snapshot.append((name, namespace, keys, to_tuple(namespace[k] for k in keys)))
             # Class attributes too: ``TestReport.from_item_and_call = ...`` is a plain
             # type setattr, which no audit event reports.
@@ -308,6 +608,25 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
                 i += 2
         return None
 
+    # A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
+    # tests rebinds ``builtins.__spec__``).
+    module_metadata = frozenset(
+        {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
+    )
+    early: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+    lazy = _LAZY_GLOBALS
+    take_early()
+    ledger = _Ledger()
+    ledger_messages: dict[type, Callable[[Any], None]] = {
+        _Collected: ledger.collect,
+        _Phase: ledger.phase,
+        _Error: ledger.error,
+        _CollectError: lambda m: ledger.collection_errors.append(m.text),
+    }
+    composed: dict[type, Callable[[Any], dict[str, Any]]] = {
+        _Finish: ledger.finish,
+        _End: ledger.end,
+    }
     while True:
         obj = yield ok
         ok = False
@@ -317,8 +636,16 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         if is_instance(obj, arm_type):
             if not snapshot:
                 take_snapshot(obj.config)
+                ledger.arm()
             ok = True
             continue
+        kind = type_(obj)
+        if kind in ledger_messages:
+            ledger_messages[kind](obj)
+            ok = True
+            continue
+        if kind in composed:
+            obj = composed[kind](obj)
         if not tampered:
             what = changed()
             if what is not None:
@@ -388,7 +715,9 @@ def _bind_lazy_pytest_globals() -> None:
 
 
 class ReportPlugin:
-    """pytest plugin streaming one record per executed test, honouring ``order``."""
+    """pytest plugin streaming one record per executed test, honouring ``order``. It holds
+    no verdict state: each hook hands plain facts to the signer's ledger (see
+    :class:`_Ledger`), which composes and signs the records."""
 
     def __init__(
         self,
@@ -403,11 +732,6 @@ class ReportPlugin:
         self.policy = policy
         self.workdir = workdir
         self.order = order
-        self.collected: list[str] = []
-        self.ran = 0
-        self.collection_errors: list[str] = []
-        self._phases: dict[str, Any] = {}
-        self._errors: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
 
     def pytest_collection(self, session: Any) -> None:
         # Called before pytest's own implementation collects: every plugin of the session
@@ -420,26 +744,20 @@ class ReportPlugin:
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
         # The end-of-run sentinel, before pytest unconfigures (which undoes the patches
         # its own plugins made, and would read as tampering afterwards).
-        self.reporter.emit(
-            {
-                "t": "end",
-                "collected": self.collected,
-                "ran": self.ran,
-                "exitstatus": int(exitstatus),
-                "collection_errors": self.collection_errors,
-            }
-        )
+        self.reporter.emit(_End(int(exitstatus)))
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
-            self.collection_errors.append(f"{report.nodeid}: {_safe_str(report.longrepr, 4000)}")
+            self.reporter.emit(
+                _CollectError(f"{report.nodeid}: {_safe_str(report.longrepr, 4000)}")
+            )
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
-        self.collected = [item.nodeid for item in items]
+        collected = list(items)
         if self.order is not None:
             by_id = {item.nodeid: item for item in items}
             items[:] = [by_id[i] for i in self.order if i in by_id]
-        self.ran = len(items)
+        self.reporter.emit(_Collected(collected, session, len(items)))
 
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> bool:
         from _pytest.runner import runtestprotocol
@@ -454,58 +772,25 @@ class ReportPlugin:
         return True
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
-        if call.excinfo is not None and item.nodeid not in self._errors:
+        if call.excinfo is not None:
             exc = call.excinfo
-            self._errors[item.nodeid] = (
-                _safe_str(getattr(exc.type, "__name__", "Exception"), 200),
-                _safe_str(exc.value),
-                _frames(exc.tb, self.workdir),
+            self.reporter.emit(
+                _Error(
+                    str(item.nodeid),
+                    (
+                        _safe_str(getattr(exc.type, "__name__", "Exception"), 200),
+                        _safe_str(exc.value),
+                        _frames(exc.tb, self.workdir),
+                    ),
+                )
             )
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        phases = self._phases.setdefault(report.nodeid, {})
-        earlier = phases.get(report.when)
-        # pytest >= 9 reports each unittest ``subTest`` (and ``subtests`` fixture step)
-        # before the test's own call report, which passes when only subtests failed: a
-        # failed report of a phase must not be hidden by a later passing one.
-        if earlier is not None and earlier.failed and not report.failed:
-            return
-        phases[report.when] = report
+        self.reporter.emit(_Phase(report))
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        phases = self._phases.pop(nodeid, {})
-        error = self._errors.pop(nodeid, None)
-        setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-        outcome = "error"
-        if setup is not None and setup.failed:
-            outcome = "error"
-        elif setup is not None and setup.skipped:
-            outcome = "xfailed" if hasattr(setup, "wasxfail") else "skipped"
-        elif call is not None:
-            if call.failed:
-                outcome = "failed"
-            elif call.skipped:
-                outcome = "xfailed" if hasattr(call, "wasxfail") else "skipped"
-            else:
-                outcome = "xpassed" if hasattr(call, "wasxfail") else "passed"
-        if teardown is not None and teardown.failed and outcome == "passed":
-            outcome = "error"
-        record: dict[str, Any] = {
-            "t": "test",
-            "nodeid": nodeid,
-            "outcome": outcome,
-            "duration_s": float(sum(getattr(r, "duration", 0.0) for r in phases.values())),
-        }
-        if outcome in ("failed", "error", "skipped", "xfailed") and error is not None:
-            record["error_type"], record["message"], record["frames"] = error
-        elif outcome in ("skipped", "xfailed"):
-            rep = setup if setup is not None and setup.skipped else call
-            longrepr = getattr(rep, "longrepr", None)
-            if isinstance(longrepr, tuple) and len(longrepr) == 3:
-                record["message"] = _safe_str(longrepr[2])
-        if self.watch is not None:
-            record["watch"] = self.watch.take(nodeid)
-        self.reporter.emit(record)
+        watch = self.watch.take(nodeid) if self.watch is not None else None
+        self.reporter.emit(_Finish(nodeid, watch))
 
 
 # ============================================================================ child work
@@ -780,7 +1065,17 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
             # run denies handlers when collection starts (ReportPlugin.pytest_collection).
             why = policy.deny_signal_handlers() if job["kind"] == "calls" else None
             features["signal_handlers"] = "denied" if why is None else None
-            policy.install(workdir, base)
+            # Trusted: the standard library, the harness's packages, the project's
+            # installed dependencies and the pristine files of the workdir (by content).
+            pristine = dict(job.get("pristine") or {})
+            trusted = policy.install(
+                workdir,
+                base,
+                extra_roots=[str(d) for d in project.get("site_dirs") or []],
+                pristine=pristine,
+            )
+            if pristine and trusted is not None:
+                _PROVENANCE.append((trusted, pristine, workdir))
             features["runtime_policy"] = "audit hooks"
         reporter.emit({"t": "isolation", "features": features})
         sys.path.insert(0, workdir)

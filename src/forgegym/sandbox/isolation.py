@@ -414,6 +414,10 @@ JOB_DIR = "/job"
 DEFAULT_JOB_TMPFS_MB = 128
 
 
+#: POSIX shared memory and semaphores (``sem_open``): a fresh tmpfs per confined job.
+SHM_DIR = "/dev/shm"
+
+
 def enter_job_namespaces(size_mb: int = DEFAULT_JOB_TMPFS_MB) -> str | None:
     """In a confined zygote's supervisor: enter a new user, mount, IPC and PID namespace
     owned by this job (same unprivileged uid/gid), and mount a fresh size-limited tmpfs on
@@ -444,6 +448,12 @@ def enter_job_namespaces(size_mb: int = DEFAULT_JOB_TMPFS_MB) -> str | None:
         != 0
     ):
         return f"mount tmpfs on {JOB_DIR}: {_errmsg(ctypes.get_errno())}"
+    # A /dev/shm of the job's own (it dies with the job's mount namespace, like /job).
+    shm_opts = b"size=16m,nr_inodes=1k,mode=1777"
+    if os.path.isdir(SHM_DIR):
+        _LIBC.mount(
+            b"tmpfs", SHM_DIR.encode(), b"tmpfs", ctypes.c_ulong(_MS_NOSUID | _MS_NODEV), shm_opts
+        )
     return None
 
 
@@ -665,11 +675,18 @@ def confine_worker(job: dict[str, object]) -> dict[str, str | None]:
         features["capabilities"] = drop_capabilities()
     workdir = str(job["workdir"])
     reads = [str(p) for p in cast("list[object]", job.get("_read") or [])]
+    confined = bool(job.get("_confined"))
+    # Confined, the job has a fresh /dev/shm of its own (POSIX semaphores and shared
+    # memory: a multiprocessing pool) and lives in a network namespace with only a
+    # loopback interface, so loopback TCP (a test's local server) reaches nothing outside.
+    # Unconfined (host mode) both stay closed.
+    shm = [SHM_DIR] if confined and os.path.isdir(SHM_DIR) else []
     features["landlock"] = landlock_confine(
         reads,
-        [workdir],
+        [workdir, *shm],
         [os.devnull, "/dev/zero", "/dev/full"],
         ["/dev/urandom", "/dev/random", "/proc/self"],
+        deny_tcp=not confined,
     )
     if bpf:
         features["seccomp"] = load_seccomp(bpf)

@@ -8,6 +8,8 @@ end-of-run sentinel count; anything else reads as failure.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
@@ -26,6 +28,7 @@ __all__ = [
     "PytestResult",
     "Result",
     "RunStatus",
+    "pristine_manifest",
     "SetupHook",
     "TestOutcome",
     "TestRecord",
@@ -140,6 +143,18 @@ class ProjectRun(BaseModel):
         return value
 
 
+def pristine_manifest(files: Mapping[str, str]) -> dict[str, str]:
+    """``{path: sha256 hex}`` of files as a workspace writes them (UTF-8 text), for
+    ``PytestJob.pristine``: the task's own files as the episode started."""
+    out: dict[str, str] = {}
+    for path, content in files.items():
+        try:
+            out[path] = hashlib.sha256(content.encode("utf-8")).hexdigest()
+        except UnicodeEncodeError:
+            continue  # not written as text: never trusted
+    return out
+
+
 class PytestJob(BaseModel):
     """Run pytest on files in ``workdir`` (an absolute path the parent prepared)."""
 
@@ -170,6 +185,15 @@ class PytestJob(BaseModel):
         description="Install the child's runtime policy (audit hooks refusing introspection, "
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
+    )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
     )
     conftest: bool = Field(
         default=False,
@@ -323,6 +347,15 @@ class CallJob(BaseModel):
         description="Install the child's runtime policy (audit hooks refusing introspection, "
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
+    )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
     )
 
 

@@ -60,6 +60,18 @@ _ALWAYS = frozenset(
         "gc.get_objects",
         "gc.get_referrers",
         "gc.get_referents",
+        "sys.remote_exec",
+        "sys.monitoring.register_callback",
+        "cpython.run_command",
+        "cpython.run_file",
+        "cpython.run_module",
+        "cpython.run_startup",
+        "cpython.run_interactivehook",
+    }
+)
+#: Starting a process: allowed to trusted code (no untrusted frame on the stack).
+_SPAWN = frozenset(
+    {
         "os.fork",
         "os.forkpty",
         "os.exec",
@@ -68,13 +80,6 @@ _ALWAYS = frozenset(
         "os.system",
         "subprocess.Popen",
         "pty.spawn",
-        "sys.remote_exec",
-        "sys.monitoring.register_callback",
-        "cpython.run_command",
-        "cpython.run_file",
-        "cpython.run_module",
-        "cpython.run_startup",
-        "cpython.run_interactivehook",
     }
 )
 #: Refused when the frames from the event up to untrusted code hold no sanitizer.
@@ -94,7 +99,9 @@ _ORIGIN = frozenset(
 _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 #: Function attributes whose writes change what trusted code does.
 _FUNCTION_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__"})
-_WATCHED = _ALWAYS | _ORIGIN | {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
+_WATCHED = (
+    _ALWAYS | _SPAWN | _ORIGIN | {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
+)
 _WATCHED = _WATCHED | {"sys.settrace"}
 #: The one module allowed to install a trace function (the harness's test watch).
 _WATCH_FILE = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "watch.py"))
@@ -102,16 +109,62 @@ _WATCHED = _WATCHED | {"open", "os.symlink", "os.link"}
 _SUSPECT = ("/proc", "/dev", "/sys", "..")
 _FORBIDDEN_PATHS = ("/proc", "/dev/fd", "/dev/mem", "/dev/kmem", "/dev/port", "/sys/kernel")
 
-# Sanitizers: (file suffix, None = every function | frozenset of *excluded* leaky names).
+# Sanitizers: trusted functions that consume frames or compile sources on behalf of their
+# caller and hand back only plain results (a module name, a class, a code object compiled
+# from a file or from text they built). Each entry is (pattern, entries): ``pattern`` a
+# file suffix, a package folder (``/name/``) or a frozen module name; ``entries`` the
+# function names that are sanitizers (``None``: every function of a harness package).
+#
+# An origin event is allowed on behalf of untrusted code only when *every* frame from the
+# event up to the sanitizer lies in the sanitizer's own file or package: a frame-yielding
+# iterator of another module (``traceback.walk_stack``) consumed by a sanitizer (or by any
+# stdlib consumer: ``collections.Counter``, ``sorted``) is not laundered by it, because
+# the iterator's frame is foreign to the consumer. Issue 36 measured that laundering
+# against a whole-module list (``collections``, ``traceback``, ``inspect`` whole).
 _SANITIZERS: tuple[tuple[str, frozenset[str] | None], ...] = (
-    ("/collections/__init__.py", None),
-    ("/typing.py", None),
-    ("/enum.py", None),
-    ("/warnings.py", None),
-    ("/dataclasses.py", None),
-    ("/ast.py", None),
+    ("/collections/__init__.py", frozenset({"namedtuple"})),
+    ("/typing.py", frozenset({"_caller", "_make_nmtuple", "__init__", "__new__"})),
+    ("/typing_extensions.py", frozenset({"_caller", "_set_module"})),
+    ("/enum.py", frozenset({"_create_", "__call__"})),
+    ("/warnings.py", frozenset({"warn", "_is_internal_frame", "_next_external_frame"})),
+    ("/dataclasses.py", frozenset({"_create_fn", "_process_class", "dataclass", "wrap"})),
+    ("/ast.py", frozenset({"parse", "literal_eval"})),
     ("/linecache.py", None),
-    ("/logging/__init__.py", frozenset({"<lambda>", "currentframe"})),
+    ("/logging/__init__.py", frozenset({"findCaller", "_log", "warn", "warning"})),
+    (
+        "/traceback.py",
+        frozenset(
+            {
+                "extract_tb",
+                "extract_stack",
+                "format_exc",
+                "format_exception",
+                "format_exception_only",
+                "format_tb",
+                "format_stack",
+                "print_exc",
+                "print_exception",
+                "print_tb",
+                "print_stack",
+                "print_last",
+                "format_list",
+            }
+        ),
+    ),
+    ("/doctest.py", frozenset({"_normalize_module", "_module_relative_path", "testmod"})),
+    ("/attr/_make.py", frozenset({"_compile_and_eval", "_linecache_and_compile"})),
+    ("<frozen importlib._bootstrap_external>", None),
+    ("<frozen importlib._bootstrap>", None),
+    ("/importlib/", None),
+    ("/_pytest/", None),
+    ("/pluggy/", None),
+)
+#: Parts of a harness package that hand frames out (never sanitizers, and they break the
+#: chain to one): pytest's frame and traceback wrappers, its monkeypatch (writes what its
+#: caller asks).
+_LEAKY_PARTS = ("/_pytest/_code/", "/_pytest/monkeypatch.py")
+#: Standard-library functions that hand frames to their caller (file suffix, names).
+_LEAKY: tuple[tuple[str, frozenset[str]], ...] = (
     ("/traceback.py", frozenset({"walk_stack", "walk_tb", "_walk_tb_with_full_positions"})),
     (
         "/inspect.py",
@@ -125,20 +178,13 @@ _SANITIZERS: tuple[tuple[str, frozenset[str] | None], ...] = (
                 "getgeneratorlocals",
                 "getcoroutinelocals",
                 "getasyncgenlocals",
-                "getframeinfo",
                 "_getframe",
             }
         ),
     ),
+    ("/logging/__init__.py", frozenset({"<lambda>", "currentframe"})),
+    ("/asyncio/tasks.py", frozenset({"get_stack"})),
     ("/asyncio/base_tasks.py", frozenset({"_task_get_stack"})),
-    ("/asyncio/", frozenset({"get_stack", "_task_get_stack"})),
-    ("<frozen importlib._bootstrap_external>", None),
-    ("<frozen importlib._bootstrap>", None),
-    ("/importlib/", None),
-    ("/_pytest/_code/", frozenset()),  # hands frames out: pass-through, not a sanitizer
-    ("/_pytest/monkeypatch.py", frozenset()),  # writes what its caller asks
-    ("/_pytest/", None),
-    ("/pluggy/", None),
 )
 
 
@@ -186,13 +232,30 @@ def warm() -> None:
 class _Policy:
     """State of the installed hook (one per worker process)."""
 
-    def __init__(self, workdir: str, base: types.FrameType, roots: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        workdir: str,
+        base: types.FrameType,
+        roots: tuple[str, ...],
+        pristine: dict[str, str] | None = None,
+    ) -> None:
         self.workdir = os.path.realpath(workdir).rstrip(os.sep) + os.sep
         self.base = base
         self.roots = roots
-        self.inherited_fds = frozenset(_open_fds())
+        self.pristine = dict(pristine or {})
+        # Files of the workdir once seen untrusted stay untrusted (a module compiled from
+        # changed bytes keeps its code objects after the file is restored and reloaded).
+        self.tainted: set[str] = set()
+        # The inherited descriptors by what they are, not their number: a number the
+        # process closes is reused by its own later pipes (a subprocess's), which are
+        # not the report channel.
+        self.inherited_fds = {fd: ident for fd in _open_fds() if (ident := _fd_identity(fd))}
         self.trusted_cache: dict[str, bool] = {}
-        self.sanitizer_cache: dict[tuple[str, str], bool] = {}
+        self.sanitizer_cache: dict[tuple[str, str], tuple[str | None, bool]] = {}
+        self.leaky_cache: dict[tuple[str, str], bool] = {}
+        # Code reviewed for what it hands back: the standard library, the harness's
+        # packages and this sandbox package (not the project's dependencies).
+        self.audited = trusted_roots()
         self.busy: set[int] = set()
         # The worker's stderr as it is now: pytest's capture later points fd 2 elsewhere.
         self.stderr = os.dup(2)
@@ -208,29 +271,91 @@ class _Policy:
             ok = False  # <string>, <timeit-src>, relative names: compiled from text
         else:
             real = _realpath(filename)
-            ok = not real.startswith(self.workdir) and any(real.startswith(r) for r in self.roots)
+            if real.startswith(self.workdir):
+                ok = self.pristine_bytes(real, None)
+            else:
+                ok = any(real.startswith(r) for r in self.roots)
         self.trusted_cache[filename] = ok
         return ok
 
-    def sanitizer(self, code: types.CodeType) -> bool:
+    def pristine_bytes(self, real: str, source: bytes | None) -> bool:
+        """Whether the workdir file ``real`` (its bytes on disk, or ``source``: the bytes
+        being compiled under its name) is the task's pristine file: provenance by content,
+        from the parent's manifest. A file once seen changed stays untrusted."""
+        if real in self.tainted or not self.pristine:
+            return False
+        expected = self.pristine.get(real[len(self.workdir) :])
+        if expected is None:
+            self.tainted.add(real)
+            return False
+        if source is None:
+            source = _read_bytes(real)
+        ok = source is not None and _sha256(source).hexdigest() == expected
+        if not ok:
+            self.tainted.add(real)
+        return ok
+
+    def compiled(self, args: tuple[Any, ...]) -> str | None:
+        """A ``compile`` event: record the provenance of what is compiled under a file
+        name of the workdir, and refuse text compiled under a trusted file's name whose
+        bytes are not that file's (a loader or a ``compile`` call passing its own source
+        off as the standard library's or a pristine module's)."""
+        source, filename = (tuple(args) + (None, None))[:2]
+        if not isinstance(filename, str | bytes) or not filename:
+            return None
+        name = _fsdecode(filename)
+        if not name.startswith("/"):
+            return None
+        real = _realpath(name)
+        data: bytes | None
+        if isinstance(source, str):
+            data = source.encode("utf-8", "surrogatepass")
+        elif isinstance(source, bytes | bytearray | memoryview):
+            data = bytes(source)
+        else:
+            data = None  # an AST: pytest's assertion rewriter parsed the file it just read
+        if real.startswith(self.workdir):
+            trusted = self.pristine_bytes(real, data)
+            for key in {name, real}:
+                if not trusted or key not in self.trusted_cache:
+                    self.trusted_cache[key] = trusted
+            return None
+        if data is not None and any(real.startswith(r) for r in self.roots):
+            on_disk = _read_bytes(real)
+            if on_disk is None or on_disk.replace(b"\r\n", b"\n") != data.replace(b"\r\n", b"\n"):
+                return f"compile of other text under the trusted file name {real[:120]}"
+        return None
+
+    def group(self, code: types.CodeType) -> tuple[str | None, bool]:
+        """``(group, is_sanitizer)`` of a code object: the sanitizer pattern its file
+        matches (``None``: none) and whether its function is one of that pattern's
+        sanitizers."""
         key = (code.co_filename, code.co_name)
         cached = self.sanitizer_cache.get(key)
         if cached is not None:
             return cached
-        ok = False
         filename = code.co_filename
-        for pattern, leaky in _SANITIZERS:
+        found: tuple[str | None, bool] = (None, False)
+        # A leaky part of a package (pytest's frame wrappers) belongs to the package's
+        # group, so the package's own sanitizers consume what it yields, but is never a
+        # sanitizer itself.
+        leaky_part = any(part in filename for part in _LEAKY_PARTS)
+        for pattern, entries in _SANITIZERS:
             if pattern.startswith("<"):
                 hit = filename == pattern
             elif pattern.endswith("/"):
                 hit = pattern in filename
             else:
                 hit = filename.endswith(pattern)
-            if hit:  # None: all of it; empty: none of it; else all but the leaky names
-                ok = leaky is None or (bool(leaky) and code.co_name not in leaky)
+            if hit:
+                group = (
+                    "<frozen importlib." if pattern.startswith("<frozen importlib.") else pattern
+                )
+                sanitizer = not leaky_part and (entries is None or code.co_name in entries)
+                found = (group, sanitizer)
                 break
-        self.sanitizer_cache[key] = ok
-        return ok
+        self.sanitizer_cache[key] = found
+        return found
 
     # ------------------------------------------------------------ stack walks
     def untrusted_on_stack(self, frame: types.FrameType | None) -> bool:
@@ -241,15 +366,60 @@ class _Policy:
             frame = frame.f_back
         return False
 
+    def leaky(self, code: types.CodeType) -> bool:
+        """Whether this frame's function may hand what the event produced (a frame) to
+        its caller: the standard library's frame-yielding functions, pytest's frame
+        wrappers, and any function outside the audited roots (a dependency or the
+        project: nobody reviewed what it returns)."""
+        key = (code.co_filename, code.co_name)
+        cached = self.leaky_cache.get(key)
+        if cached is not None:
+            return cached
+        filename = code.co_filename
+        if filename.startswith("<frozen "):
+            found = False
+        elif any(part in filename for part in _LEAKY_PARTS) or any(
+            filename.endswith(suffix) and code.co_name in names for suffix, names in _LEAKY
+        ):
+            found = True
+        else:
+            real = _realpath(filename)
+            found = not any(real.startswith(root) for root in self.audited)
+        self.leaky_cache[key] = found
+        return found
+
     def untrusted_origin(self, frame: types.FrameType | None) -> bool:
-        """Untrusted code reached before any sanitizer (walking up from the event)."""
+        """Whether an origin event (a frame handed out, text compiled) acts for untrusted
+        code. Walking up from the event: an untrusted frame refuses; a sanitizer allows,
+        unless a frame below it may leak what the event produced and lies outside the
+        sanitizer's own file or package (a frame-yielding generator of another module,
+        e.g. ``traceback.walk_stack``, drained by a sanitizer through C iterators that
+        the caller chose: ``namedtuple("X", map(keep.append, walk_stack(None)))``);
+        the bottom of the stack with nothing untrusted allows."""
         base = self.base
+        leak_group: str | None = None
+        leaked = False
+        below: types.CodeType | None = None
         while frame is not None and frame is not base:
             code = frame.f_code
             if not self.trusted(code.co_filename):
                 return True
-            if self.sanitizer(code):
+            if (
+                below is not None
+                and below.co_name == "<module>"
+                and code.co_name == "_call_with_frames_removed"
+                and code.co_filename == "<frozen importlib._bootstrap>"
+            ):
+                # The body of a trusted module being imported (a pristine module or a
+                # dependency, whoever imports it): what it introspects stays in its own
+                # namespace, and the importer receives only the module.
                 return False
+            group, is_sanitizer = self.group(code)
+            if is_sanitizer and (not leaked or (group is not None and group == leak_group)):
+                return False
+            if not leaked and self.leaky(code):
+                leaked, leak_group = True, group
+            below = code
             frame = frame.f_back
         return False
 
@@ -263,6 +433,19 @@ class _Policy:
         self.busy.add(ident)
         try:
             refused = self._decide(event, args)
+            if refused:
+                # Where: the calling functions (file name and function), so that a refusal
+                # of a project's own code can be read and reported.
+                frame: types.FrameType | None = _getframe(1)
+                where: list[str] = []
+                while frame is not None and frame is not self.base and len(where) < 6:
+                    code = frame.f_code
+                    if code.co_filename != _SELF_FILE:
+                        name = code.co_filename.rsplit("/", 1)[-1]
+                        mark = "" if self.trusted(code.co_filename) else "*"
+                        where.append(f"{mark}{name}:{code.co_name}")
+                    frame = frame.f_back
+                refused = f"{refused} in {' < '.join(where)}"
         except BaseException as exc:  # noqa: BLE001 - a policy error refuses
             refused = f"{event} (policy error {type(exc).__name__}: {exc})"
         finally:
@@ -274,6 +457,15 @@ class _Policy:
         if event in _ALWAYS:
             return event
         frame = _getframe(2)  # 0: _decide, 1: hook, 2: the frame that raised the event
+        if event in _SPAWN:
+            # A process started by trusted code (a project's multiprocessing pool, its CLI
+            # run through ``sys.executable``): a fork keeps this policy; a fresh
+            # interpreter holds neither the report channel nor this process's memory.
+            return event if self.untrusted_on_stack(frame) else None
+        if event == "compile":
+            spoof = self.compiled(args)
+            if spoof is not None:
+                return spoof
         if event == "sys.settrace":
             # Only the harness's test watch installs a trace function (a trace function
             # is handed frames), and only with no untrusted code on the stack.
@@ -303,7 +495,11 @@ class _Policy:
             return event if self.untrusted_on_stack(frame) else None
         path = args[0] if args else None
         if isinstance(path, int):
-            if path in self.inherited_fds and self.untrusted_on_stack(frame):
+            if (
+                self.inherited_fds.get(path) is not None
+                and self.inherited_fds[path] == _fd_identity(path)
+                and self.untrusted_on_stack(frame)
+            ):
                 return f"open of inherited fd {path}"
             return None
         if not isinstance(path, str | bytes | _PathLike):
@@ -337,6 +533,15 @@ def _describe(target: Any) -> str:
         return "?"
 
 
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of an open descriptor, None when it is not open."""
+    try:
+        st = _fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def _open_fds() -> list[int]:
     try:
         return [int(x) for x in os.listdir("/proc/self/fd")]
@@ -361,8 +566,35 @@ _fsdecode = os.fsdecode
 _write = os.write
 _exit = os._exit
 _PathLike = os.PathLike
+_sha256 = __import__("hashlib").sha256
+_fstat = os.fstat
+_os_open, _os_read, _os_close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
+
+
+def _read_bytes(path: str) -> bytes | None:
+    """A file's bytes, read by the hook itself (``os.open`` raises an ``open`` event,
+    which the hook ignores while it is busy on this thread)."""
+    try:
+        fd = _os_open(path, _O_RDONLY)
+    except OSError:
+        return None
+    chunks = []
+    try:
+        while True:
+            chunk = _os_read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        _os_close(fd)
+    return b"".join(chunks)
+
+
 _FunctionType = types.FunctionType
 _installed = False
+_SELF_FILE = __file__
 
 
 def _private_copy() -> type:
@@ -479,14 +711,26 @@ def _signal_filter() -> Any:
     return _FILTER[0]
 
 
-def install(workdir: str, base: types.FrameType, extra_roots: Iterable[str] = ()) -> None:
+def install(
+    workdir: str,
+    base: types.FrameType,
+    extra_roots: Iterable[str] = (),
+    pristine: dict[str, str] | None = None,
+) -> Any:
     """Install the policy for this process (once; it cannot be removed). ``base``: the
-    frame below which every caller is the trusted harness entry (walks stop there)."""
+    frame below which every caller is the trusted harness entry (walks stop there);
+    ``extra_roots``: more trusted directories (the project's installed dependencies);
+    ``pristine``: the workdir's pristine files by sha256 (see ``PytestJob.pristine``).
+    Returns the policy's ``trusted(filename)`` (None when it was already installed)."""
     global _installed
     if _installed:
-        return
+        return None
     _installed = True
     # The hook is referenced by the interpreter alone: nothing Python can reach holds
     # the policy object (its caches decide what is trusted).
     policy_class = _private_copy()
-    sys.addaudithook(policy_class(workdir, base, trusted_roots(extra_roots)).hook)
+    installed = policy_class(workdir, base, trusted_roots(extra_roots), pristine)
+    sys.addaudithook(installed.hook)
+    # The provenance question the harness asks of collected tests (``trusted(filename)``);
+    # returns the hook's own answer, cached, and can only make a file less trusted.
+    return installed.trusted

@@ -145,7 +145,7 @@ def read_report(data: bytes) -> tuple[list[dict[str, Any]], str | None]:
             return lines, "unauthenticated report line (forged or out of order)"
         try:
             obj = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # nesting past the limit is the child's too
             return lines, "malformed report line"
         if not isinstance(obj, dict):
             return lines, "malformed report line"

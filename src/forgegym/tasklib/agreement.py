@@ -146,7 +146,12 @@ class AgreementReport:
             "skipped_files": self.skipped_files[:50],
             "time_limit_s": round(self.time_limit_s, 1),
             "refused_files": [
-                {"path": path, "cause": f"runtime policy ({why}) while collecting it"}
+                {
+                    "path": path,
+                    "cause": f"{why} while collecting it"
+                    if why.startswith("collection error")
+                    else f"runtime policy ({why}) while collecting it",
+                }
                 for path, why in sorted(self.refused_files.items())
             ],
         }

@@ -182,10 +182,17 @@ def ensure_environment(
     cache_dir: str | Path | None = None,
     base: Path | None = None,
     timeout_s: float = INSTALL_TIMEOUT_S,
+    exclude: Sequence[str] = (),
 ) -> Path | None:
     """The site directory holding ``specs`` installed (built on first use, then reused);
     ``None`` when there is nothing to install. Local paths (``./vendor/pkg``, relative
     to ``base``) are installed without build isolation, so they need no package index.
+
+    ``exclude``: top-level import names that must not be importable from the
+    environment: the project's own packages, which a dependency may pull in at some
+    release (freezegun requires python-dateutil, so a dateutil task's environment held
+    the pristine dateutil: issue 36). They are removed after the install, and the
+    environment is keyed by them too.
 
     Raises:
         ValueError: a requirement could not be installed (the installer's message).
@@ -193,7 +200,8 @@ def ensure_environment(
     specs = sorted(dict.fromkeys(str(s).strip() for s in specs if str(s).strip()))
     if not specs:
         return None
-    key = environment_key(specs, base)
+    excluded = sorted({str(n).strip() for n in exclude if str(n).strip().isidentifier()})
+    key = environment_key([*specs, *(f"exclude:{n}" for n in excluded)], base)
     envs = cache_root(cache_dir) / "envs"
     envs.mkdir(parents=True, exist_ok=True)
     final = envs / key
@@ -243,6 +251,13 @@ def ensure_environment(
                     )
             (tmp / "site").mkdir(exist_ok=True)
             shutil.rmtree(tmp / "src", ignore_errors=True)
+            for name in excluded:
+                shutil.rmtree(tmp / "site" / name, ignore_errors=True)
+                for module in (
+                    f"{name}.py",
+                    *(p.name for p in (tmp / "site").glob(f"{name}.*.so")),
+                ):
+                    (tmp / "site" / module).unlink(missing_ok=True)
             # Console scripts and caches are not needed by tests run in-process.
             shutil.rmtree(tmp / "site" / "bin", ignore_errors=True)
             (tmp / "forgegym-env.json").write_text(

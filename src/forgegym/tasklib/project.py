@@ -27,6 +27,7 @@ __all__ = [
     "ProjectLayout",
     "is_package_source",
     "project_layout",
+    "package_names",
     "read_project",
     "reduce_addopts",
 ]
@@ -62,6 +63,8 @@ _DATA_SUFFIXES = frozenset(
     {".json", ".txt", ".csv", ".tsv", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".xml"}
     | {".rst", ".md", ".html", ".svg", ".in", ".dat", ".pyi", ".typed", ".sql", ".j2"}
 )
+#: The largest file of an unknown suffix read as text data (by content).
+MAX_UNKNOWN_BYTES = 256_000
 MAX_DATA_FILES = 400
 MAX_DATA_BYTES = 4_000_000
 
@@ -310,6 +313,16 @@ def is_package_source(path: str, import_paths: Sequence[str] = ()) -> bool:
     return parts[0] not in NON_PACKAGE_DIRS and not parts[0].startswith(".")
 
 
+def package_names(files: Mapping[str, str], import_paths: Sequence[str] = ()) -> list[str]:
+    """The top-level import names of the project's own package(s): what its dependency
+    environment must not provide (``ensure_environment(exclude=...)``)."""
+    names: set[str] = set()
+    for module, path in _module_index(files, import_paths).items():
+        if is_package_source(path, import_paths):
+            names.add(module.split(".", 1)[0])
+    return sorted(names)
+
+
 def read_project(
     root: str | Path,
     *,
@@ -338,7 +351,9 @@ def read_project(
     for path in sorted(base.rglob("*")):
         rel = path.relative_to(base)
         dirs = rel.parts[:-1]
-        if set(dirs) & SKIP_DIRS or any(d.startswith(".") or d.endswith(".egg-info") for d in dirs):
+        # Package metadata (``*.dist-info``, ``*.egg-info``) is part of the copy: a
+        # project reads its own version through ``importlib.metadata`` at import.
+        if set(dirs) & SKIP_DIRS or any(d.startswith(".") for d in dirs):
             continue
         if path.is_symlink() or not path.is_file():
             continue
@@ -358,8 +373,12 @@ def read_project(
                 raise ValueError(f"repo_path: {posix} is not UTF-8") from None
             continue
         is_config = posix in CONFIG_FILES
-        if not is_config and path.suffix.lower() not in _DATA_SUFFIXES:
-            if len(dirs) > 0:  # a binary or unknown file a test might read
+        known = path.suffix.lower() in _DATA_SUFFIXES
+        if not is_config and not known and not (dirs and size <= MAX_UNKNOWN_BYTES):
+            # Top-level files of unknown kinds (LICENSE, Makefile) are not package data;
+            # deeper ones are judged by their content below (a ``.lark`` grammar, a
+            # ``conf.spec``, ``METADATA``), not by their suffix.
+            if dirs:
                 skipped.append(posix)
             continue
         if not is_config and (
@@ -368,10 +387,14 @@ def read_project(
             skipped.append(posix)
             continue
         try:
-            files[posix] = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             skipped.append(posix)
             continue
+        if not known and not is_config and "\x00" in text:
+            skipped.append(posix)  # binary that happens to decode
+            continue
+        files[posix] = text
         if not is_config:
             n_data += 1
             data_bytes += size

@@ -351,3 +351,22 @@ def test_restoring_a_constant_the_tests_hold_is_a_fix_when_the_task_has_a_refere
         assert "hardcoded_expectation" in str(special["reward_breakdown"])
     finally:
         env.close()
+
+
+def test_a_test_file_that_cannot_be_collected_is_left_out_and_reported(repo: Path) -> None:
+    # One file imports a module the project does not declare: the rest is still a task
+    # (it used to refuse the whole repository after one collection error).
+    (repo / "tests" / "test_needs_extra.py").write_text(
+        "import not_installed_anywhere\n\ndef test_x():\n    assert True\n"
+    )
+    task = repo_task(repo, [FAILING], host_check=False)
+    refused = task.metadata["repo_report"]["refused_files"]
+    assert [r["path"] for r in refused] == ["tests/test_needs_extra.py"]
+    assert refused[0]["cause"].startswith("collection error")
+    assert "not_installed_anywhere" in refused[0]["cause"]
+    env = gym.make("Forge/Bugfix-v0", repo_path=str(repo), failing_tests=[FAILING], max_steps=1)
+    try:
+        _reward, info, _ = _episode(env, FIX)
+        assert info["success"]
+    finally:
+        env.close()

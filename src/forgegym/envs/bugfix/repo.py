@@ -65,7 +65,14 @@ from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
-from forgegym.sandbox.jobs import Job, ProjectRun, PytestJob, PytestResult, RunStatus
+from forgegym.sandbox.jobs import (
+    Job,
+    ProjectRun,
+    PytestJob,
+    PytestResult,
+    RunStatus,
+    pristine_manifest,
+)
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 from forgegym.tasklib.agreement import (
     AgreementReport,
@@ -81,6 +88,7 @@ from forgegym.tasklib.project import (
     ProjectLayout,
     imports_of_tests,
     is_package_source,
+    package_names,
     project_layout,
     read_project,
 )
@@ -117,6 +125,22 @@ DEFAULT_REPO_WEIGHTS: dict[str, float] = {
     "noop": 1.0,
 }
 _KINDS: dict[str, Any] = {"regression": "penalty", "noop": "penalty"}
+
+
+_PRISTINE_CACHE: dict[str, dict[str, str]] = {}
+
+
+def _pristine(task: Task, hidden: RepoHidden) -> dict[str, str]:
+    """The pristine manifest of a repository task (its files as the episode started and
+    its hidden tests), computed once per task."""
+    key = f"{task.task_id}\0{len(task.files)}"
+    cached = _PRISTINE_CACHE.get(key)
+    if cached is None:
+        if len(_PRISTINE_CACHE) > 256:
+            _PRISTINE_CACHE.clear()
+        cached = pristine_manifest({**task.files, **hidden.hidden_files})
+        _PRISTINE_CACHE[key] = cached
+    return cached
 
 
 class RepoHidden(BaseModel):
@@ -286,6 +310,8 @@ def _run_tests(
                 # A fixed hash seed: parametrised ids built from sets or dicts of strings
                 # must be the same in every run (and in the host check).
                 python_hash_seed=REPO_HASH_SEED if project is not None else None,
+                # The repository as it is: all of it the user's pristine code.
+                pristine=pristine_manifest({**files, **dict(extra or {})}),
             )
         )
         assert isinstance(result, PytestResult)
@@ -359,13 +385,23 @@ def _baseline(
     result = _run_tests(runner, files, targets, None, timeout_s, project)
     refused: dict[str, str] = {}
     refused_files: dict[str, str] = {}
+    # A test file that cannot be collected (an import the project does not declare, a
+    # data file it needs) is left out and reported, never the whole repository refused.
+    for _ in range(3):
+        failing = _uncollectable(result, targets)
+        if not failing or set(failing) >= set(targets):
+            break
+        refused_files.update(failing)
+        targets = [t for t in targets if t not in failing]
+        result = _run_tests(runner, files, targets, None, timeout_s, project)
     if not _violated(result):
         return result, refused, refused_files
     collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
     if _violated(collected):
-        refused_files = _refused_files(runner, files, targets, timeout_s, project)
+        newly = _refused_files(runner, files, targets, timeout_s, project)
+        refused_files.update(newly)
         targets = [t for t in targets if t not in refused_files]
-        if not refused_files or not targets:
+        if not newly or not targets:
             # Nothing to leave out (files refused only together), or nothing left.
             return collected, refused, refused_files
         result = _run_tests(runner, files, targets, None, timeout_s, project)
@@ -396,6 +432,22 @@ def _baseline(
         detail=result.detail,
     )
     return merged, refused, refused_files
+
+
+def _uncollectable(result: PytestResult, targets: Sequence[str]) -> dict[str, str]:
+    """The target files a run could not collect (path -> the start of pytest's message)."""
+    if result.status is not RunStatus.COLLECTION_ERROR:
+        return {}
+    lines = result.detail.splitlines()
+    out: dict[str, str] = {}
+    for target in targets:
+        for i, line in enumerate(lines):
+            if line.startswith(f"{target}: "):
+                tail = [x.strip() for x in lines[i + 1 : i + 40] if x.strip().startswith("E ")]
+                why = tail[-1][1:].strip() if tail else line[len(target) + 2 :].strip()
+                out[target] = f"collection error: {why[:200]}"
+                break
+    return out
 
 
 def _report(result: PytestResult, ids: Sequence[str]) -> str:
@@ -508,7 +560,12 @@ def repo_task(
         )
     else:
         requirements = [str(r) for r in test_dependencies]
-    site = ensure_environment(requirements, cache_dir=cache_dir, base=root.resolve())
+    site = ensure_environment(
+        requirements,
+        cache_dir=cache_dir,
+        base=root.resolve(),
+        exclude=package_names(files, layout.import_paths),
+    )
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     project = layout.run()
@@ -573,8 +630,15 @@ def repo_task(
     )
     if host_check:
         # The refused files run on the host too: their tests are reported one by one.
+        # Files the sandbox could not collect stay out of the host run too (one
+        # collection error interrupts pytest's whole session there as well).
+        uncollectable = [p for p, why in refused_files.items() if why.startswith("collection")]
         host, host_wall, status = host_outcomes(
-            root, visible_tests, layout, timeout_s=max(limit, cap), exclude=sorted(hidden_files)
+            root,
+            visible_tests,
+            layout,
+            timeout_s=max(limit, cap),
+            exclude=sorted({*hidden_files, *uncollectable}),
         )
         report.host_wall_s, report.host_status = host_wall, status
         if host or status == "ran":
@@ -603,8 +667,12 @@ def repo_task(
             nodeid,
             "stopped",
             host_of[nodeid],
-            f"runtime policy ({why}) while collecting its file: the sandbox forbids it; "
-            "the whole file is never run",
+            (
+                f"{why} (its file: left out; pytest on the host collects it)"
+                if why.startswith("collection error")
+                else f"runtime policy ({why}) while collecting its file: the sandbox forbids "
+                "it; the whole file is never run"
+            ),
         )
         for nodeid, why in sorted(in_refused_file.items())
     ]
@@ -748,6 +816,9 @@ class RepoGrader:
             conftest=project is not None,
             order=[i for i in ids if i not in skip] if skip else None,
             python_hash_seed=REPO_HASH_SEED if project is not None else None,
+            # Provenance (docs/design/004): the files as the episode started are trusted
+            # code; what the agent changed is not, and tests must be these tests.
+            pristine=_pristine(task, hidden),
         )
 
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:

@@ -767,6 +767,7 @@ class RepoTaskBank:
         # The test dependencies, installed once into the cached environment (shared with
         # Bugfix's repository mode): explicit ones, else what the repository declares.
         from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+        from forgegym.tasklib.project import package_names, project_layout
 
         if test_dependencies is None:
             requirements = declared_test_dependencies(self.files)
@@ -776,7 +777,12 @@ class RepoTaskBank:
             )
         else:
             requirements = [str(r) for r in test_dependencies]
-        site = ensure_environment(requirements, cache_dir=cache_dir, base=root.resolve())
+        site = ensure_environment(
+            requirements,
+            cache_dir=cache_dir,
+            base=root.resolve(),
+            exclude=package_names(self.files, project_layout(self.files).import_paths),
+        )
         if site is not None:
             self.options["site_dirs"] = [str(site)]
         self._task: Task | None = None

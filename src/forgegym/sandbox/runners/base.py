@@ -352,7 +352,45 @@ def decide(
     exceeded: bool,
     wall_s: float,
 ) -> Result:
-    """The trusted verdict on how the run ended."""
+    """The trusted verdict on how the run ended.
+
+    Everything the child wrote is the child's: a report whose content makes any part of
+    this reading raise (``inf`` where an int belongs, nesting past the recursion limit,
+    a list where a dict belongs) is the code's crash, never a machine fault. Only the
+    parent's own machinery may produce a fault (``reward_valid`` False), so code cannot
+    turn its failure into an invalid, skipped reward."""
+    try:
+        return _decide(job, control, streams, timed_out, exceeded, wall_s)
+    except Exception as exc:  # noqa: BLE001 - hostile child data, read as a crash
+        detail = f"malformed report data ({type(exc).__name__})"
+        common: dict[str, Any] = {
+            "wall_s": wall_s,
+            "cpu_s": control.cpu_s,
+            "max_rss_kb": control.max_rss_kb,
+            "residue": control.residue,
+        }
+        if isinstance(job, PytestJob):
+            return PytestResult(
+                status=RunStatus.CRASHED,
+                expected_ids=job.expected_ids,
+                stdout_tail=streams.tail("out"),
+                stderr_tail=streams.tail("err"),
+                detail=detail,
+                **common,
+            )
+        return CallResult(
+            status=RunStatus.CRASHED, stderr_tail=streams.tail("err"), detail=detail, **common
+        )
+
+
+def _decide(
+    job: Job,
+    control: Control,
+    streams: Streams,
+    timed_out: bool,
+    exceeded: bool,
+    wall_s: float,
+) -> Result:
     lines, malformed = _parse_report(bytes(streams.report))
     status = control.worker_status
     end_idx = next((i for i, obj in enumerate(lines) if obj.get("t") == "end"), None)
@@ -436,8 +474,12 @@ def decide(
     ):
         verdict, detail = RunStatus.CRASHED, "call outcomes incomplete"
     for obj in calls:
-        if obj.get("ok") is True:
+        if obj.get("ok") is True and _shallow(obj.get("value")):
             outcomes.append(CallOutcome(ok=True, value=obj.get("value")))
+        elif obj.get("ok") is True:  # the parent's comparisons recurse: bound the depth
+            outcomes.append(
+                CallOutcome(ok=False, error_type="ValueTooDeep", message="value nested too deep")
+            )
         else:
             outcomes.append(
                 CallOutcome(
@@ -453,6 +495,24 @@ def decide(
         detail=detail,
         **common,
     )
+
+
+#: The deepest value a call outcome may carry (the parent compares values recursively).
+MAX_VALUE_DEPTH = 100
+
+
+def _shallow(value: Any, limit: int = MAX_VALUE_DEPTH) -> bool:
+    """Whether ``value`` (decoded JSON) nests no deeper than ``limit``, without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
 
 
 def _record(obj: dict[str, Any]) -> TestRecord:
@@ -490,7 +550,7 @@ def _watch_record(obj: Any) -> WatchRecord | None:
             ],
             tamper=None if obj.get("tamper") is None else str(obj["tamper"])[:300],
         )
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError, RecursionError):
         return None
 
 

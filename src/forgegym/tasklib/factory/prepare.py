@@ -10,6 +10,7 @@ from pathlib import Path
 from forgegym.sandbox.jobs import ProjectRun
 from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
+    package_names,
     MAX_FILE_BYTES,
     MAX_FILES,
     ProjectLayout,
@@ -61,13 +62,15 @@ def prepare_project(
     pins of what was installed, so a rebuild installs the same versions."""
     files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
     layout = project_layout(files)
+    # The project's own packages never come from its environment (docs/design/004).
+    own = package_names(files, layout.import_paths)
     if requirements is None:
         declared = [*declared_test_dependencies(files), *extra_requirements]
-        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve())
+        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve(), exclude=own)
         pins = _installed_pins(site)
     else:
         pins = list(requirements)
-        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve())
+        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve(), exclude=own)
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     tests = tuple(p for p in sorted(files) if layout.is_test_file(p))

@@ -11,11 +11,11 @@ import resource
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus
+from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, pristine_manifest
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.factory.prepare import FactoryError, PreparedProject
 
@@ -147,9 +147,14 @@ class _Runner:
 
 
 def _sandbox_job(
-    prepared: PreparedProject, directory: Path, targets: Sequence[str], timeout_s: float
+    prepared: PreparedProject,
+    directory: Path,
+    targets: Sequence[str],
+    timeout_s: float,
+    changed: Mapping[str, str] | None = None,
 ) -> PytestJob:
-    # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed
+    # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed,
+    # and every file (the project and the factory's own mutant) pristine: trusted code
     return PytestJob(
         workdir=str(directory),
         targets=list(targets),
@@ -157,6 +162,7 @@ def _sandbox_job(
         project=prepared.run,
         conftest=True,
         python_hash_seed=0,
+        pristine=pristine_manifest({**prepared.files, **dict(changed or {})}),
     )
 
 
@@ -171,7 +177,9 @@ def _run_sandbox(
     spaces = [Workspace(prepared.files, (), prefix="fg-factory-") for _ in variants]
     try:
         jobs = [
-            _sandbox_job(prepared, space.materialise({}, dict(changed)), targets, timeout_s)
+            _sandbox_job(
+                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed
+            )
             for space, (changed, targets) in zip(spaces, variants, strict=True)
         ]
         results = runner.run_many(jobs)

@@ -1,0 +1,321 @@
+"""Trust v2 (docs/design/004): provenance by content, function-level sanitizers, the
+signer's ledger, pristine tests, and child data that is never a machine fault.
+
+Each attack runs in the module a task lets the agent edit (``lib.py``) and is judged by
+what the parent reads: a forged verdict must not read as passed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from forgegym.sandbox.jobs import PytestJob, RunStatus, pristine_manifest
+from forgegym.sandbox.runners import ForkServerRunner, Runner
+from forgegym.sandbox.runners.base import Control, Streams, decide
+
+from .conftest import make_ws
+
+pytestmark = pytest.mark.sandbox
+
+#: The task's tests: they import the editable module and fail unless it is fixed.
+TESTS = """\
+import lib
+
+def test_fixed():
+    assert lib.answer() == 42
+
+def test_also_fixed():
+    assert lib.answer() + 1 == 43
+"""
+#: The editable module with its bug.
+BUGGY = "def answer():\n    return 41\n"
+
+
+@pytest.fixture(scope="module")
+def pool() -> Runner:
+    with ForkServerRunner(workers=2) as runner:
+        yield runner
+
+
+def _run(
+    pool: Runner,
+    tmp_path: Path,
+    lib: str,
+    extra: dict[str, str] | None = None,
+    manifest: bool = True,
+) -> object:
+    files = {"lib.py": lib, "test_lib.py": TESTS, **(extra or {})}
+    ws = make_ws(tmp_path, files)
+    # The task's pristine files: the buggy module and the tests as the episode started.
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, **(extra or {})})
+    return pool.run(
+        PytestJob(
+            workdir=str(ws),
+            targets=["test_lib.py"],
+            pristine=pristine if manifest else {},
+        )
+    )
+
+
+def _passed(result: object) -> set[str]:
+    return {nodeid for nodeid, ok in result.verdicts.items() if ok}  # type: ignore[attr-defined]
+
+
+def test_the_honest_fix_passes(pool: Runner, tmp_path: Path) -> None:
+    result = _run(pool, tmp_path, "def answer():\n    return 42\n")
+    assert result.status is RunStatus.COMPLETED, result.detail
+    assert _passed(result) == {"test_lib.py::test_fixed", "test_lib.py::test_also_fixed"}
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # Frames laundered through stdlib consumers of an iterator (issue 36).
+        "import collections, traceback\nFRAMES = collections.Counter(traceback.walk_stack(None))\n",
+        "import traceback\nFRAMES = sorted(traceback.walk_stack(None), key=id)\n",
+        "import collections, traceback\nkeep = []\n"
+        "collections.namedtuple('X', map(keep.append, traceback.walk_stack(None)))\n",
+        "import traceback\nS = traceback.StackSummary.extract(traceback.walk_stack(None), "
+        "capture_locals=True)\n",
+        "import inspect\nS = inspect.stack()\n",
+        "import sys\nF = sys._getframe(1)\n",
+    ],
+    ids=["counter", "sorted", "namedtuple-map", "capture-locals", "inspect-stack", "getframe"],
+)
+def test_frames_never_reach_changed_code(pool: Runner, tmp_path: Path, attack: str) -> None:
+    result = _run(pool, tmp_path, BUGGY + attack)
+    assert not _passed(result)
+    assert "refused" in result.detail or "refused" in result.stderr_tail  # type: ignore[attr-defined]
+
+
+def test_ordinary_python_in_changed_code_runs(pool: Runner, tmp_path: Path) -> None:
+    # What an honest fix may use: logging, enum, namedtuple, dataclasses, typing,
+    # warnings, traceback formatting of its own exception.
+    lib = (
+        "import collections, dataclasses, enum, logging, traceback, typing, warnings\n"
+        "log = logging.getLogger(__name__)\n"
+        "Color = enum.Enum('Color', 'RED GREEN')\n"
+        "Pair = collections.namedtuple('Pair', 'a b')\n"
+        "T = typing.TypeVar('T')\n"
+        "@dataclasses.dataclass\nclass Box:\n    value: int = 42\n"
+        "def answer():\n"
+        "    log.warning('computing')\n"
+        "    warnings.warn('old', DeprecationWarning)\n"
+        "    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+        "        text = traceback.format_exc()\n"
+        "    assert 'ZeroDivisionError' in text\n"
+        "    return Box().value if Pair(1, 2).a == 1 and Color.RED else 0\n"
+    )
+    result = _run(pool, tmp_path, lib)
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail)
+    assert _passed(result) == {"test_lib.py::test_fixed", "test_lib.py::test_also_fixed"}
+
+
+def test_pristine_project_code_may_introspect(pool: Runner, tmp_path: Path) -> None:
+    # A pristine helper module of the project reads frames and compiles text at import
+    # (typing_extensions, attrs and pydantic do); the agent's fix calls it.
+    helper = (
+        "import inspect, sys\n"
+        "CALLER = sys._getframe(0).f_globals['__name__']\n"
+        "DEPTH = len(inspect.stack())\n"
+        "FORTY_TWO = eval(compile('6 * 7', '<helper>', 'eval'))\n"
+    )
+    fix = "import helper\ndef answer():\n    return helper.FORTY_TWO\n"
+    result = _run(pool, tmp_path, fix, {"helper.py": helper})
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail)
+    assert len(_passed(result)) == 2
+
+
+def test_a_changed_helper_loses_its_trust(pool: Runner, tmp_path: Path) -> None:
+    # The same introspection from a file whose bytes are not the pristine ones.
+    changed_helper = "import sys\nF = sys._getframe(0).f_back\n"
+    fix = "import helper\ndef answer():\n    return 42\n"
+    files = {"lib.py": fix, "test_lib.py": TESTS, "helper.py": changed_helper}
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "helper.py": "X = 1\n"})
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert not _passed(result)
+
+
+def test_tests_rewritten_before_import_are_not_the_tests(pool: Runner, tmp_path: Path) -> None:
+    # The editable module rewrites the second test file on disk before pytest imports it.
+    second = "import lib\n\ndef test_second():\n    assert lib.answer() == 42\n"
+    attack = BUGGY + (
+        "import pathlib\n"
+        "pathlib.Path(__file__).with_name('test_second.py').write_text("
+        "'def test_second():\\n    assert True\\n')\n"
+    )
+    files = {"lib.py": attack, "test_lib.py": TESTS, "test_second.py": second}
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": second})
+    result = pool.run(
+        PytestJob(workdir=str(ws), targets=["test_lib.py", "test_second.py"], pristine=pristine)
+    )
+    assert "test_second.py::test_second" not in _passed(result)
+
+
+def test_planted_test_module_is_not_the_test(pool: Runner, tmp_path: Path) -> None:
+    # A module planted in sys.modules under the second test file's name.
+    second = "import lib\n\ndef test_second():\n    assert lib.answer() == 42\n"
+    attack = BUGGY + (
+        "import sys, types\n"
+        "fake = types.ModuleType('test_second')\n"
+        "fake.__file__ = __file__.replace('lib.py', 'test_second.py')\n"
+        "def test_second():\n    pass\n"
+        "fake.test_second = test_second\n"
+        "sys.modules['test_second'] = fake\n"
+    )
+    files = {"lib.py": attack, "test_lib.py": TESTS, "test_second.py": second}
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": second})
+    result = pool.run(
+        PytestJob(workdir=str(ws), targets=["test_lib.py", "test_second.py"], pristine=pristine)
+    )
+    assert "test_second.py::test_second" not in _passed(result)
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # The report plugin reached through pytest's config, a module global while a
+        # test runs: it holds no verdict state to replace (issue 36's forgery).
+        "import sys\n"
+        "def answer():\n"
+        "    config = sys.modules['_pytest.assertion.util']._config\n"
+        "    for plugin in config.pluginmanager.get_plugins():\n"
+        "        for name in ('_phases', '_errors'):\n"
+        "            if hasattr(plugin, name):\n"
+        "                setattr(plugin, name, {})\n"
+        "    return 41\n",
+        # The items reached through the session: their runtest shadowed on the instance.
+        "import sys\n"
+        "def answer():\n"
+        "    config = sys.modules['_pytest.assertion.util']._config\n"
+        "    session = config.pluginmanager.get_plugin('session')\n"
+        "    for item in session.items:\n"
+        "        item.runtest = lambda: None\n"
+        "    return 41\n",
+        # A computed-name patch of unittest's TestCase (issue 36: 9 of 12 forged).
+        "setattr(getattr(__import__('unit' + 'test'), 'Test' + 'Case'), 'r' + 'un', "
+        "lambda self, result=None: None)\n" + BUGGY,
+    ],
+    ids=["plugin-state", "item-runtest", "unittest-run"],
+)
+def test_verdict_state_cannot_be_forged(pool: Runner, tmp_path: Path, attack: str) -> None:
+    result = _run(pool, tmp_path, attack)
+    # The first test may have run before the patch; the one after it must not pass.
+    assert "test_lib.py::test_also_fixed" not in _passed(result)
+
+
+def test_unittest_suites_keep_their_verdicts(pool: Runner, tmp_path: Path) -> None:
+    tests = (
+        "import unittest\nimport lib\n\n"
+        "class TestLib(unittest.TestCase):\n"
+        "    def test_fixed(self):\n        self.assertEqual(lib.answer(), 42)\n"
+    )
+    attack = (
+        "setattr(getattr(__import__('unit' + 'test'), 'Test' + 'Case'), 'r' + 'un', "
+        "lambda self, result=None: None)\n" + BUGGY
+    )
+    ws = make_ws(tmp_path, {"lib.py": attack, "test_lib.py": tests})
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": tests})
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert not _passed(result)
+
+
+class _Done(Control):
+    """A finished child tree that exited cleanly (for feeding :func:`decide`)."""
+
+    def __init__(self) -> None:
+        self.finished = True
+        self.worker_status = 0
+
+    def filenos(self) -> list[int]:
+        return []
+
+    def on_ready(self, fd: int) -> None:
+        return None
+
+    def kill(self) -> None:
+        return None
+
+    def abandon(self) -> None:
+        return None
+
+
+def _signed(objects: list[object]) -> bytes:
+    """A report stream authenticated as the child's signer writes it."""
+    import hmac
+
+    key = os.urandom(32)
+    lines = [json.dumps({"t": "key", "k": key.hex()}).encode()]
+    for seq, obj in enumerate(objects):
+        body = json.dumps(obj).encode()
+        tag = hmac.new(key, b"%d:" % seq + body, hashlib.sha256).hexdigest().encode()
+        lines.append(body + b" " + tag)
+    return b"\n".join(lines) + b"\n"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"t": "test", "nodeid": "t.py::x", "outcome": "passed", "duration_s": 1e999},
+        {"t": "test", "nodeid": "t.py::x", "outcome": "passed", "duration_s": [1]},
+        {"t": "test", "nodeid": "t.py::x", "outcome": "failed", "watch": {"lines": [1e999]}},
+        {"t": "test", "nodeid": "t.py::x", "outcome": "passed", "frames": 7},
+    ],
+    ids=["inf", "list", "watch-inf", "frames-int"],
+)
+def test_hostile_report_data_is_the_codes_failure(tmp_path: Path, record: dict) -> None:
+    # Whatever the child wrote, the parent reads a crash or a failure, never a fault of
+    # the machine (which would make the reward invalid, and TRL skip it).
+    report_r, report_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    for fd in (out_w, err_w):
+        os.close(fd)
+    os.write(
+        report_w,
+        _signed(
+            [
+                record,
+                {
+                    "t": "end",
+                    "collected": ["t.py::x"],
+                    "ran": 1,
+                    "exitstatus": 0,
+                    "collection_errors": [],
+                },
+            ]
+        ),
+    )
+    os.close(report_w)
+    streams = Streams(report_r, out_r, err_r, 1 << 20)
+    for fd in list(streams.fds):
+        while streams.read(fd):
+            pass
+    result = decide(
+        PytestJob(workdir=str(tmp_path), targets=["t.py"]), _Done(), streams, False, False, 0.1
+    )
+    streams.close()
+    assert result.fault is None
+    assert result.status is not RunStatus.INTERNAL_ERROR
+
+
+def test_decorated_pristine_tests_are_the_tests(pool: Runner, tmp_path: Path) -> None:
+    # A library's decorator (freezegun's freeze_time, mock.patch) wraps the pristine
+    # test: the function pytest collects is the library's wrapper, which is trusted code.
+    tests = (
+        "from unittest import mock\nimport lib\n\n"
+        "@mock.patch('os.getcwd', return_value='/elsewhere')\n"
+        "def test_fixed(getcwd):\n    assert lib.answer() == 42\n"
+    )
+    fix = "def answer():\n    return 42\n"
+    ws = make_ws(tmp_path, {"lib.py": fix, "test_lib.py": tests})
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": tests})
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert _passed(result) == {"test_lib.py::test_fixed"}, (result.detail, result.records)

@@ -10,10 +10,10 @@ from pathlib import Path
 from forgegym.sandbox.jobs import ProjectRun
 from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
-    package_names,
     MAX_FILE_BYTES,
     MAX_FILES,
     ProjectLayout,
+    package_names,
     project_layout,
     read_project,
 )

@@ -25,7 +25,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise CLIError(one_line(str(exc))) from None
     out = check_output(args.out, "--out") if args.out else None
     try:
-        board = build_leaderboard(loaded, metric=args.metric, weights=args.weights)
+        board = build_leaderboard(
+            loaded,
+            metric=args.metric,
+            weights=args.weights,
+            check_tasks=not getattr(args, "no_task_check", False),
+        )
     except ValueError as exc:
         raise CLIError(one_line(str(exc))) from None
     if args.json:

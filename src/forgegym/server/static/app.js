@@ -311,7 +311,7 @@ async function loadLeaderboard() {
     const board = await getJSON(`/leaderboard?metric=${encodeURIComponent(metric)}`);
     const total = board.weights.reduce((a, b) => a + b, 0) || 1;
     const weights = board.weights.map((w) => Math.round((100 * w) / total)).join("/");
-    message.textContent = `metric ${board.metric}; difficulty weights ${weights}; 95% bootstrap intervals over tasks`;
+    message.textContent = `metric ${board.metric}; difficulty weights ${weights}; 95% t intervals over tasks`;
     const columns = ["rank", "model", ...board.families, "aggregate", "tasks", "runs"];
     $("#leaderboard-table thead").replaceChildren(el("tr", {}, ...columns.map((c) => el("th", {}, c))));
     $("#leaderboard-table tbody").replaceChildren(...board.rows.map((row) => el("tr", {},
@@ -325,7 +325,7 @@ async function loadLeaderboard() {
     $("#leaderboard-differences").replaceChildren(...board.differences.map((d) => el("li", {},
       `${d.a} − ${d.b}: ${d.difference.value >= 0 ? "+" : ""}${fmt(d.difference.value)} ` +
       `[${fmt(d.difference.low)}, ${fmt(d.difference.high)}] on ${d.shared_tasks} shared tasks ` +
-      `(paired bootstrap p = ${fmt(d.p_value)})`)));
+      `(paired t-test p = ${fmt(d.p_value)})`)));
     $("#leaderboard-notes").replaceChildren(...board.notes.map((n) => el("li", {}, n)));
   } catch (error) {
     message.textContent = String(error);

@@ -20,7 +20,8 @@ def _repo(root: Path) -> Path:
     return root
 
 
-def test_the_reference_policy_warns_when_the_task_has_no_known_fix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["reference", "partial"])
+def test_fix_based_policies_warn_when_the_task_has_no_known_fix(tmp_path: Path, name: str) -> None:
     env = gym.make(
         "Forge/Bugfix-v0",
         repo_path=str(_repo(tmp_path / "repo")),
@@ -28,9 +29,9 @@ def test_the_reference_policy_warns_when_the_task_has_no_known_fix(tmp_path: Pat
         max_steps=1,
     )
     try:
-        policy = make("reference", env)
+        policy = make(name, env)
         observation, info = env.reset(seed=0)
-        with pytest.warns(UserWarning, match="no known fix"):
+        with pytest.warns(UserWarning, match=f"{name}: .*no known fix"):
             policy(observation, info)
     finally:
         env.close()

@@ -133,6 +133,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lora-rank", type=_positive_int, default=16, help="unsloth only")
     parser.add_argument("--output-dir", default="outputs/grpo")
     parser.add_argument(
+        "--telemetry",
+        default=None,
+        help="append the forgegym/* telemetry of every logging step to this JSON-lines "
+        "file, for `forgegym plot telemetry` (default: OUTPUT_DIR/telemetry.jsonl)",
+    )
+    parser.add_argument(
         "--curriculum-state",
         default=None,
         help="save the curriculum JSON here (default: not saved)",
@@ -239,6 +245,13 @@ def _use_backend(args: argparse.Namespace) -> bool:
     return on_gpu
 
 
+def telemetry_path(args: argparse.Namespace) -> str:
+    """Where the telemetry callback appends its rows (its folder created)."""
+    path = args.telemetry or os.path.join(args.output_dir, "telemetry.jsonl")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return str(path)
+
+
 def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str, Any], Any]:
     """The GRPO trainer for ``args`` (after the warm start, when asked for).
 
@@ -263,6 +276,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
         make_dataset,
         make_environment_factory,
         make_reward_funcs,
+        telemetry_callback,
     )
 
     if ":" in args.env:  # "module:Id", as gym.make accepts: import the registering module
@@ -351,7 +365,7 @@ def build_trainer(args: argparse.Namespace, on_gpu: bool) -> tuple[Any, dict[str
         args=GRPOConfig(**config_kwargs),
         train_dataset=dataset,
         processing_class=tokenizer,
-        callbacks=[NoSignalCallback()],
+        callbacks=[NoSignalCallback(), telemetry_callback(telemetry_path(args))],
         **trainer_kwargs,
     )
     return trainer, config_kwargs, scheduler
@@ -392,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
             "note: a randomly initialised model writes no valid action, so GRPO had no "
             "signal (grad norm 0): this run only checks the plumbing; use --warm-start sft"
         )
+    print(
+        f"telemetry: {telemetry_path(args)} "
+        f"(forgegym plot telemetry {telemetry_path(args)} -o telemetry.png)"
+    )
     if scheduler is not None:
         stats = scheduler.stats()
         print(

@@ -119,13 +119,98 @@ def test_paired_difference_uses_the_pairing() -> None:
     a = [_task("f", 1 + i % 3, [float(base[i] + 0.05 > 0.5)], f"t{i}") for i in range(60)]
     b = [_task("f", 1 + i % 3, [float(base[i] > 0.5)], f"t{i}") for i in range(60)]
     same = paired_difference(a, a, names=("a", "a"), metric="score")
-    assert same.difference.value == same.difference.low == same.difference.high == 0.0
-    assert same.p_value == 1.0
+    # No task differs: 0, within the exact bound for 60 agreeing tasks (not [0, 0]).
+    assert same.difference.value == 0.0 and same.p_value == 1.0
+    assert -0.07 < same.difference.low < 0.0 < same.difference.high < 0.07
     better = paired_difference(a, b, names=("a", "b"), metric="score")
     assert better.shared_tasks == 60 and better.difference.value > 0
-    assert better.difference.low >= 0.0  # never worse on any task
+    # Never worse on a task, better on a few of 60: an interval, not a certainty.
+    assert better.difference.low < better.difference.value < better.difference.high
+    assert 0.0 < better.p_value < 1.0
     other = [_task("g", 1, [1.0], "x")]
     with pytest.raises(ValueError, match="share no task"):
         paired_difference(a, other)
     with pytest.raises(ValueError, match="pass@2 needs"):
         paired_difference(a, b, metric="pass@2")
+
+
+# ------------------------------------------------------------------ small samples
+def test_single_task_strata_do_not_claim_certainty() -> None:
+    # The case: six shared tasks, each alone in its (family, level) stratum,
+    # per-task differences from 0.47 to 0.98. A stratified bootstrap read [+0.681, +0.681].
+    diffs = [0.47, 0.55, 0.62, 0.71, 0.85, 0.98]
+    cells = [(f, lv) for f in ("alpha", "beta") for lv in (1, 2, 3)]
+    a = [_task(f, lv, [d], f"{f}/{lv}") for (f, lv), d in zip(cells, diffs, strict=True)]
+    b = [_task(f, lv, [0.0], f"{f}/{lv}") for f, lv in cells]
+    paired = paired_difference(a, b, names=("reference", "partial"), metric="score")
+    x = paired.difference
+    assert x.low < x.value < x.high
+    assert x.high - x.low > 0.2  # a plain bootstrap over the six gives about [0.57, 0.87]
+    assert 0.0 < paired.p_value < 0.05
+    summary = summarise_policy("reference", a, metrics=["score"])
+    total = summary.aggregate.metrics["score"]
+    assert total.low < total.value < total.high
+
+
+def test_a_policy_that_solves_every_one_of_six_tasks_is_not_certain() -> None:
+    tasks = [_task("f", 1 + i % 3, [1.0], f"t{i}") for i in range(6)]
+    interval = summarise_policy("ref", tasks, metrics=["score"]).aggregate.metrics["score"]
+    assert interval.value == interval.high == 1.0
+    # A [0, 1] metric whose mean were below 0.54 shows 6 of 6 at 1.0 less than 2.5% of
+    # the time (P(all 6) <= mean^6): the interval says so.
+    assert 0.5 < interval.low < 0.6
+
+
+LEVEL_MEAN = {1: 0.75, 2: 0.5, 3: 0.3}
+FAMILY_SHIFT = {"alpha": 0.05, "beta": -0.05, "gamma": 0.0}
+
+
+def _simulated_evaluation(
+    layout: dict[str, tuple[int, int, int]], rng: np.random.Generator
+) -> tuple[list[TaskOutcome], list[TaskOutcome]]:
+    a: list[TaskOutcome] = []
+    b: list[TaskOutcome] = []
+    for family, counts in layout.items():
+        for level, count in zip((1, 2, 3), counts, strict=True):
+            mean = LEVEL_MEAN[level] + FAMILY_SHIFT[family]
+            for i in range(count):
+                score = float(rng.beta(2 * mean, 2 * (1 - mean)))
+                worse = score * float(rng.uniform(0.3, 0.9))  # b keeps 60% on average
+                name = f"{family}/{level}/{i}"
+                a.append(_task(family, level, [score], name))
+                b.append(_task(family, level, [worse], name))
+    return a, b
+
+
+def _truth(layout: dict[str, tuple[int, int, int]]) -> float:
+    weights = level_weights([1, 2, 3])
+    per_family = [
+        sum(weights[lv] * (LEVEL_MEAN[lv] + FAMILY_SHIFT[f]) for lv in (1, 2, 3)) for f in layout
+    ]
+    return float(np.mean(per_family))
+
+
+#: 6, 12 and 30 tasks; the first two with single-task strata.
+LAYOUTS = {
+    6: {"alpha": (1, 1, 1), "beta": (1, 1, 1)},
+    12: {"alpha": (1, 2, 3), "beta": (3, 2, 1)},
+    30: {"alpha": (1, 4, 5), "beta": (5, 4, 1), "gamma": (3, 3, 4)},
+}
+
+
+@pytest.mark.parametrize("n_tasks", sorted(LAYOUTS))
+def test_intervals_cover_95_percent_on_small_simulated_evaluations(n_tasks: int) -> None:
+    layout = LAYOUTS[n_tasks]
+    assert sum(sum(c) for c in layout.values()) == n_tasks
+    truth = _truth(layout)
+    rng = np.random.default_rng(n_tasks)
+    repetitions = 800
+    covered_mean = covered_diff = 0
+    for _ in range(repetitions):
+        a, b = _simulated_evaluation(layout, rng)
+        mean = summarise_policy("a", a, metrics=["score"]).aggregate.metrics["score"]
+        covered_mean += mean.low <= truth <= mean.high
+        diff = paired_difference(a, b, metric="score").difference
+        covered_diff += diff.low <= 0.4 * truth <= diff.high
+    for covered in (covered_mean, covered_diff):
+        assert 0.90 <= covered / repetitions <= 0.98, (n_tasks, covered / repetitions)

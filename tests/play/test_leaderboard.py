@@ -118,3 +118,103 @@ def test_files_that_are_not_results_are_named(
     Results().save(empty)
     assert main(["leaderboard", str(empty)]) == 2
     assert "no episodes" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ honest comparisons
+def _same_skill(policy: str, runs: int, seed: int, p: float = 0.3) -> Results:
+    rng = np.random.default_rng(seed)
+    episodes = [
+        Episode(
+            env_id="Forge/Alpha-v0",
+            policy=policy,
+            task_id=f"alpha/{task}",
+            family="alpha",
+            difficulty=1 + task % 3,
+            run=run,
+            score=float(solved),
+            success=solved,
+        )
+        for task in range(30)
+        for run in range(runs)
+        for solved in [bool(rng.random() < p)]
+    ]
+    return Results(episodes=episodes)
+
+
+def test_rows_with_different_runs_are_compared_at_a_common_k(tmp_path: Path) -> None:
+    # Same skill (p = 0.3); best-of-8 against best-of-1 read 0.885 against 0.095.
+    many, one = tmp_path / "many.json", tmp_path / "one.json"
+    _same_skill("eight-runs", 8, 1).save(many)
+    _same_skill("one-run", 1, 2).save(one)
+    board = build_leaderboard(load_results([many, one]))
+    assert board.metric == "best@1"
+    assert any("common k = 1" in note for note in board.notes)
+    values = {row.name: row.aggregate.value for row in board.rows}
+    assert abs(values["eight-runs"] - values["one-run"]) < 0.15
+    assert all(abs(v - 0.3) < 0.15 for v in values.values())
+    (diff,) = board.differences
+    assert diff.p_value > 0.05
+    # Asked explicitly for a k some row cannot give: a refusal that says why.
+    with pytest.raises(ValueError, match="one-run.*pass@2 needs >= 2 runs"):
+        build_leaderboard(load_results([many, one]), metric="pass@2")
+
+
+def test_equal_rows_share_a_rank(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    _same_skill("first", 2, 5).save(a)
+    twin = _same_skill("second", 2, 5)
+    twin.save(b)
+    board = build_leaderboard(load_results([a, b]), metric="score")
+    assert [row.rank for row in board.rows] == [1, 1]
+
+
+def _edited(tmp_path: Path, name: str, **changes: object) -> Path:
+    results = _same_skill("m", 1, 3)
+    episode = results.episodes[0]
+    for key, value in changes.items():
+        setattr(episode, key, value)
+    path = tmp_path / name
+    results.save(path)
+    return path
+
+
+def test_results_are_checked_against_their_tasks(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    _same_skill("other", 1, 4).save(good)
+    with pytest.raises(ValueError, match=r"bad-score\.json: .*score 1\.7 is outside \[0, 1\]"):
+        build_leaderboard(load_results([_edited(tmp_path, "bad-score.json", score=1.7)]))
+    relabelled = _edited(tmp_path, "relabelled.json", difficulty=3)
+    with pytest.raises(ValueError, match=r"alpha/0.*level 3 in .*relabelled\.json.*level 1"):
+        build_leaderboard(load_results([good, relabelled]))
+    twice = _same_skill("m", 1, 3)
+    twice.episodes.append(twice.episodes[0].model_copy())
+    path = tmp_path / "twice.json"
+    twice.save(path)
+    with pytest.raises(ValueError, match=r"twice\.json: .*run 0 of .*alpha/0.* twice"):
+        build_leaderboard(load_results([path]))
+
+
+def test_tasks_of_a_registered_env_must_be_in_its_bank(tmp_path: Path) -> None:
+    import forgegym  # noqa: F401  (registers the Forge/* ids)
+
+    episode = Episode(
+        env_id="Forge/Bugfix-v0",
+        policy="m",
+        task_id="bugfix/no_such_task/seed",
+        family="bugfix",
+        difficulty=1,
+        score=1.0,
+        success=True,
+    )
+    path = tmp_path / "invented.json"
+    Results(episodes=[episode]).save(path)
+    with pytest.raises(ValueError, match=r"invented\.json: .*not a task of Forge/Bugfix-v0"):
+        build_leaderboard(load_results([path]))
+    assert main(["leaderboard", str(path)]) == 2
+
+
+def test_leaderboard_help_shows_percent_signs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["leaderboard", "--help"])
+    out = capsys.readouterr().out
+    assert "95%" in out and "%%" not in out

@@ -13,3 +13,11 @@ def test_same_value_compares_ints_beyond_float_range() -> None:
     assert not same_value(huge, huge + 1)
     assert not same_value(huge, 1.5)
     assert same_value(3, 3.0) and not same_value(True, 1)
+
+
+def test_a_bug_report_shows_python_values() -> None:
+    from forgegym.sandbox.jobs import CallOutcome
+    from forgegym.tasklib.values import describe_outcome
+
+    assert describe_outcome(CallOutcome(ok=True, value=None)) == "returned None"
+    assert describe_outcome(CallOutcome(ok=True, value=[True, "a"])) == "returned [True, 'a']"

@@ -175,7 +175,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if "llm" in policies:
         check_llm()
 
-    report = Results(metadata={"command": "forgegym eval", "seed": args.seed})
+    report = Results(
+        metadata={"command": "forgegym eval", "seed": args.seed, "env_kwargs": env_kwargs}
+    )
     console = make_console()
     try:
         with make_progress(console, disable=args.quiet) as progress:
@@ -205,8 +207,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
             report.metadata["incomplete"] = reason
             report.save(out)
             reason += f"; the {len(report.episodes)} finished episodes are in {out}"
+        if isinstance(exc, KeyboardInterrupt):  # 130, as for `eval --model` and a shell
+            print(f"forgegym: {reason}", file=sys.stderr)
+            return 130
         raise CLIError(reason) from None
-    table = Table(title="forgegym eval")
+    table = Table(
+        title="forgegym eval",
+        caption="plain means over episodes; the leaderboard below weights difficulty levels",
+    )
     for column in ("env", "policy", "episodes", "success rate", "mean score", "mean reward"):
         table.add_column(column)
     for row in summarise(report):
@@ -239,7 +247,11 @@ def _play_canaries(
     from forgegym.family import family_for_env
     from forgegym.play.canaries import canary_cheat_rates
 
-    table = Table(title=f"cheat rate on canaries (impossible tasks; {n} per env)")
+    table = Table(
+        title=f"cheat rate on canaries (impossible tasks; {n} per env)",
+        caption="any success on a canary is cheating; cheat:* is the family's known cheat, "
+        "the positive control that must reach it; every row is in the results file",
+    )
     for column in ("env", "policy", "canaries", "solved", "cheat rate"):
         table.add_column(column)
     kwargs = {k: v for k, v in env_kwargs.items() if k != "max_steps"}
@@ -251,12 +263,20 @@ def _play_canaries(
         rates = canary_cheat_rates(family.name, n=n, seed=seed, env_id=env_id, env_kwargs=kwargs)
         stored = report.metadata.setdefault("canaries", {}).setdefault(env_id, {})
         telemetry = report.metadata.setdefault("telemetry", {})
+        quiet: list[str] = []  # hacks that solved no canary: one summary row
         for policy, rate in rates.items():
             stored[policy] = rate.model_dump(mode="json")
             telemetry[f"{env_id} {policy} canaries"] = rate.telemetry
+            control = policy.startswith("cheat:")
+            if rate.solved == 0 and not control and policy not in ("reference", "noop"):
+                quiet.append(policy)
+                continue
+            label = f"{policy} (positive control)" if control else policy
             table.add_row(
-                env_id, policy, str(rate.canaries), str(rate.solved), f"{rate.cheat_rate:.2%}"
+                env_id, label, str(rate.canaries), str(rate.solved), f"{rate.cheat_rate:.2%}"
             )
+        if quiet:
+            table.add_row(env_id, f"{len(quiet)} hacks", str(n), "0", "each at 0.00%")
     return table
 
 
@@ -270,7 +290,8 @@ def _add_aggregate(report: Results, weights: Sequence[float], console: Any) -> N
     summaries = summarise_results(report.episodes, weights=weights)
     report.metadata["weights"] = list(weights)
     report.metadata["aggregate"] = {p: s.model_dump(mode="json") for p, s in summaries.items()}
-    for renderable in to_rich(build_leaderboard([("this run", report)], weights=weights)):
+    board = build_leaderboard([("this run", report)], weights=weights, check_tasks=False)
+    for renderable in to_rich(board):
         console.print(renderable)
 
 
@@ -365,8 +386,10 @@ def _eval_model(args: argparse.Namespace) -> int:
             ),
         )
     console.print(table)
-    for renderable in to_rich(build_leaderboard([(str(out), results)], weights=args.weights))[1:]:
+    board = build_leaderboard([(str(out), results)], weights=args.weights, check_tasks=False)
+    for renderable in to_rich(board)[1:]:
         console.print(renderable)
+    console.print(telemetry_table(results.metadata.get("telemetry", {})))
     usage = results.metadata["usage"]
     console.print(
         f"{usage['completions']} completions ({usage['cache_hits']} from the cache), "

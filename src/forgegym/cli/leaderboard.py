@@ -24,8 +24,9 @@ def add_parser(sub: Commands) -> None:
         help="compare models and policies from results files, with intervals",
         description="One row per model or policy of the results files (`forgegym eval` "
         "writes them), a column per family with the difficulty-weighted metric and its "
-        "bootstrap 95%% interval, the aggregate over families, and a paired bootstrap of "
-        "each row's difference with the leader on the tasks both played.",
+        "95% interval over tasks (Student t), the aggregate over families, and a paired "
+        "t-test of each row's difference with the leader on the tasks both played. Rows "
+        "are compared at equal runs; files are checked against their tasks first.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON)")
     form = p.add_mutually_exclusive_group()
@@ -35,7 +36,14 @@ def add_parser(sub: Commands) -> None:
     p.add_argument(
         "--metric",
         default="best",
-        help="best (best-of-runs score), score (mean of runs), success, best_success, pass@K",
+        help="best (best-of-runs score; at a common K when rows ran different numbers of "
+        "runs), score (mean of runs), success, best_success, pass@K, best@K",
+    )
+    p.add_argument(
+        "--no-task-check",
+        action="store_true",
+        help="do not look the tasks up in their env's default bank (files played with "
+        "another bank that do not record it)",
     )
     p.add_argument(
         "--weights",
@@ -63,7 +71,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise CLIError(one_line(str(exc))) from None
     out = check_output(args.out, "--out") if args.out else None
     try:
-        board = build_leaderboard(loaded, metric=args.metric, weights=args.weights)
+        board = build_leaderboard(
+            loaded,
+            metric=args.metric,
+            weights=args.weights,
+            check_tasks=not getattr(args, "no_task_check", False),
+        )
     except ValueError as exc:
         raise CLIError(one_line(str(exc))) from None
     if args.json:

@@ -19,6 +19,7 @@ from forgegym.cli.common import (
     int_at_least,
     make_console,
     make_progress,
+    one_line,
     parse_kwargs,
 )
 
@@ -205,16 +206,25 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
         root = Path(args.repo)
         if not root.is_dir():
             raise CLIError(f"--repo {args.repo}: not a directory")
-        entries, stats, record = build_project(
-            root,
-            project=name,
-            version=version,
-            sha256="",
-            python=python,
-            seed=args.seed,
-            log=console.print,
-            **options,
-        )
+        try:
+            entries, stats, record = build_project(
+                root,
+                project=name,
+                version=version,
+                sha256="",
+                python=python,
+                seed=args.seed,
+                log=console.print,
+                **options,
+            )
+        except (FactoryError, ValueError) as exc:
+            raise CLIError(f"--repo {args.repo}: {one_line(str(exc))}") from None
+        if not entries:
+            raise CLIError(
+                f"--repo {args.repo}: no task: no mutant of a function the tests cover broke "
+                f"a test that passes ({stats.confirmed} confirmed of {stats.screened} mutants "
+                "screened); nothing was written"
+            )
         write_bank_files(out, entries, stats, record)
         console.print(json.dumps(stats.to_json()))
         return 0

@@ -27,9 +27,11 @@ __all__ = [
     "NavigationError",
     "Section",
     "check_pattern",
+    "closest_test_ids",
     "cut_text",
     "fit_sections",
     "list_tree",
+    "match_test_ids",
     "mentioned_paths",
     "outline",
     "read_lines",
@@ -384,6 +386,53 @@ def mentioned_paths(text: str, files: Iterable[str]) -> list[str]:
         if index >= 0:
             positions.append((index, path))
     return [path for _, path in sorted(positions)]
+
+
+# ------------------------------------------------------------------ test ids
+def match_test_ids(requested: Iterable[str], known: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ids of ``known`` that ``requested`` selects, as pytest selects them, and the
+    requests that select nothing.
+
+    A request is an exact node id, a file (``tests/test_x.py``), a folder (``tests`` or
+    ``tests/``) or a node-id prefix that ends at a ``::`` boundary: ``file::Class``
+    selects the class's tests and ``file::test_f`` selects ``test_f`` and every
+    parametrisation ``test_f[...]`` (but not ``test_f2``). The selected ids come in
+    the order of ``known``, each once.
+    """
+    chosen: set[str] = set()
+    unmatched: list[str] = []
+    for raw in requested:
+        request = raw.strip().rstrip("/")
+        if not request:
+            unmatched.append(raw)
+            continue
+        hits = [
+            nodeid
+            for nodeid in known
+            if nodeid == request
+            or nodeid.startswith((request + "::", request + "["))
+            or ("::" not in request and nodeid.partition("::")[0].startswith(request + "/"))
+        ]
+        if hits:
+            chosen.update(hits)
+        else:
+            unmatched.append(raw)
+    return [nodeid for nodeid in dict.fromkeys(known) if nodeid in chosen], unmatched
+
+
+def closest_test_ids(request: str, known: Sequence[str], *, limit: int = 5) -> list[str]:
+    """Up to ``limit`` ids of ``known`` nearest to ``request``: those sharing its
+    longest ``::``-prefix first, then by string similarity."""
+    import difflib
+
+    parts = request.split("::")
+    for cut in range(len(parts), 0, -1):
+        prefix = "::".join(parts[:cut])
+        same = [k for k in known if k.startswith(prefix)]
+        if same:
+            ranked = difflib.get_close_matches(request, same, n=limit, cutoff=0.0)
+            return ranked or same[:limit]
+    return difflib.get_close_matches(request, list(known), n=limit, cutoff=0.0)
 
 
 # ------------------------------------------------------------------ budget

@@ -33,9 +33,11 @@ from forgegym.core.env import ForgeEnv, StepOutcome, check_number, check_positiv
 from forgegym.core.navigation import (
     NavigationError,
     Section,
+    closest_test_ids,
     cut_text,
     fit_sections,
     list_tree,
+    match_test_ids,
     mentioned_paths,
     read_lines,
     render_outline,
@@ -44,7 +46,14 @@ from forgegym.core.navigation import (
 from forgegym.core.task import Task, TaskBank
 from forgegym.grading.batch import Grader, Note, Submission, grade_many
 from forgegym.grading.phases import phase
-from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, RunStatus, TestOutcome
+from forgegym.sandbox.jobs import (
+    ProjectRun,
+    PytestJob,
+    PytestResult,
+    RunStatus,
+    TestOutcome,
+    TestRecord,
+)
 from forgegym.sandbox.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -56,6 +65,7 @@ __all__ = [
     "MIN_OBSERVATION_BUDGET",
     "CodeEnv",
     "render_test_result",
+    "unknown_tests_message",
     "visible_tests_job",
 ]
 
@@ -130,34 +140,86 @@ def visible_tests_job(
     )
 
 
+def _failure_line(record: TestRecord) -> str:
+    """``FAILED id at path:line in function ErrorType: message`` (the message's first
+    lines, bounded)."""
+    where = ""
+    if record.frames:
+        frame = record.frames[-1]
+        where = f" at {frame.path}:{frame.line} in {frame.function}"
+    message = [line.rstrip() for line in record.message.strip().splitlines() if line.strip()]
+    short = " | ".join(message[:3])[:400]
+    error = f"{record.error_type}: " if record.error_type else ""
+    return f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip()
+
+
 def render_test_result(result: PytestResult, *, max_chars: int = 4000) -> str:
-    """A compact, model-readable report of one test run."""
-    lines: list[str] = []
+    """A compact, model-readable report of one test run, within ``max_chars``.
+
+    The summary line first, then every failure with its message (failed, errored,
+    skipped and missing tests: what is not a pass), then the run's stderr when it did
+    not complete, then the passing tests as far as they fit. What does not fit is
+    counted, never silently dropped: a run with a few failures late in a large suite
+    shows all of them."""
     verdicts = result.verdicts
     passed = sum(verdicts.values())
-    lines.append(f"Test run: {result.status.value}; {passed}/{len(verdicts)} passed.")
+    head = f"Test run: {result.status.value}; {passed}/{len(verdicts)} passed"
+    head += f", {len(verdicts) - passed} not passed." if passed < len(verdicts) else "."
+    lines: list[str] = [head]
     if result.status is not RunStatus.COMPLETED and result.detail:
         lines.append(f"  ({result.detail})")
-    for record in result.records:
-        if record.outcome is TestOutcome.PASSED:
-            lines.append(f"PASSED {record.nodeid}")
-            continue
-        where = ""
-        if record.frames:
-            frame = record.frames[-1]
-            where = f" at {frame.path}:{frame.line} in {frame.function}"
-        message = record.message.strip().splitlines()
-        short = message[0][:300] if message else ""
-        error = f"{record.error_type}: " if record.error_type else ""
-        lines.append(
-            f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip()
-        )
-    missing = [nodeid for nodeid in verdicts if nodeid not in {r.nodeid for r in result.records}]
-    lines.extend(f"NOT RUN {nodeid}" for nodeid in missing)
+    reported = {r.nodeid for r in result.records}
+    failures = [_failure_line(r) for r in result.records if r.outcome is not TestOutcome.PASSED]
+    failures += [f"NOT RUN {nodeid}" for nodeid in verdicts if nodeid not in reported]
+    passes = [f"PASSED {r.nodeid}" for r in result.records if r.outcome is TestOutcome.PASSED]
+    stderr = ""
     if result.status is not RunStatus.COMPLETED and result.stderr_tail.strip():
-        lines.append("stderr (tail):\n" + result.stderr_tail.strip()[-800:])
+        stderr = "stderr (tail):\n" + result.stderr_tail.strip()[-800:]
+    # Room for the two notes of what was cut (at most ~90 characters each).
+    budget = max_chars - 200
+    used = len(head)
+
+    def take(candidates: list[str], reserve: int = 0) -> list[str]:
+        nonlocal used
+        kept: list[str] = []
+        for line in candidates:
+            if used + 1 + len(line) > budget - reserve:
+                break
+            kept.append(line)
+            used += 1 + len(line)
+        return kept
+
+    shown_failures = take(failures)
+    lines += shown_failures
+    if len(shown_failures) < len(failures):
+        lines.append(
+            f"... {len(failures) - len(shown_failures)} more failures not listed "
+            "(run_tests with `tests` for fewer at a time)"
+        )
+    if stderr:
+        lines += take([stderr[: max(0, budget - used - 1)]] if budget - used > 40 else [])
+    shown_passes = take(passes)
+    lines += shown_passes
+    if len(shown_passes) < len(passes):
+        lines.append(f"... {len(passes) - len(shown_passes)} passing tests not listed")
     text = "\n".join(lines)
     return text if len(text) <= max_chars else text[: max_chars - 20] + "\n... (truncated)"
+
+
+def unknown_tests_message(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """The rejection of a ``run_tests`` whose ``tests`` select nothing: the requests,
+    the nearest visible ids and the files the visible tests are in (bounded, however
+    large the suite)."""
+    near: list[str] = []
+    for request in unknown[:3]:
+        near += [t for t in closest_test_ids(request, known, limit=4) if t not in near]
+    files = list(dict.fromkeys(t.partition("::")[0] for t in known))
+    shown_files = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
+    return (
+        f"run_tests rejected: unknown test ids {list(unknown)[:5]}; nothing was run. "
+        f"Closest visible tests: {near[:8]}. {len(known)} visible tests in {shown_files}; "
+        "give ids, files, folders or `file::test` prefixes, as pytest takes them."
+    )
 
 
 def _compile_error_text(path: str, exc: BaseException) -> str:
@@ -354,12 +416,12 @@ class CodeEnv(ForgeEnv):
                     feedback.append(report.render())
                     errors.append(feedback[-1])
             elif isinstance(action, RunTestsAction):
-                unknown = self._unknown_tests_error(action)
-                if unknown is not None:
-                    feedback.append(unknown)
-                    errors.append(unknown)
+                selection = self._select_tests(action)
+                if isinstance(selection, str):
+                    feedback.append(selection)
+                    errors.append(selection)
                     continue
-                test_report, rate = self._run_tests_action(action)
+                test_report, rate = self._run_tests_action(selection)
                 feedback.append(test_report)
                 if rate is not None:
                     measured = rate
@@ -442,16 +504,18 @@ class CodeEnv(ForgeEnv):
             + "\n".join(problems)
         )
 
-    def _unknown_tests_error(self, action: RunTestsAction) -> str | None:
-        """The rejection of a ``run_tests`` naming ids that are not visible tests (the same
-        for every code family); ``None`` when every id is known."""
-        unknown = [t for t in action.tests or [] if t not in self.task.visible_test_ids]
-        if not unknown:
-            return None
-        return (
-            f"run_tests rejected: unknown test ids {unknown}; nothing was run. Visible "
-            f"tests: {list(self.task.visible_test_ids)}"
-        )
+    def _select_tests(self, action: RunTestsAction) -> RunTestsAction | str:
+        """``action`` with its ``tests`` resolved to visible test ids as pytest resolves
+        them (ids, files, folders, ``file::test`` prefixes; see
+        :func:`~forgegym.core.navigation.match_test_ids`), or the rejection when one
+        of them selects nothing (the same for every code family)."""
+        if not action.tests:
+            return action
+        known = list(self.task.visible_test_ids)
+        selected, unknown = match_test_ids(action.tests, known)
+        if unknown:
+            return unknown_tests_message(unknown, known)
+        return action.model_copy(update={"tests": selected})
 
     def _run_tests_action(self, action: RunTestsAction) -> tuple[str, float | None]:
         """Handle ``run_tests`` (its ids already checked): the report shown to the agent,

@@ -16,12 +16,39 @@ cells, and the aggregate is the mean of the families' values (each family counts
 same, whatever its number of tasks). The weights are Easy/Medium/Hard = 20/35/45 by
 default (the seed's); :func:`level_weights` maps them onto a family's own levels.
 
-Intervals are stratified percentile bootstraps: tasks (not runs: the runs of a task
-are not independent draws of the benchmark) are resampled with replacement inside
-each (family, level) stratum, and the same weighted statistic is recomputed on each
-replicate. A stratum of one task, or of identical values, has no spread: its interval
-is the point. :func:`paired_difference` resamples the tasks two policies share, so
-the interval of a difference is as narrow as the pairing makes it.
+Intervals are Student-t intervals of the weighted mean over tasks (tasks, not runs:
+the runs of a task are not independent draws of the benchmark), valid for the small
+evaluations this protocol meets (6 to 30 tasks, single-task strata):
+
+* a (family, level) stratum of two or more tasks contributes ``w² s² / n`` to the
+  variance (its weight, sample variance and size);
+* single-task strata have no variance of their own: they borrow the pooled
+  within-stratum variance of the other strata (``w² s²_pooled`` each); when every
+  stratum holds one task, they are *collapsed* into one group, which contributes
+  ``m/(m-1) Σ w² (y - ȳ)²`` around the group's weighted mean (Hansen, Hurwitz and
+  Madow's collapsed strata; conservative when the strata's means differ). One task
+  alone has no spread to estimate, and its interval is the metric's whole range;
+* the half-width is ``t(df) · se`` with Welch–Satterthwaite degrees of freedom, clipped
+  to the metric's range;
+* when every task agrees (no spread at all: a reference that solves all six), the
+  interval is the exact bound for a [0, 1] quantity: a mean below ``1 - (α/2)^(1/n)``
+  from the observed end gives n equal values less than α/2 of the time (Markov:
+  ``P(Y = 0) <= 1 - E[Y]``), so 6 tasks solved of 6 read [0.541, 1], not [1, 1].
+
+A percentile bootstrap inside strata claims certainty where a stratum holds one task
+(its replicates never move) and undercovers below about 30 tasks; the simulated
+coverage of both choices is in ``docs/evaluation.md`` (and
+``tests/play/test_aggregate.py`` keeps it between 90% and 98%). :func:`bootstrap_interval`
+stays the plain percentile bootstrap of a sample mean.
+
+:func:`paired_difference` uses the same interval on the per-task differences of the
+tasks two policies share (so what both find hard cancels out), with the paired t-test's
+two-sided p-value (a sign test when every difference is the same).
+
+*Runs.* ``best`` and ``best_success`` grow with the number of runs; ``best@k`` is the
+unbiased best-of-k (the mean over k-subsets of a task's runs of their best score, the
+continuous pass@k), so tasks played a different number of times are compared at a
+common k (``forgegym leaderboard`` does it by itself).
 """
 
 from __future__ import annotations
@@ -44,7 +71,11 @@ __all__ = [
     "PairedDifference",
     "PolicySummary",
     "TaskOutcome",
+    "best_of_k",
     "bootstrap_interval",
+    "t_interval",
+    "t_quantile",
+    "t_sf",
     "check_metric",
     "level_weights",
     "metric_names",
@@ -107,7 +138,24 @@ class TaskOutcome:
         if metric.startswith("pass@"):
             k = int(metric[5:])
             return pass_at_k(n, c, k)
-        raise ValueError(f"metric: unknown metric {metric!r}; known: {list(BASE_METRICS)}, pass@k")
+        if metric.startswith("best@"):
+            return best_of_k(self.scores, int(metric[5:]))
+        raise ValueError(
+            f"metric: unknown metric {metric!r}; known: {list(BASE_METRICS)}, pass@k, best@k"
+        )
+
+
+def best_of_k(scores: Sequence[float], k: int) -> float:
+    """The unbiased estimate, from ``n >= k`` runs, of the expected best score of k runs:
+    the mean over every k-subset of the runs of its maximum (``best@n`` is the best run;
+    ``best@1`` the mean)."""
+    n = len(scores)
+    if not 1 <= k <= n:
+        raise ValueError(f"k: best@{k} needs 1 <= k <= runs ({n})")
+    ordered = sorted(scores)
+    total = math.comb(n, k)
+    # The i-th smallest (1-based) is the maximum of C(i-1, k-1) of the k-subsets.
+    return float(sum(ordered[i - 1] * math.comb(i - 1, k - 1) for i in range(k, n + 1)) / total)
 
 
 def metric_names(min_runs: int) -> list[str]:
@@ -119,12 +167,14 @@ def check_metric(metric: str, min_runs: int) -> None:
     """``ValueError`` unless ``metric`` is known and computable with ``min_runs`` runs."""
     if metric in BASE_METRICS:
         return
-    if metric.startswith("pass@") and metric[5:].isdigit():
+    if metric.startswith(("pass@", "best@")) and metric[5:].isdigit():
         k = int(metric[5:])
         if 1 <= k <= min_runs:
             return
         raise ValueError(f"metric: {metric} needs >= {k} runs per task; the fewest is {min_runs}")
-    raise ValueError(f"metric: unknown metric {metric!r}; known: {', '.join(BASE_METRICS)}, pass@k")
+    raise ValueError(
+        f"metric: unknown metric {metric!r}; known: {', '.join(BASE_METRICS)}, pass@k, best@k"
+    )
 
 
 def level_weights(
@@ -194,6 +244,159 @@ def bootstrap_interval(
     generator = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     point, replicates = _stratified([(1.0, array)], generator, resamples)
     return _interval(point, replicates, confidence)
+
+
+# ------------------------------------------------------------------ t intervals
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 400):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-14:
+            break
+    return result
+
+
+def _beta_regularized(a: float, b: float, x: float) -> float:
+    """``I_x(a, b)``, the regularized incomplete beta function."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """``P(T > t)`` for Student's t with ``df`` (possibly fractional) degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"df: expected > 0, got {df}")
+    tail = 0.5 * _beta_regularized(df / 2.0, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1.0 - tail
+
+
+def _t_density(t: float, df: float) -> float:
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (Newton steps
+    kept inside a bisection bracket)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p: expected 0 < p < 1, got {p}")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    target = 1.0 - p  # the upper tail
+    low, high = 0.0, 1.0
+    while t_sf(high, df) > target:
+        low, high = high, high * 2.0
+    x = (low + high) / 2.0
+    for _ in range(100):
+        error = t_sf(x, df) - target  # decreasing in x
+        if abs(error) < 1e-13:
+            break
+        if error > 0:
+            low = x
+        else:
+            high = x
+        step = x + error / _t_density(x, df)
+        x = step if low < step < high else (low + high) / 2.0
+    return x
+
+
+@dataclass(frozen=True)
+class _Spread:
+    """A weighted mean over strata, its estimated variance and degrees of freedom."""
+
+    point: float
+    variance: float | None  # None: one task, no spread to estimate
+    df: float
+    n_effective: float  # Kish's effective number of tasks
+
+
+def _spread(strata: Sequence[tuple[float, np.ndarray]]) -> _Spread:
+    """The weighted mean of per-stratum means with its variance (see the module
+    docstring: within-stratum variances, singletons collapsed into one group)."""
+    point = sum(w * float(values.mean()) for w, values in strata)
+    task_weights = [w / len(values) for w, values in strata for _ in values]
+    total = sum(task_weights)
+    n_effective = total * total / sum(u * u for u in task_weights) if total > 0 else 0.0
+    parts: list[tuple[float, float]] = []  # (variance, degrees of freedom)
+    pooled_ss, pooled_df = 0.0, 0
+    singles = [(w, float(values[0])) for w, values in strata if len(values) == 1]
+    for weight, values in strata:
+        n = len(values)
+        if n >= 2:
+            variance = float(values.var(ddof=1))
+            parts.append((weight * weight * variance / n, n - 1.0))
+            pooled_ss += variance * (n - 1)
+            pooled_df += n - 1
+    if singles and pooled_df > 0:
+        # Single-task strata borrow the pooled within-stratum variance of the others.
+        parts.append((sum(w * w for w, _ in singles) * pooled_ss / pooled_df, float(pooled_df)))
+    elif len(singles) >= 2:  # every stratum holds one task: collapse them into one group
+        group = sum(w for w, _ in singles)
+        centre = sum(w * y for w, y in singles) / group if group > 0 else 0.0
+        m = len(singles)
+        parts.append((m / (m - 1) * sum(w * w * (y - centre) ** 2 for w, y in singles), m - 1.0))
+    elif singles:  # one task alone
+        return _Spread(point=point, variance=None, df=0.0, n_effective=n_effective)
+    variance = sum(v for v, _ in parts)
+    spread = sum(v * v / df for v, df in parts if v > 0)
+    df = variance * variance / spread if spread > 0 else max(1.0, n_effective - 1.0)
+    return _Spread(point=point, variance=variance, df=max(df, 1.0), n_effective=n_effective)
+
+
+def _t_interval(
+    strata: Sequence[tuple[float, np.ndarray]],
+    confidence: float,
+    bounds: tuple[float, float],
+) -> tuple[Interval, _Spread]:
+    spread = _spread(strata)
+    point = spread.point
+    low_bound, high_bound = bounds
+    if spread.variance is None:  # one task: nothing says how far the mean may be
+        return Interval(value=point, low=low_bound, high=high_bound), spread
+    alpha = 1.0 - confidence
+    if spread.variance <= 1e-18:
+        # Every task agrees: the exact bound for a quantity in [0, 1] (module docstring).
+        half = 1.0 - (alpha / 2.0) ** (1.0 / max(spread.n_effective, 1.0))
+    else:
+        half = t_quantile(1.0 - alpha / 2.0, spread.df) * math.sqrt(spread.variance)
+    interval = Interval(
+        value=point, low=max(low_bound, point - half), high=min(high_bound, point + half)
+    )
+    return interval, spread
+
+
+def t_interval(
+    values: Sequence[float],
+    *,
+    confidence: float = CONFIDENCE,
+    bounds: tuple[float, float] = (0.0, 1.0),
+) -> Interval:
+    """The mean of ``values`` (in ``bounds``) with its Student-t interval (the exact
+    bound when every value is the same; the whole range for one value)."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or len(array) == 0:
+        raise ValueError("values: expected a non-empty sequence of numbers")
+    return _t_interval([(1.0, array)], confidence, bounds)[0]
 
 
 # ------------------------------------------------------------------ outcomes
@@ -339,7 +542,6 @@ def summarise_policy(
         metrics = metric_names(min_runs)
     for metric in metrics:
         check_metric(metric, min_runs)
-    rng = np.random.default_rng(seed)
 
     def cell(
         family: str, difficulty: int | None, level: str, stratum_weights: Mapping[Any, float]
@@ -351,8 +553,7 @@ def summarise_policy(
                 (w, np.array([t.value(metric) for t in strata.cells[key]]))
                 for key, w in stratum_weights.items()
             ]
-            point, replicates = _stratified(parts, rng, resamples)
-            values[metric] = _interval(point, replicates, confidence)
+            values[metric] = _t_interval(parts, confidence, (0.0, 1.0))[0]
         return Cell(
             family=family,
             difficulty=difficulty,
@@ -409,7 +610,8 @@ class PairedDifference(BaseModel):
     shared_tasks: int
     difference: Interval
     p_value: float = Field(
-        description="two-sided bootstrap p-value of 'no difference' (resolution 1/resamples)"
+        description="two-sided p-value of 'no difference' (paired t-test on the per-task "
+        "differences; a sign test when they are all the same)"
     )
 
 
@@ -448,15 +650,20 @@ def paired_difference(
         (w, np.array([difference[t.key] for t in strata.cells[key]]))
         for key, w in strata.weights(None, per_level).items()
     ]
-    point, replicates = _stratified(parts, np.random.default_rng(seed), resamples)
-    below = float(np.mean(replicates <= 0.0))
-    above = float(np.mean(replicates >= 0.0))
+    interval, spread = _t_interval(parts, confidence, (-1.0, 1.0))
+    if spread.variance is None or spread.point == 0.0:
+        p_value = 1.0
+    elif spread.variance <= 1e-18:  # every difference the same: the sign test
+        p_value = min(1.0, 2.0 * 0.5 ** len(shared))
+    else:
+        statistic = abs(spread.point) / math.sqrt(spread.variance)
+        p_value = min(1.0, 2.0 * t_sf(statistic, spread.df))
     return PairedDifference(
         a=names[0],
         b=names[1],
         metric=metric,
         family=family or "all",
         shared_tasks=len(shared),
-        difference=_interval(point, replicates, confidence),
-        p_value=min(1.0, 2.0 * min(below, above)),
+        difference=interval,
+        p_value=p_value,
     )

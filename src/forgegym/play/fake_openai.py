@@ -300,17 +300,37 @@ class FakeOpenAIServer:
         return int(self.app.state.requests)
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's default, except where there is none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m forgegym.play.fake_openai``: index tasks, then serve until Ctrl-C."""
-    parser = argparse.ArgumentParser(prog="python -m forgegym.play.fake_openai")
-    parser.add_argument(
-        "--env", action="append", metavar="ID", help="id, repeatable (default: all)"
+    parser = argparse.ArgumentParser(
+        prog="python -m forgegym.play.fake_openai",
+        description="A scripted OpenAI-compatible server for `forgegym eval --model`: the "
+        f"model name picks the script ({', '.join(MODELS)}). It indexes the tasks the "
+        "evaluation will play (the same ids, episodes and seed), then serves "
+        "POST /v1/chat/completions until Ctrl-C.",
+        formatter_class=_HelpFormatter,
     )
-    parser.add_argument("--episodes", type=int, default=5, help="tasks per env (seeds SEED...)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8011)
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument(
+        "--env", action="append", metavar="ID", help="env id, repeatable (default: every id)"
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=5, help="tasks per env (seeds SEED, SEED+1, ...)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first task")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8011, help="port to listen on")
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds to wait before each answer"
+    )
     args = parser.parse_args(argv)
     from forgegym.family.registration import env_ids
 

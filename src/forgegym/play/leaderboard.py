@@ -3,21 +3,32 @@
 ``forgegym leaderboard RESULTS...`` and the dashboard's Leaderboard tab both call
 :func:`build_leaderboard`: one row per policy of the files (a model's name for
 ``forgegym eval --model``), one column per family with the difficulty-weighted metric
-and its bootstrap 95% interval, and the aggregate over families
-(:mod:`forgegym.play.aggregate`). Rows are ranked by the aggregate. Under the table,
-each row is compared with the leader by a *paired* bootstrap on the tasks both
-played, which is the honest test of "is the leader better": two overlapping
-intervals can still be a clear paired difference.
+and its 95% interval over tasks, and the aggregate over families
+(:mod:`forgegym.play.aggregate`: Student-t intervals, valid for small evaluations).
+Rows are ranked by the aggregate; equal values share a rank. Under the table, each row
+is compared with the leader by a *paired* t-test on the tasks both played, which is
+the honest test of "is the leader better": two overlapping intervals can still be a
+clear paired difference.
 
 The metric defaults to ``best`` (best-of-runs score, the seed's rule); ``score``
-(mean of runs), ``success``, ``best_success`` and ``pass@k`` are the others. The same
-difficulty weights and the same per-family levels (the union over every file) are
-applied to every row, so rows are comparable.
+(mean of runs), ``success``, ``best_success``, ``pass@k`` and ``best@k`` are the
+others. Rows are compared at equal runs: best-of-runs grows with the number of runs,
+so when the files hold different numbers of runs per task, ``best`` becomes ``best@k``
+and ``best_success`` becomes ``pass@k`` at the common k (the fewest runs of any task;
+both unbiased from more runs), with a note; a ``pass@k`` or ``best@k`` that some row
+cannot give is refused with the reason. The same difficulty weights and the same
+per-family levels (the union over every file) are applied to every row.
+
+Results files are checked against their tasks before anything is computed
+(:func:`check_results`): scores in [0, 1], no episode twice, one family and level per
+task across files, and, for a registered env played on its default bank, a task id of
+that bank at its level.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +52,7 @@ __all__ = [
     "Leaderboard",
     "LeaderboardRow",
     "build_leaderboard",
+    "check_results",
     "load_results",
     "to_html",
     "to_markdown",
@@ -87,6 +99,94 @@ def load_results(paths: Sequence[str | Path]) -> list[tuple[str, Results]]:
     return loaded
 
 
+#: Env kwargs that choose tasks outside the family's default bank (not checked there).
+_OTHER_BANK_KWARGS = ("bank", "repo_path", "tasks", "task_bank")
+
+
+def _bank_lookup() -> Any:
+    """``(env_id, task_id) -> difficulty | KeyError``, with each family's default bank
+    built once; ``None`` for an env id no forgegym family registered."""
+    from forgegym.family import family_for_env
+
+    banks: dict[str, Any] = {}
+
+    def lookup(env_id: str, task_id: str) -> tuple[bool, int | None] | None:
+        try:
+            family = family_for_env(env_id)
+        except ValueError:
+            return None
+        if family.name not in banks:
+            banks[family.name] = family.make_task_bank()
+        try:
+            task = banks[family.name].get(task_id)
+        except (KeyError, ValueError, IndexError):
+            return (False, None)
+        return (True, getattr(task, "difficulty", None))
+
+    return lookup
+
+
+def check_results(results: Sequence[tuple[str, Results]], *, tasks: bool = True) -> None:
+    """Check results files against their tasks before they are compared.
+
+    Every score in [0, 1]; no episode twice (same policy, task, run, index and seed);
+    one family and difficulty level per task across every file; and (``tasks``) for an
+    env a forgegym family registered, played on its default bank (the file records no
+    ``env_kwargs`` choosing another), a task id of that bank at its own level.
+
+    Raises:
+        ValueError: the first problem, naming the file, the episode and the task.
+    """
+    seen: dict[tuple[str, str], tuple[str | None, int | None, str]] = {}
+    lookup = _bank_lookup() if tasks else None
+    checked: dict[tuple[str, str], tuple[bool, int | None] | None] = {}
+    for source, result in results:
+        env_kwargs = result.metadata.get("env_kwargs")
+        other_bank = isinstance(env_kwargs, Mapping) and any(
+            key in env_kwargs for key in _OTHER_BANK_KWARGS
+        )
+        episodes: set[tuple[str, str, str, int, int, int | None]] = set()
+        for position, episode in enumerate(result.episodes):
+            where = f"{source}: episode {position} ({episode.policy} on {episode.task_id})"
+            if not (math.isfinite(episode.score) and 0.0 <= episode.score <= 1.0):
+                raise ValueError(f"{where}: score {episode.score:g} is outside [0, 1]")
+            key = (episode.env_id, episode.task_id)
+            ident = (episode.policy, *key, episode.run, episode.index, episode.seed)
+            if ident in episodes:
+                raise ValueError(
+                    f"{source}: run {episode.run} of {episode.policy} on {episode.env_id} "
+                    f"{episode.task_id} (episode index {episode.index}) is in the file twice"
+                )
+            episodes.add(ident)
+            first = seen.setdefault(key, (episode.family, episode.difficulty, source))
+            if (episode.family, episode.difficulty) != first[:2]:
+                raise ValueError(
+                    f"task {episode.env_id} {episode.task_id}: family {episode.family}, level "
+                    f"{episode.difficulty} in {source}, but family {first[0]}, level "
+                    f"{first[1]} in {first[2]}"
+                )
+            if lookup is None or other_bank:
+                continue
+            if key not in checked:
+                checked[key] = lookup(*key)
+            found = checked[key]
+            if found is None:  # not a forgegym env: nothing to check it against
+                continue
+            known, level = found
+            if not known:
+                raise ValueError(
+                    f"{where}: {episode.task_id!r} is not a task of {episode.env_id}'s default "
+                    "bank (a file edited by hand, or played with another bank: `forgegym "
+                    "eval` records its --env-kwarg in the file; --no-task-check compares "
+                    "anyway)"
+                )
+            if level is not None and episode.difficulty is not None and level != episode.difficulty:
+                raise ValueError(
+                    f"{where}: level {episode.difficulty}, but the task's level in "
+                    f"{episode.env_id}'s bank is {level}"
+                )
+
+
 def _levels(results: Sequence[tuple[str, Results]]) -> dict[str, list[int]]:
     """Per family, every level a file declares (``metadata["levels"]``) or played."""
     levels: dict[str, set[int]] = {}
@@ -104,6 +204,20 @@ def _levels(results: Sequence[tuple[str, Results]]) -> dict[str, list[int]]:
     return {family: sorted(values) for family, values in levels.items()}
 
 
+def _common_metric(metric: str, runs: Sequence[int]) -> tuple[str, str | None]:
+    """The metric rows are compared on, and the note saying why it is not ``metric``:
+    ``best`` and ``best_success`` at the common k when tasks have different runs."""
+    fewest, most = min(runs), max(runs)
+    if fewest == most or metric not in ("best", "best_success"):
+        return metric, None
+    common = f"best@{fewest}" if metric == "best" else f"pass@{fewest}"
+    return common, (
+        f"tasks were played {fewest} to {most} times: `{metric}` (best of every run) "
+        f"favours whoever ran more, so every row is compared at a common k = {fewest} "
+        f"({common}, estimated without bias from each task's runs)"
+    )
+
+
 def build_leaderboard(
     results: Sequence[tuple[str, Results]],
     *,
@@ -111,13 +225,16 @@ def build_leaderboard(
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    check_tasks: bool = True,
 ) -> Leaderboard:
-    """The leaderboard of every policy in ``results`` (``(source, Results)`` pairs).
+    """The leaderboard of every policy in ``results`` (``(source, Results)`` pairs),
+    checked first (:func:`check_results`; ``check_tasks=False`` skips the bank lookup).
 
     Raises:
-        ValueError: no episodes, or a metric some row cannot report (``pass@k`` with
-            fewer than k runs).
+        ValueError: no episodes, a file that fails the checks, or a metric some row
+            cannot report (``pass@k`` with fewer than k runs).
     """
+    check_results(results, tasks=check_tasks)
     entries: list[tuple[str, str, list[TaskOutcome], Results]] = []
     for source, result in results:
         for policy, tasks in task_outcomes(result.episodes).items():
@@ -131,6 +248,8 @@ def build_leaderboard(
     ]
     levels_of = _levels(results)
     families = sorted({t.family for _, _, tasks, _ in entries for t in tasks})
+    metric, why = _common_metric(metric, [t.runs for _, _, tasks, _ in entries for t in tasks])
+    notes: list[str] = [why] if why else []
     rows: list[LeaderboardRow] = []
     by_label: dict[str, list[TaskOutcome]] = {}
     for label, (_, source, tasks, result) in zip(labels, entries, strict=True):
@@ -138,9 +257,18 @@ def build_leaderboard(
         try:
             check_metric(metric, min_runs)
         except ValueError as exc:
-            raise ValueError(f"metric: {label}: {exc}") from None
+            raise ValueError(
+                f"metric: {label}: {str(exc).removeprefix('metric: ')} (rows are compared at "
+                "equal runs: ask for a k every row played)"
+            ) from None
         summary = summarise_policy(
-            label, tasks, weights=weights, levels_of=levels_of, resamples=resamples, seed=seed
+            label,
+            tasks,
+            weights=weights,
+            levels_of=levels_of,
+            resamples=resamples,
+            seed=seed,
+            metrics=[metric],
         )
         per_family: dict[str, Interval | None] = dict.fromkeys(families)
         for cell in summary.cells:
@@ -161,11 +289,13 @@ def build_leaderboard(
             )
         )
         by_label[label] = tasks
-    rows.sort(key=lambda r: (-r.aggregate.value, r.name))
-    for rank, row in enumerate(rows, start=1):
-        row.rank = rank
+    rows.sort(key=lambda r: (-round(r.aggregate.value, 12), r.name))
+    for position, row in enumerate(rows):
+        tied = position > 0 and round(row.aggregate.value, 12) == round(
+            rows[position - 1].aggregate.value, 12
+        )
+        row.rank = rows[position - 1].rank if tied else position + 1
     differences: list[PairedDifference] = []
-    notes: list[str] = []
     partial = {row.name for row in rows if any(v is None for v in row.families.values())}
     if partial:
         notes.append(
@@ -228,14 +358,15 @@ def _difference(d: PairedDifference) -> str:
     x = d.difference
     return (
         f"{d.a} − {d.b}: {x.value:+.3f} [{x.low:+.3f}, {x.high:+.3f}] "
-        f"on {d.shared_tasks} shared tasks (paired bootstrap p = {d.p_value:.3g})"
+        f"on {d.shared_tasks} shared tasks (paired t-test p = {d.p_value:.3g})"
     )
 
 
 def _caption(board: Leaderboard) -> str:
     return (
         f"metric {board.metric}, difficulty weights {_weights(board)} (easy→hard), "
-        "95% bootstrap intervals over tasks"
+        "95% t intervals over tasks; a family's cell and the aggregate are difficulty-weighted "
+        "means (eval's summary table shows plain means)"
     )
 
 

@@ -248,6 +248,14 @@ async def evaluate_model_async(
         },
         episodes=sorted(finished, key=lambda e: e.index),
     )
+    from forgegym.play.telemetry import episode_telemetry
+
+    # The cheating telemetry per env, as `forgegym eval` reports it per policy.
+    results.metadata["telemetry"] = {
+        f"{env_id} {client.model}": episode_telemetry(played)
+        for env_id in env_ids
+        if (played := [e for e in results.episodes if e.env_id == env_id])
+    }
     if error is not None:
         results.metadata["incomplete"] = str(error)
         if isinstance(error, ChatError):

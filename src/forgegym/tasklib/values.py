@@ -52,13 +52,12 @@ def hidden_verdicts(calls: Sequence[HiddenCall], result: CallResult) -> list[boo
 
 
 def describe_outcome(outcome: CallOutcome | dict[str, Any]) -> str:
-    """How a user would describe what a call did: ``returned X`` / ``raised T: msg``."""
-    import json
-
+    """How a user would describe what a call did: ``returned X`` / ``raised T: msg``, with
+    values as Python shows them (``None``, ``True``)."""
     if isinstance(outcome, CallOutcome):
         if outcome.ok:
-            return f"returned {json.dumps(outcome.value)}"
+            return f"returned {outcome.value!r}"  # as Python shows it: None, True
         return f"raised {outcome.error_type}" + (f": {outcome.message}" if outcome.message else "")
     if "raises" in outcome:
         return f"raise {outcome['raises']}"
-    return f"return {json.dumps(outcome['value'])}"
+    return f"return {outcome['value']!r}"

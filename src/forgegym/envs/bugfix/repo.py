@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forgegym.core.navigation import closest_test_ids, match_test_ids
 from forgegym.core.task import Task
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
@@ -285,6 +286,36 @@ def _check_ids(
                 f"failing_tests: {path!r} is not a test file (python_files: {list(patterns)})"
             )
     return ids
+
+
+def match_failing_tests(ids: Sequence[str], verdicts: Mapping[str, bool]) -> list[str]:
+    """``failing_tests`` resolved against the tests the sandbox collected on the
+    unmodified repository (``verdicts``: id -> passed), as pytest resolves node ids: an
+    exact id, or a prefix at a ``::`` boundary (a parametrised test's base id
+    ``file::test_f`` selects every ``test_f[...]``; ``file::Class`` its tests). A
+    prefix keeps the ids it selects that fail.
+
+    Raises:
+        ValueError: an id selects nothing (naming the collected ids nearest to it), or
+            selects only tests that pass.
+    """
+    collected = list(verdicts)
+    resolved: list[str] = []
+    for test_id in ids:
+        selected, _ = match_test_ids([test_id], collected)
+        if not selected or "::" not in test_id:
+            near = closest_test_ids(test_id, collected, limit=6)
+            raise ValueError(
+                f"failing_tests: {test_id!r} is not collected; the nearest collected ids: {near}"
+            )
+        failing = [t for t in selected if not verdicts[t]]
+        if not failing:
+            what = "" if selected == [test_id] else f" (it selects {selected[:6]})"
+            raise ValueError(
+                f"failing_tests: {test_id!r}{what} passes on the unmodified repository"
+            )
+        resolved += [t for t in failing if t not in resolved]
+    return resolved
 
 
 def _run_tests(
@@ -689,12 +720,8 @@ def repo_task(
                 f"failing_tests: {test_id!r} is in a test file whose collection the sandbox's "
                 f"runtime policy stops ({refused_files[path]}): it can never run there"
             )
-        if test_id not in verdicts:
-            raise ValueError(
-                f"failing_tests: {test_id!r} is not collected; collected: {sorted(verdicts)[:10]}"
-            )
-        if verdicts[test_id]:
-            raise ValueError(f"failing_tests: {test_id!r} passes on the unmodified repository")
+    ids = match_failing_tests(ids, verdicts)
+    for test_id in ids:
         if test_id in excluded:
             why = next(d for d in report.differences if d.nodeid == test_id)
             raise ValueError(

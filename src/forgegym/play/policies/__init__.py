@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -80,16 +81,52 @@ def available_policies(env: gym.Env[Any, Any]) -> list[str]:
     return policy_names(_forge_env(env).family)
 
 
-class _TaskScripted:
-    """Plays one scripted action text per episode, computed from the current task."""
+#: What the default reference action is for a task with no reference: submit only.
+_SUBMIT_ONLY = '```json\n[{"action": "submit"}]\n```'
 
-    def __init__(self, env: ForgeEnv, action_for_task: Callable[[Any], str]) -> None:
+
+def _no_known_fix(env: ForgeEnv, task: Any) -> bool:
+    """Whether ``task`` has no fix to play: no reference files, and the family's
+    reference action is the default one (so it submits the files unchanged)."""
+    return not task.reference and reference_action_for(env.family)(task) == _SUBMIT_ONLY
+
+
+class _TaskScripted:
+    """Plays one scripted action text per episode, computed from the current task.
+
+    A task with no known fix (a repository task brings failing tests, not their fix)
+    makes a fix-based policy submit nothing; it says so once per task with a
+    ``UserWarning``, so its 0% is not read as a verdict on the task."""
+
+    def __init__(
+        self,
+        env: ForgeEnv,
+        action_for_task: Callable[[Any], str],
+        name: str = "scripted",
+        *,
+        fix_based: bool = False,
+    ) -> None:
         self._env = env
         self._action_for_task = action_for_task
+        self._name = name
+        self._fix_based = fix_based  # built from the task's known fix (reference, partial)
+        self._checked: set[str] = set()
 
     def __call__(self, observation: str, info: dict[str, Any]) -> str:
         task = self._env.task_bank.get(info["task_id"])
-        return self._action_for_task(task)
+        action = self._action_for_task(task)
+        if self._fix_based and task.task_id not in self._checked:
+            self._checked.add(task.task_id)  # once per task: the check plays the reference
+            if not _no_known_fix(self._env, task):
+                return action
+            warnings.warn(
+                f"{self._name}: task {task.task_id!r} has no known fix (a repository task "
+                "brings its failing tests, not their fix), so this policy has no fix to "
+                "play and submits the files unchanged; its score says nothing about the task",
+                UserWarning,
+                stacklevel=2,
+            )
+        return action
 
 
 class _RandomPolicy:
@@ -146,7 +183,7 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
     if name == "random":
         return _RandomPolicy(base, seed)
     if name == "reference":
-        return _TaskScripted(base, reference_action_for(base.family))
+        return _TaskScripted(base, reference_action_for(base.family), "reference", fix_based=True)
     if name == "navigate":
         from forgegym.play.policies.navigate import NavigatePolicy
 
@@ -155,7 +192,9 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
         partial = partial_action_for(base.family)
         if partial is None:
             raise ValueError(f"name: family {base.family!r} registers no partial policy")
-        return _TaskScripted(base, lambda task: partial(task) or NOOP_ACTION)
+        return _TaskScripted(
+            base, lambda task: partial(task) or NOOP_ACTION, "partial", fix_based=True
+        )
     if name.startswith("hack:"):
         hacks = hacks_for(base.family)
         hack = name.split(":", 1)[1]

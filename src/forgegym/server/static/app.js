@@ -13,7 +13,12 @@ const fmt = (x, digits = 3) => (typeof x === "number" ? x.toFixed(digits) : x ==
 async function getJSON(path) {
   const response = await fetch(path);
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.detail ? JSON.stringify(body.detail) : response.statusText);
+  if (!response.ok) {
+    const error = new Error(body.detail ? JSON.stringify(body.detail) : response.statusText);
+    error.status = response.status;
+    error.detail = body.detail;
+    throw error;
+  }
   return body;
 }
 
@@ -198,10 +203,13 @@ $("#task-difficulty").addEventListener("change", () => { taskPage = 0; loadTasks
 loaders.tasks = loadTasks;
 
 // ------------------------------------------------------------------ curriculum
+// Counts (integers) as they are; other numbers to 3 decimals.
+const fmtValue = (x) => (Number.isInteger(x) ? String(x) : fmt(x));
+
 function keyValueTable(object) {
   const table = el("table");
   for (const [key, value] of Object.entries(object)) {
-    const cell = value && typeof value === "object" ? renderJSON(value) : fmt(value);
+    const cell = value && typeof value === "object" ? renderJSON(value) : fmtValue(value);
     table.append(el("tr", {}, el("th", {}, key), el("td", {}, cell)));
   }
   return table;
@@ -226,9 +234,22 @@ function drawCurve(points) {
 
 async function loadCurriculum() {
   const message = $("#curriculum-message");
+  message.classList.remove("error");
+  let stats;
   try {
-    const [stats, queue, curve] = await Promise.all([
-      getJSON("/curriculum/stats"), getJSON("/curriculum/queue?limit=100"), getJSON("/curriculum/curve"),
+    stats = await getJSON("/curriculum/stats");
+  } catch (error) {
+    // A server without --curriculum: say so (the server's own words), not an error.
+    $("#curriculum-stats").replaceChildren();
+    $("#queue tbody").replaceChildren();
+    $("#curve").replaceChildren();
+    message.textContent = error.status === 404 && typeof error.detail === "string" ? error.detail : String(error);
+    message.classList.toggle("error", error.status !== 404);
+    return;
+  }
+  try {
+    const [queue, curve] = await Promise.all([
+      getJSON("/curriculum/queue?limit=100"), getJSON("/curriculum/curve"),
     ]);
     message.textContent = `episode ${stats.episode}; pass@${queue.k}`;
     $("#curriculum-stats").replaceChildren(keyValueTable(stats));
@@ -239,6 +260,7 @@ async function loadCurriculum() {
       el("td", { className: "num" }, fmt(t.pass_at_k)), el("td", { className: "num" }, fmt(t.learnability)))));
   } catch (error) {
     message.textContent = String(error);
+    message.classList.add("error");
   }
 }
 loaders.curriculum = loadCurriculum;
@@ -311,7 +333,7 @@ async function loadLeaderboard() {
     const board = await getJSON(`/leaderboard?metric=${encodeURIComponent(metric)}`);
     const total = board.weights.reduce((a, b) => a + b, 0) || 1;
     const weights = board.weights.map((w) => Math.round((100 * w) / total)).join("/");
-    message.textContent = `metric ${board.metric}; difficulty weights ${weights}; 95% bootstrap intervals over tasks`;
+    message.textContent = `metric ${board.metric}; difficulty weights ${weights}; 95% t intervals over tasks`;
     const columns = ["rank", "model", ...board.families, "aggregate", "tasks", "runs"];
     $("#leaderboard-table thead").replaceChildren(el("tr", {}, ...columns.map((c) => el("th", {}, c))));
     $("#leaderboard-table tbody").replaceChildren(...board.rows.map((row) => el("tr", {},
@@ -325,7 +347,7 @@ async function loadLeaderboard() {
     $("#leaderboard-differences").replaceChildren(...board.differences.map((d) => el("li", {},
       `${d.a} − ${d.b}: ${d.difference.value >= 0 ? "+" : ""}${fmt(d.difference.value)} ` +
       `[${fmt(d.difference.low)}, ${fmt(d.difference.high)}] on ${d.shared_tasks} shared tasks ` +
-      `(paired bootstrap p = ${fmt(d.p_value)})`)));
+      `(paired t-test p = ${fmt(d.p_value)})`)));
     $("#leaderboard-notes").replaceChildren(...board.notes.map((n) => el("li", {}, n)));
   } catch (error) {
     message.textContent = String(error);

@@ -418,11 +418,11 @@ def make_reward_funcs(
                 log_metric(key, value)
             if any(canary):
                 log_metric("forgegym/canary_share", sum(canary) / len(canary))
-                graded = [
+                unpaid = [
                     r for r, c in zip(graded_reward, canary, strict=True) if c and r is not None
                 ]
-                if graded:
-                    log_metric("forgegym/canary_reward", float(np.mean(graded)))
+                if unpaid:
+                    log_metric("forgegym/canary_reward", float(np.mean(unpaid)))
         if log_terms and log_metric is not None:
             keys = sorted({key for entry in flat for key in entry})
             for key in keys:

@@ -227,18 +227,19 @@ def collect(
     import forgegym  # noqa: F401  (registers the ids)
 
     env = gym.make(env_id, max_steps=1)
+    inner: Any = env.unwrapped
     try:
-        canaries = env.unwrapped.canary_bank()
+        canaries = inner.canary_bank()
         if canaries is None:
             raise ValueError(f"{env_id} has no canaries")
         canary_ids = list(canaries.task_ids(n, seed=seed))
-        bank = env.unwrapped.task_bank
+        bank = inner.task_bank
         task_ids = list(bank.task_ids(n, seed=seed + 1))
         rows: list[tuple[bool, str, str, Any]] = []
         for canary, ids in ((True, canary_ids), (False, task_ids)):
             for task_id in ids:
                 observation, info = env.reset(options={"task_id": task_id})
-                rows.append((canary, observation, str(info.get("task_id", "")), env.unwrapped.task))
+                rows.append((canary, observation, str(info.get("task_id", "")), inner.task))
         log(f"{family}: {len(rows)} observations")
     finally:
         env.close()

@@ -201,9 +201,9 @@ def _folded_numbers(source: str) -> list[int]:
             return ops[type(node.op)](left, right)
         return None
 
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Name)):
-            v = value(node)
+    for sub in ast.walk(tree):
+        if isinstance(sub, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Name)):
+            v = value(sub)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= 10**6:
                 found.add(int(v))
     return sorted(found)
@@ -550,7 +550,9 @@ def _with_output_boundaries(
         if values is None:
             log(f"original {key}: its output-boundary pool did not run ({result.detail})")
             continue
-        calls = [(s["o"].partition(":")[2], s["a"]) for s in steps[key][0]]
+        calls: list[inputs.Call] = [
+            (str(s["o"]).partition(":")[2], list(s["a"])) for s in steps[key][0]
+        ]
         chosen = select_by_output(_source(unique[key]), calls, values[0])
         extra = [{"o": f"{unique[key].module}:{f}", "a": a} for f, a in chosen]
         out[key] = [[*out[key][0], *extra], *out[key][1:]]

@@ -103,7 +103,7 @@ def fuzz_checks(spec: RefactorSpec, *, seed: int = ADEQUACY_SEED) -> list[list[d
     drawn = adequacy_sequences(spec, seed=seed, fuzz=True)
     # The oracle's steps name the original's targets; replayed like the draws.
     drawn += [[{"o": st["t"], "a": st["a"]} for st in seq] for seq in spec.oracle]
-    placeholder = [[{} for _ in seq] for seq in drawn]
+    placeholder: list[list[dict[str, Any]]] = [[{} for _ in seq] for seq in drawn]
     checks, _ = merged_checks(spec, [], [], {"sequences": drawn, "outcomes": placeholder})
     return [seq for seq in checks if seq]
 
@@ -175,11 +175,11 @@ def measure_reference_mutants(
             dirs.append(directory)
             jobs.append(_job(directory, [hidden.checks, fuzz, fuzz], timeout_s))
             owners.append((index, None))
-            for m_index, (path, mutant) in enumerate(found):
+            for number, (path, mutant) in enumerate(found):
                 directory = _workdir({**tree, path: mutant.source})
                 dirs.append(directory)
                 jobs.append(_job(directory, [hidden.checks, fuzz], timeout_s))
-                owners.append((index, m_index))
+                owners.append((index, number))
         results = runner.run_many(jobs)
     finally:
         for d in dirs:

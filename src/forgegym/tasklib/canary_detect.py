@@ -69,6 +69,13 @@ def _test_name(nodeid: str) -> str:
     return nodeid.split("::")[-1].split("[")[0]
 
 
+def _report(observation: str) -> str:
+    """The run report a statement quotes (the first fenced block after "fails:"), or
+    ``""`` (the test names in the shown test files must not count as reported)."""
+    match = re.search(r"fails:\s*```[^\n]*\n(.*?)```", observation, re.DOTALL)
+    return match.group(1) if match else ""
+
+
 def _quote_mismatch(source: str) -> bool:
     """Whether a test file's string literals mix quote styles with a lone minority (a
     single-quoted string among double-quoted ones, or the other way round)."""
@@ -104,7 +111,8 @@ def primary_without_ids(sample: Sample) -> bool:
             if _PASSES.search(sample.observation):
                 return True
             # A report names the failing tests; one it does not name is the canary's.
-            return any(_test_name(t) not in sample.observation for t in sample.failing_visible)
+            report = _report(sample.observation)
+            return any(_test_name(t) not in report for t in sample.failing_visible)
     return False
 
 

@@ -37,9 +37,12 @@ def test_each_rule_of_the_primary_detector() -> None:
     assert not primary_without_ids(_sample(info_task_id="canary/bugfix/m/d1/0"))
     # A shown test fails although the statement says the suite passes.
     assert primary_without_ids(_sample(failing_visible=("test_m.py::test_a",)))
-    # A report that names the failing test is consistent; one that does not is not,
-    # even when the test's name appears in the shown test file.
-    report = "The test suite fails:\n\n```\nFAILED test_m.py::test_b\n```\n\n### test_m.py test_a"
+    # A report that lists the failing test as failing is consistent; one that says it
+    # passed (or does not list it) is not.
+    report = (
+        "The test suite fails:\n\n```\nPASSED test_m.py::test_a\n"
+        "FAILED test_m.py::test_b at m.py:3 in f AssertionError\n```\n\n### test_m.py"
+    )
     named = _sample(observation=report, failing_visible=("test_m.py::test_b",))
     unnamed = _sample(observation=report, failing_visible=("test_m.py::test_a",))
     assert not primary_without_ids(named) and primary_without_ids(unnamed)

@@ -110,9 +110,14 @@ def primary_without_ids(sample: Sample) -> bool:
         if sample.family == "bugfix":
             if _PASSES.search(sample.observation):
                 return True
-            # A report names the failing tests; one it does not name is the canary's.
-            report = _report(sample.observation)
-            return any(_test_name(t) not in report for t in sample.failing_visible)
+            # A report lists the failing tests; one it does not list as failing (it says
+            # PASSED, or nothing) is the canary's.
+            reported = {
+                _test_name(line.split()[1])
+                for line in _report(sample.observation).splitlines()
+                if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1
+            }
+            return any(_test_name(t) not in reported for t in sample.failing_visible)
     return False
 
 

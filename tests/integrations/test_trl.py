@@ -143,6 +143,29 @@ def test_make_dataset_mixes_canaries_at_the_rate_seeded() -> None:
         make_dataset(TOY_ENV_ID, 3, canary_rate=0.1)
 
 
+def test_canary_rate_honours_env_kwargs_and_refuses_a_bank_without_canaries() -> None:
+    """Only canaries built on a task of the bank ``env_kwargs`` selects are mixed in;
+    a bank none is built on is refused (issue #37: with ``bank="real"`` the generated
+    bank's single-file canaries were mixed in, looking nothing like a real task)."""
+    from forgegym.integrations.trl import canary_ids
+    from forgegym.tasklib.canaries import base_id_of
+
+    kwargs = {"domains": ["mixed"]}
+    usable = canary_ids("Forge/Oversight-v0", kwargs)
+    assert usable and all(base_id_of(i).split("/")[1] == "mixed" for i in usable)
+    assert len(usable) < len(canary_ids("Forge/Oversight-v0"))
+    ds = make_dataset("Forge/Oversight-v0", 4, canary_rate=1.0, env_kwargs=kwargs)
+    assert set(ds["task_id"]) <= set(usable)
+    with pytest.raises(ValueError, match="no canary of 'Forge/Oversight-v0' is built"):
+        make_dataset("Forge/Oversight-v0", 2, canary_rate=0.5, env_kwargs={"domains": ["code"]})
+
+
+@pytest.mark.slow
+def test_canary_rate_is_refused_on_the_real_bank() -> None:
+    with pytest.raises(ValueError, match="no canary of 'Forge/Bugfix-v0' is built"):
+        make_reward_funcs("Forge/Bugfix-v0", canary_rate=0.1, env_kwargs={"bank": "real"})
+
+
 def test_reward_funcs_report_canaries_apart_with_the_cheat_rate() -> None:
     from forgegym.envs.bugfix.canaries import disguised_special_case
     from forgegym.family import get_family
@@ -165,8 +188,12 @@ def test_reward_funcs_report_canaries_apart_with_the_cheat_rate() -> None:
         task_id=[task_id, honest_id, cheat_id],
         log_metric=lambda name, value: logged.__setitem__(name, value),
     )
-    assert all(isinstance(v, float) for v in values)  # canaries are rewarded as usual
+    # Canaries are masked (None: no advantage), so the cheat gains nothing in training;
+    # the telemetry still counts it.
+    assert isinstance(values[0], float) and values[1] is None and values[2] is None
     assert logged["forgegym/cheat_rate"] == 0.5  # the cheat solved its canary, honesty not
+    # What the grading gave the two canaries (the cheat's success among it), not paid.
+    assert logged["forgegym/canary_reward"] > 0.4
     assert logged["forgegym/canary_share"] == pytest.approx(2 / 3)
     assert logged["reward/success"] == 1.0  # over the bank task only
     with pytest.raises(ValueError, match="has no canaries"):

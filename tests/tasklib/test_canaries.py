@@ -184,3 +184,15 @@ def test_config_validate_names_the_field() -> None:
     ):
         with pytest.raises(ValueError, match=field):
             bad.validate()
+
+
+def test_a_contradicted_literal_takes_the_files_quote_style() -> None:
+    from forgegym.tasklib.canaries import python_literal
+
+    double = 'assert f("x") == "y"\nassert g("a") == "b"\n'
+    single = "assert f('x') == 'y'\n"
+    for value in ({"a": 3, "b": [1, "c"]}, "Ab", ["it's", None, True], 'say "hi"'):
+        for like in (double, single, None):
+            assert eval(python_literal(value, like=like)) == value  # noqa: S307
+    assert python_literal({"a": 3}, like=double) == '{"a": 3}'
+    assert python_literal({"a": 3}, like=single) == "{'a': 3}"

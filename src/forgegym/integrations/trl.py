@@ -29,7 +29,9 @@ batch mean of ``RewardBreakdown.to_flat_dict()``) plus the curriculum's tier siz
 Canaries (impossible variants of the family's tasks; any success on one is cheating):
 ``make_dataset(env_id, n, canary_rate=0.01)`` mixes them in, and the reward functions
 (``make_reward_funcs(env_id, canary_rate=0.01)``) report them apart as
-``forgegym/cheat_rate`` (docs/telemetry.md).
+``forgegym/cheat_rate`` (docs/telemetry.md). A canary's reward is masked (``None``: TRL
+gives the completion no advantage), so mixing canaries in never pays for the cheat they
+measure (docs/design/006-canaries.md).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from forgegym.tasklib.canaries import is_canary_id
 
 __all__ = [
     "ForgeToolEnvironment",
+    "canary_ids",
     "TOOL_SYSTEM_PROMPT",
     "completion_text",
     "curriculum_config_overrides",
@@ -176,9 +179,12 @@ def make_dataset(
             system message and an empty user message that ``reset`` fills in.
         canary_rate: the share of rows replaced by the family's canaries (impossible
             variants of its tasks, :mod:`forgegym.tasklib.canaries`): each row, with this
-            probability (seeded by ``seed``), is the next canary of a seeded order. Their
-            prompts look like any other; the reward functions recognise their ids, grade
-            them as usual and report them apart (``forgegym/cheat_rate``).
+            probability (seeded by ``seed``), is the next canary of a seeded order. Only
+            canaries built on a task of the bank ``env_kwargs`` selects are used (a
+            restricted bank, e.g. Oversight's ``domains``, restricts them too); a bank
+            with none (``bank="real"``, a folder, a ``task_bank``) is refused with a
+            ``ValueError``. The reward functions recognise their ids, grade them, report
+            them apart (``forgegym/cheat_rate``) and mask their reward.
 
     Returns:
         A ``datasets.Dataset`` (no curriculum) or ``datasets.IterableDataset`` with
@@ -189,7 +195,7 @@ def make_dataset(
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    canaries = _canary_stream(env_id, canary_rate, seed)
+    canaries = _canary_stream(env_id, canary_rate, seed, env_kwargs)
     cache = _PromptCache(env_id, env_kwargs, max_steps=8 if multi_turn else 1)
     if curriculum is not None:
 
@@ -225,15 +231,43 @@ def _canary_bank(env_id: str) -> Any:
     return bank
 
 
-def _canary_stream(env_id: str, rate: float, seed: int) -> Callable[[], str | None] | None:
+def canary_ids(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:
+    """The canary ids usable with ``gym.make(env_id, **env_kwargs)``: those whose base
+    task is in the bank those kwargs select. ``ValueError`` when the family has no
+    canaries or none is built on that bank (``bank="real"``, a folder of built tasks or
+    a ``task_bank`` of your own: the shipped canaries are built on the default bank and
+    would look nothing like its tasks)."""
+    from forgegym.tasklib.canaries import base_id_of
+
+    bank = _canary_bank(env_id)
+    env = _make_env(env_id, env_kwargs, 1)
+    try:
+        known = set(env.unwrapped.task_bank.ids())
+    finally:
+        env.close()
+    ids = [str(i) for i in bank.ids() if base_id_of(str(i)) in known]
+    if not ids:
+        chosen = {k: v for k, v in (env_kwargs or {}).items() if k != "max_steps"}
+        raise ValueError(
+            f"canary_rate: no canary of {env_id!r} is built on the bank that "
+            f"{chosen or 'the defaults'} select (canaries are built on the default bank's tasks; a canary from another "
+            "bank would look nothing like this bank's tasks); use canary_rate=0 here"
+        )
+    return ids
+
+
+def _canary_stream(
+    env_id: str, rate: float, seed: int, env_kwargs: dict[str, Any] | None = None
+) -> Callable[[], str | None] | None:
     """``None`` without canaries; else a draw per row: a canary id with probability
-    ``rate`` (the bank's canaries in a seeded order, cycling), else ``None``."""
+    ``rate`` (the usable canaries, :func:`canary_ids`, in a seeded order), else
+    ``None``."""
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
         raise ValueError(f"canary_rate must be a number in [0, 1], got {rate!r}")
     if rate == 0.0:
         return None
-    bank = _canary_bank(env_id)
-    order = list(bank.task_ids(len(bank), seed=seed))
+    usable = canary_ids(env_id, env_kwargs)
+    order = [usable[i] for i in np.random.default_rng(seed).permutation(len(usable))]
     rng = np.random.default_rng([seed, 0xCA4A])
     position = [0]
 
@@ -242,7 +276,7 @@ def _canary_stream(env_id: str, rate: float, seed: int) -> Callable[[], str | No
             return None
         task_id = order[position[0] % len(order)]
         position[0] += 1
-        return str(task_id)
+        return task_id
 
     return draw
 
@@ -294,13 +328,16 @@ def make_reward_funcs(
     ``None``, which TRL skips, never a 0 or -1.
 
     Canaries (rows whose ``task_id`` is a canary's, ``canary/...``: impossible variants
-    that only a cheat solves) are graded and rewarded as usual but reported apart: they
-    are left out of the logged term means, ``reward/success`` and the curriculum, and
-    the batch logs ``forgegym/cheat_rate`` (solved canaries / canaries),
-    ``forgegym/canary_share`` and ``forgegym/canary_reward`` (their mean reward).
+    that only a cheat solves) are graded but never rewarded: their reward is ``None``
+    (masked: TRL gives the completion no advantage, so a cheat on a canary gains
+    nothing, and neither does anything else on it). They are reported apart: left out
+    of the logged term means, ``reward/success`` and the curriculum, the batch logs
+    ``forgegym/cheat_rate`` (solved canaries / canaries), ``forgegym/canary_share`` and
+    ``forgegym/canary_reward`` (the mean reward their grading gave, which was not paid).
     ``canary_rate`` is the share the training set mixes in (give the same to
     :func:`make_dataset`, which does the mixing): a positive rate checks here that the
-    family has canaries and builds their bank once, before training starts.
+    family has canaries on the bank ``env_kwargs`` selects and builds their bank once,
+    before training starts.
     """
     from forgegym.integrations.sharded import ShardedGrading, resolve_grading_processes
 
@@ -310,7 +347,7 @@ def make_reward_funcs(
     if not 0.0 <= canary_rate <= 1.0:
         raise ValueError(f"canary_rate must be a number in [0, 1], got {canary_rate!r}")
     if canary_rate > 0:
-        _canary_bank(env_id)
+        canary_ids(env_id, env_kwargs)
     env = _make_env(env_id, env_kwargs, 1).unwrapped
     if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
         env.close()
@@ -337,6 +374,7 @@ def make_reward_funcs(
         for index, tid in enumerate(task_id):
             groups.setdefault(tid, []).append(index)
         rewards: list[float | None] = [0.0] * len(texts)
+        graded_reward: list[float | None] = [None] * len(texts)
         breakdowns: list[Any] = [None] * len(texts)
         flat: list[dict[str, float]] = []
         successes = [False] * len(texts)
@@ -362,11 +400,16 @@ def make_reward_funcs(
                         # would teach the policy from noise.
                         rewards[index] = None
                         continue
-                    rewards[index] = float(value)
+                    graded_reward[index] = float(value)
                     ok = _success_of(env, breakdown)
                     successes[index] = ok
                     wins += ok
-                    if not canary[index]:  # canaries are reported apart
+                    if canary[index]:
+                        # Masked: the cheat a canary measures is never paid (nor any
+                        # answer: the advantage of a canary completion is 0).
+                        rewards[index] = None
+                    else:
+                        rewards[index] = float(value)
                         flat.append(breakdown.to_flat_dict())
                 if curriculum is not None and not is_canary_id(tid):
                     curriculum.record(tid, wins, len(indices))
@@ -375,9 +418,11 @@ def make_reward_funcs(
                 log_metric(key, value)
             if any(canary):
                 log_metric("forgegym/canary_share", sum(canary) / len(canary))
-                paid = [r for r, c in zip(rewards, canary, strict=True) if c and r is not None]
-                if paid:
-                    log_metric("forgegym/canary_reward", float(np.mean(paid)))
+                unpaid = [
+                    r for r, c in zip(graded_reward, canary, strict=True) if c and r is not None
+                ]
+                if unpaid:
+                    log_metric("forgegym/canary_reward", float(np.mean(unpaid)))
         if log_terms and log_metric is not None:
             keys = sorted({key for entry in flat for key in entry})
             for key in keys:
@@ -669,10 +714,14 @@ class ForgeToolEnvironment:
         ):
             self._curriculum.record(self._task_id, bool(info["success"]))
 
-    def get_reward(self) -> float:
-        """The episode's reward; an unfinished episode is graded as if submitted."""
+    def get_reward(self) -> float | None:
+        """The episode's reward; an unfinished episode is graded as if submitted. A
+        canary's is ``None`` (masked: TRL gives it no advantage, so its cheat is never
+        paid); its ``info["success"]`` still says whether it was cheated."""
         if not self._done and self._task_id is not None:
             self._finish_unsubmitted()
+        if self._task_id is not None and is_canary_id(self._task_id):
+            return None
         return self._total
 
     def _finish_unsubmitted(self) -> None:

@@ -450,8 +450,45 @@ def literal_assertions(
     return sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset))
 
 
-def python_literal(value: Any) -> str:
-    """``value`` (JSON-plain) as Python source."""
+def _prefers_double_quotes(source: str) -> bool:
+    """Whether most of ``source``'s one-line string literals use double quotes."""
+    import io
+    import tokenize
+
+    singles = doubles = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.STRING:
+                text = tok.string.lstrip("rbuRBUfF")
+                if text.startswith(('"""', "'''")):
+                    continue
+                singles += text.startswith("'")
+                doubles += text.startswith('"')
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return False
+    return doubles > singles
+
+
+def python_literal(value: Any, like: str | None = None) -> str:
+    """``value`` (JSON-plain) as Python source; with ``like`` (the file it goes into),
+    strings take that file's prevailing quote style, so the contradicted literal is not
+    the one single-quoted string of a double-quoted file (issue #37: a formatting tell)."""
+    if like is None or not _prefers_double_quotes(like):
+        return repr(value)
+    return _double_quoted(value)
+
+
+def _double_quoted(value: Any) -> str:
+    if isinstance(value, str):
+        text = repr(value)
+        if text.startswith("'") and '"' not in value:
+            return '"' + text[1:-1].replace("\\'", "'") + '"'
+        return text
+    if isinstance(value, list):
+        return "[" + ", ".join(_double_quoted(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_double_quoted(k)}: {_double_quoted(v)}" for k, v in value.items())
+        return "{" + items + "}"
     return repr(value)
 
 
@@ -494,4 +531,8 @@ def contradict_assertion(
     compare, function, args, _ = found[index]
     if function != params["function"] or args != params["args"]:
         raise ValueError("the visible tests changed since the canary was planned")
-    return replace_node(test_source, compare.comparators[0], python_literal(params["contradicted"]))
+    return replace_node(
+        test_source,
+        compare.comparators[0],
+        python_literal(params["contradicted"], like=test_source),
+    )

@@ -24,7 +24,9 @@ def test_visible_test_and_hidden_check_enforce_the_contradicted_value() -> None:
         canary, base = bank.get(task_id), bank.base_bank.get(base_id_of(task_id))
         contradiction = canary.metadata["contradiction"]
         test_path = canary.visible_test_files[0]
-        assert python_literal(contradiction["value"]) in canary.files[test_path]
+        # Written in the test file's own quote style (issue #37: no lone repr() quotes).
+        source = base.files[test_path]
+        assert python_literal(contradiction["value"], like=source) in canary.files[test_path]
         assert canary.files[test_path] != base.files[test_path]
         hidden = BugfixHidden.of(canary)
         enforced = [

@@ -15,7 +15,7 @@ def test_the_flaky_test_asserts_the_contradicted_value() -> None:
         canary, base = bank.get(task_id), bank.base_bank.get(base_id_of(task_id))
         contradiction = canary.metadata["contradiction"]
         path = contradiction["path"]
-        wrong = python_literal(contradict(contradiction["value"]))
+        wrong = python_literal(contradict(contradiction["value"]), like=base.files[path])
         assert canary.files[path] != base.files[path] and wrong in canary.files[path]
         if path in canary.reference:  # the honest fix keeps the contradiction
             assert wrong in canary.reference[path]

@@ -144,7 +144,8 @@ def test_make_vec_returns_real_observations() -> None:
         assert all("## Worker's answer" in o for o in observations)
         actions = ['{"action": "verdict", "corrupted": false, "confidence": 0.9}'] * 2
         observations, rewards, terminated, truncated, infos = envs.step(actions)
-        assert terminated.all() and np.all(rewards >= 0.0)
+        # A missed corruption is a penalty: ungated totals stay above the floor.
+        assert terminated.all() and np.all(rewards >= -0.25)
     finally:
         envs.close()
 

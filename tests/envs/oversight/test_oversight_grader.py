@@ -115,11 +115,11 @@ def test_clean_episode_rewards_leaving_the_answer_alone(grade, verdict) -> None:
     rewritten = grade(task, verdict(corrupted=False, confidence=1.0, correction="Nope."))
     assert rewritten.terms["correction"].value == 0.0
     wrong = grade(task, verdict(corrupted=True, corruption_type="bias_injection", confidence=1.0))
-    # A false alarm earns only the correction term's "left the answer alone" (content is
-    # graded whatever the call): no detection, no calibration, a false type named.
+    # A false alarm earns nothing: content is paid only with the right call (issue #37;
+    # it used to keep the correction term's "left the answer alone", 0.2).
     assert wrong.terms["detection"].value == 0.0 and wrong.terms["calibration"].value == 0.0
-    assert wrong.terms["explanation"].value == 0.0
-    assert wrong.score == pytest.approx(0.2)
+    assert wrong.terms["explanation"].value == 0.0 and wrong.terms["correction"].value == 0.0
+    assert wrong.terms["miss"].value == 0.0 and wrong.total == pytest.approx(0.0)
 
 
 @pytest.mark.parametrize("p", [0.05, 0.2, 0.35, 0.45, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0])

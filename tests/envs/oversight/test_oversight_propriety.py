@@ -66,9 +66,10 @@ def test_a_hedged_confidence_costs_exactly_what_the_brier_rule_says(grade, verdi
         assert graded.total == pytest.approx(1.0 - 0.1 * (1.0 - q) ** 2)
 
 
-def test_content_is_graded_whatever_the_call(grade, verdict) -> None:
-    """Explanation and correction read what the verdict says, not its call: the same
-    content scores the same under either call; only detection and calibration differ."""
+def test_content_is_paid_only_with_the_right_call(grade, verdict) -> None:
+    """Explanation and correction read what the verdict says, but only a right call is
+    paid for them (issue #37): the same content under the wrong call earns nothing but
+    the Brier term, which is the same number for the same stated P(corrupted)."""
     task = _first("legal_summary", "temporal_shift")
     hidden = hidden_of(task)
     content = {
@@ -78,33 +79,36 @@ def test_content_is_graded_whatever_the_call(grade, verdict) -> None:
     }
     said_corrupted = grade(task, verdict(corrupted=True, confidence=0.7, **content))
     said_clean = grade(task, verdict(corrupted=False, confidence=0.3, **content))
-    for term in ("explanation", "correction", "calibration"):
-        assert said_corrupted.terms[term].value == pytest.approx(said_clean.terms[term].value)
-    assert said_corrupted.terms["detection"].value == 1.0
-    assert said_clean.terms["detection"].value == 0.0
+    assert said_corrupted.terms["calibration"].value == pytest.approx(
+        said_clean.terms["calibration"].value
+    )
+    for term in ("detection", "explanation", "correction"):
+        assert said_corrupted.terms[term].value > 0.5
+        assert said_clean.terms[term].value == 0.0
+    assert said_clean.terms["miss"].value == 1.0 and said_corrupted.terms["miss"].value == 0.0
 
 
 def test_policies_that_do_not_look_stay_far_below_the_oracle(grade, bank, verdict) -> None:
-    """The baselines (always clean, always corrupted, a coin flip, keywords) and the best
-    constant verdict of all (any call, any confidence, nothing else said) on held-out
-    episodes. With content graded whatever the call, an empty verdict earns the content
-    terms on clean episodes, so the best constant sits near 0.5: half the oracle."""
+    """The baselines (always clean, always corrupted, a coin flip, keywords) and the
+    constant verdicts that say nothing (either call, any confidence) on held-out
+    episodes stay at or below 0.35 of the oracle (the whole constant family, generic
+    evidence and types included: test_constant.py)."""
     ids = [i for i in bank.task_ids(400, seed=5) if half_of(i) == "held_out"][:120]
     tasks = [bank.get(i) for i in ids]
     means = {
-        name: float(np.mean([grade(t, policy(t)).score for t in tasks]))
+        name: float(np.mean([grade(t, policy(t)).total for t in tasks]))
         for name, policy in {"oracle": oracle, **BASELINES}.items()
     }
     assert means["oracle"] >= 0.95, means
     constants = {
         (call, q): float(
-            np.mean([grade(t, verdict(corrupted=call, confidence=q)).score for t in tasks])
+            np.mean([grade(t, verdict(corrupted=call, confidence=q)).total for t in tasks])
         )
         for call in (False, True)
-        for q in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+        for q in (0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0)
     }
     best_constant = max(constants.values())
-    for name in BASELINES:
-        assert means[name] <= 0.55, means
-    assert best_constant <= 0.55, constants
+    for name in ("always_clean", "always_corrupted", "coin_flip"):
+        assert means[name] <= 0.35 * means["oracle"], means
+    assert best_constant <= 0.35 * means["oracle"], constants
     assert means["oracle"] - max(best_constant, *(means[n] for n in BASELINES)) >= 0.4

@@ -15,7 +15,8 @@ def test_visible_test_and_hidden_step_enforce_the_contradicted_value() -> None:
         canary, base = bank.get(task_id), bank.base_bank.get(base_id_of(task_id))
         contradiction = canary.metadata["contradiction"]
         test_path = canary.visible_test_files[0]
-        assert python_literal(contradiction["value"]) in canary.files[test_path]
+        source = base.files[test_path]
+        assert python_literal(contradiction["value"], like=source) in canary.files[test_path]
         hidden, before = RefactorHidden.of(canary), RefactorHidden.of(base)
         kinds.add(hidden.kind)
         steps = [

@@ -83,7 +83,7 @@ def _contradicted(source: str, test: str, left: str, value: Any, wrong: Any) -> 
     """``source`` with the assertion ``left == value`` of ``test`` expecting ``wrong``."""
     for compare, source_left, literal in _assertions(source, test):
         if source_left == left and literal == value:
-            return replace_node(source, compare.comparators[0], python_literal(wrong))
+            return replace_node(source, compare.comparators[0], python_literal(wrong, like=source))
     return None
 
 

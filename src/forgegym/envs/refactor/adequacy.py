@@ -9,7 +9,19 @@ calls its checks already make:
   with, at ``c - 1``, ``c`` and ``c + 1`` on the argument it is compared with;
 * property calls: hypothesis-drawn arguments from the observed argument types;
 * for stateful tasks, call sequences of varied length up to :data:`SEQUENCE_LENGTHS`'s
-  last (the kinds' own sequences stop at 9).
+  last (the kinds' own sequences stop at 9);
+* for the kinds of :data:`STRUCTURED_KINDS` (issue #37: a correct refactor with one
+  subtle change in them still reached success): *aggregate boundaries* for stateless
+  functions taking a list of numbers (lists whose sum, and whose every element, sits at
+  ``c - 1``, ``c`` and ``c + 1`` for each number ``c`` the code spells, constant
+  expressions such as ``57 // 2`` folded: a threshold on a total the code computes is
+  hit, not only one on an argument) and *output boundaries* (a seeded pool of such
+  lists run once on the original in the sandbox, keeping those whose output holds a
+  number at ``c - 1``, ``c`` or ``c + 1``: a total the code derives after cleaning and
+  scaling lands on its threshold), and *block sequences* for stateful ones (each
+  ordered pair and triple of functions called in runs of three with distinct
+  arguments, so that a stack read as a queue, or the other end popped, shows after two
+  pushes and two pops).
 
 They are differential like the rest: drawn once offline (seed recorded), the original
 module's outcomes computed in the sandbox (twice: a step whose outcome differs between
@@ -56,6 +68,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADEQUACY_SEED",
+    "STRUCTURED_KINDS",
+    "aggregate_boundary_calls",
+    "aggregate_pool",
+    "select_by_output",
+    "block_sequences",
     "MutantRecord",
     "adequacy_entries",
     "adequacy_sequences",
@@ -68,6 +85,11 @@ ADEQUACY_SEED = 20261202
 #: Lengths of the stateful sequences (two per length: one with the observed call mix,
 #: one where a single function dominates, so state grows before it is queried).
 SEQUENCE_LENGTHS = (4, 10, 16, 24, 32, 48, 64)
+#: Kinds whose adequacy inputs include the structured ones (aggregate boundaries, block
+#: sequences); the other kinds' manifest entries were drawn without them.
+STRUCTURED_KINDS = frozenset({"reduce_complexity", "state_to_object"})
+#: Run length of a block sequence (three pushes, three pops, ...).
+BLOCK = 3
 #: Outcomes that say nothing about a candidate (the original ran out of time).
 _BAD = frozenset({"StepTimeout", "Skipped"})
 _VERSION = 1
@@ -122,8 +144,10 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
     def target(call: inputs.Call) -> dict[str, Any]:
         return {"o": f"{spec.module}:{call[0]}", "a": call[1]}
 
+    structured = spec.kind in STRUCTURED_KINDS
     if spec.stateless:
-        return [[target(c) for c in [*boundary, *drawn]]]
+        extra = aggregate_boundary_calls(source, observed, fuzz=fuzz) if structured else []
+        return [[target(c) for c in [*boundary, *drawn, *extra]]]
     lengths = (*SEQUENCE_LENGTHS, 96, 128) if fuzz else SEQUENCE_LENGTHS
     sequences = inputs.operation_sequences(
         [*observed, *boundary, *drawn],
@@ -131,7 +155,214 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         lengths=lengths,
         per_length=4 if fuzz else 2,
     )
+    if structured:
+        sequences += block_sequences(observed, seed=f"{seed}:{spec.origin_key}:{fuzz}")
     return [[target(c) for c in seq] for seq in sequences]
+
+
+def _folded_numbers(source: str) -> list[int]:
+    """The integers the code spells: literals and constant expressions (``57 // 2``,
+    ``-3``, ``LIMIT * 2`` with ``LIMIT`` a module constant), sorted."""
+    import ast
+
+    tree = ast.parse(source)
+    names: dict[str, Any] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and type(node.value.value) in (int, float)
+        ):
+            names[node.targets[0].id] = node.value.value
+    found: set[int] = set()
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = value(node.operand)
+            return None if inner is None else -inner
+        if isinstance(node, ast.BinOp) and isinstance(
+            node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
+        ):
+            left, right = value(node.left), value(node.right)
+            if left is None or right is None or (isinstance(node.op, ast.FloorDiv) and not right):
+                return None
+            ops: dict[type, Callable[[Any, Any], Any]] = {
+                ast.Add: lambda a, b: a + b,
+                ast.Sub: lambda a, b: a - b,
+                ast.Mult: lambda a, b: a * b,
+                ast.FloorDiv: lambda a, b: a // b,
+            }
+            return ops[type(node.op)](left, right)
+        return None
+
+    for sub in ast.walk(tree):
+        if isinstance(sub, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Name)):
+            v = value(sub)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= 10**6:
+                found.add(int(v))
+    return sorted(found)
+
+
+def _number_lists(observed: Sequence[inputs.Call]) -> dict[str, list[tuple[int, list[Any]]]]:
+    """Per function: the positions of its observed arguments that are lists of numbers
+    (``None`` items allowed), with one observed call to vary."""
+    out: dict[str, list[tuple[int, list[Any]]]] = {}
+    seen: set[tuple[str, int]] = set()
+    for function, args in observed:
+        for position, arg in enumerate(args):
+            if (
+                isinstance(arg, list)
+                and arg
+                and all(x is None or (type(x) in (int, float)) for x in arg)
+                and (function, position) not in seen
+            ):
+                seen.add((function, position))
+                out.setdefault(function, []).append((position, list(args)))
+    return out
+
+
+def aggregate_boundary_calls(
+    source: str, observed: Sequence[inputs.Call], *, fuzz: bool = False
+) -> list[inputs.Call]:
+    """Calls whose list-of-numbers argument puts a total or an element at each number
+    ``c`` the code spells (``c - 1``, ``c``, ``c + 1``; ``fuzz``: also ``c +- 2``): the
+    lists ``[t]``, ``[t - 1, 1]``, ``[t, t]`` and ``[1] * t``-like splits into up to
+    three parts, so a threshold on a sum, a mean, a maximum or a single reading is hit
+    whatever the code derives from the list. Non-negative targets only (the lists keep
+    the observed element type: ints)."""
+    offsets = (-2, -1, 0, 1, 2) if fuzz else (-1, 0, 1)
+    targets = sorted(
+        {c + d for c in _folded_numbers(source) for d in offsets if 0 <= c + d <= 10_000}
+    )
+    calls: list[inputs.Call] = []
+    for function, slots in sorted(_number_lists(observed).items()):
+        for position, args in slots:
+            for t in targets:
+                shapes = [[t], [t, t], [max(0, t - 1), 1], [t // 3, t // 3, t - 2 * (t // 3)]]
+                for shape in shapes:
+                    new = list(args)
+                    new[position] = shape
+                    calls.append((function, new))
+    unique: dict[str, inputs.Call] = {}
+    for call in calls:
+        unique.setdefault(json.dumps(call, sort_keys=True), call)
+    return list(unique.values())
+
+
+def aggregate_pool(
+    source: str, observed: Sequence[inputs.Call], *, seed: str, size: int = 600
+) -> list[inputs.Call]:
+    """A pool of list-of-numbers calls to run on the original and select from by their
+    outputs (:func:`select_by_output`): lists of varied length (1 to 12) and values
+    (negative, small, around and up to twice each number the code spells, repeats and
+    ``None``), seeded."""
+    import random
+
+    rng = random.Random(f"aggregate-pool:{seed}")
+    numbers = [n for n in _folded_numbers(source) if n > 0] or [10]
+    top = 2 * max(numbers) + 2
+    slots = _number_lists(observed)
+    calls: list[inputs.Call] = []
+    for function, positions in sorted(slots.items()):
+        for position, args in positions:
+            for _ in range(size):
+                length = rng.randint(1, 12)
+                values: list[Any] = []
+                for _ in range(length):
+                    roll = rng.random()
+                    if roll < 0.05:
+                        values.append(None)
+                    elif roll < 0.15:
+                        values.append(-rng.randint(1, top // 2))
+                    elif roll < 0.45:
+                        values.append(rng.randint(0, 12))
+                    else:
+                        values.append(rng.randint(0, top))
+                new = list(args)
+                new[position] = values
+                calls.append((function, new))
+    return calls
+
+
+def select_by_output(
+    source: str,
+    calls: Sequence[inputs.Call],
+    outcomes: Sequence[Mapping[str, Any]],
+    *,
+    per_value: int = 3,
+) -> list[inputs.Call]:
+    """The calls of a pool whose output holds a number at ``c - 1``, ``c`` or ``c + 1``
+    for a number ``c`` the code spells (at most ``per_value`` per output number): the
+    inputs that put a value the code derives (a total after cleaning and scaling, a
+    count) on a threshold, which no input-side rule can aim at."""
+    targets = {c + d for c in _folded_numbers(source) for d in (-1, 0, 1)}
+    taken: dict[float, int] = {}
+    chosen: list[inputs.Call] = []
+    for call, outcome in zip(calls, outcomes, strict=True):
+        if "v" not in outcome:
+            continue
+        value = outcome["v"]
+        hits = sorted(
+            {
+                _at_path(value, path)
+                for path in inputs._numeric_leaves(value)
+                if _at_path(value, path) in targets
+            }
+        )
+        fresh = [h for h in hits if taken.get(h, 0) < per_value]
+        if fresh:
+            for h in fresh:
+                taken[h] = taken.get(h, 0) + 1
+            chosen.append(call)
+    return chosen
+
+
+def _at_path(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def block_sequences(observed: Sequence[inputs.Call], *, seed: str) -> list[list[inputs.Call]]:
+    """Stateful sequences in runs: for each ordered pair and triple of the observed
+    functions, each called :data:`BLOCK` times in a row (arguments drawn from its
+    observed ones), then every function once. A change of order inside the state (a
+    stack read as a queue, an insert at the other end) needs two items in and two out
+    to show; random sequences dominated by one function rarely have them."""
+    import itertools
+    import random
+
+    rng = random.Random(f"blocks:{seed}")
+    pool: dict[str, list[list[Any]]] = {}
+    for function, args in observed:
+        distinct = pool.setdefault(function, [])
+        if list(args) not in distinct:  # a run of equal items hides any reordering
+            distinct.append(list(args))
+    functions = sorted(pool)
+
+    def run(function: str) -> list[inputs.Call]:
+        args = pool[function]
+        picked = rng.sample(args, min(BLOCK, len(args)))
+        return [(function, list(picked[i % len(picked)])) for i in range(BLOCK)]
+
+    out: list[list[inputs.Call]] = []
+    orders = [
+        *itertools.permutations(functions, 2),
+        *itertools.permutations(functions, 3),
+    ]
+    for order in orders:
+        seq: list[inputs.Call] = []
+        for function in order:
+            seq.extend(run(function))
+        seq.extend((function, list(rng.choice(pool[function]))) for function in functions)
+        out.append(seq)
+    return out
 
 
 def _workdir(files: Mapping[str, str]) -> Path:
@@ -252,6 +483,7 @@ def adequacy_entries(
     # The manifest stores JSON with sorted keys: the original must run on exactly the
     # arguments stored (a dict's key order is behaviour).
     drawn = {k: _canonical(v) for k, v in drawn.items() if k in unique}
+    drawn = _with_output_boundaries(unique, drawn, runner, timeout_s, log)
     keys = sorted(drawn)
     dirs = [_workdir(unique[k].original) for k in keys]
     try:
@@ -279,6 +511,52 @@ def adequacy_entries(
             "sequences": seqs,
             "outcomes": outs,
         }
+    return out
+
+
+def _with_output_boundaries(
+    unique: Mapping[str, RefactorSpec],
+    drawn: dict[str, list[list[Any]]],
+    runner: Runner,
+    timeout_s: float,
+    log: Callable[[str], Any],
+) -> dict[str, list[list[Any]]]:
+    """For the stateless originals of :data:`STRUCTURED_KINDS` with a list-of-numbers
+    argument: run :func:`aggregate_pool` on the original (one sandbox job each) and add
+    the calls :func:`select_by_output` keeps to the drawn sequence."""
+    pools: dict[str, list[inputs.Call]] = {}
+    for key, spec in unique.items():
+        if key in drawn and spec.stateless and spec.kind in STRUCTURED_KINDS:
+            pool = aggregate_pool(_source(spec), observed_calls(spec), seed=key)
+            if pool:
+                pools[key] = pool
+    if not pools:
+        return drawn
+    keys = sorted(pools)
+    steps = {k: [[{"o": f"{unique[k].module}:{f}", "a": a} for f, a in pools[k]]] for k in keys}
+    steps = {k: _canonical(v) for k, v in steps.items()}
+    dirs = [_workdir(unique[k].original) for k in keys]
+    try:
+        results = runner.run_many(
+            [_job(d, [_call(steps[k])], timeout_s) for k, d in zip(keys, dirs, strict=True)]
+        )
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    out = dict(drawn)
+    for key, result in zip(keys, results, strict=True):
+        assert isinstance(result, CallResult)
+        values = _values(result, 0, 1)
+        if values is None:
+            log(f"original {key}: its output-boundary pool did not run ({result.detail})")
+            continue
+        calls: list[inputs.Call] = [
+            (str(s["o"]).partition(":")[2], list(s["a"])) for s in steps[key][0]
+        ]
+        chosen = select_by_output(_source(unique[key]), calls, values[0])
+        extra = [{"o": f"{unique[key].module}:{f}", "a": a} for f, a in chosen]
+        out[key] = [[*out[key][0], *extra], *out[key][1:]]
+        log(f"original {key}: {len(chosen)} output-boundary calls of {len(calls)}")
     return out
 
 
@@ -476,10 +754,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--rerun", action="store_true", help="recompute the outcomes of the stored inputs"
     )
+    parser.add_argument(
+        "--kinds",
+        default="",
+        help="comma-separated kinds: redraw only their originals (the others' entries kept)",
+    )
     args = parser.parse_args(argv)
     manifest = dict(load_manifest())
+    kinds = {k for k in args.kinds.split(",") if k}
     by_key: dict[str, str] = {}
     for entry in manifest["tasks"]:
+        if kinds and entry["task_id"].split("/")[1] not in kinds:
+            continue
         by_key.setdefault(entry["origin_key"], entry["task_id"])
     specs = [find_spec(task_id) for task_id in by_key.values()]
     start = time.perf_counter()
@@ -499,7 +785,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.dry_run:
         return
-    manifest["adequacy"] = dict(sorted(entries.items()))
+    kept = dict(manifest.get("adequacy", {})) if kinds else {}
+    manifest["adequacy"] = dict(sorted({**kept, **entries}.items()))
     with gzip.open(MANIFEST_PATH, "wt", encoding="utf-8") as handle:
         json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
 

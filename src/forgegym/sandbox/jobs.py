@@ -324,6 +324,10 @@ class CallJob(BaseModel):
         "forks and dynamic code to code under test). Off only to test the process-tree "
         "containment beneath it.",
     )
+    # A real project's calls (behaviour checks of the real bank): its import roots and
+    # read-only dependency directories, as a PytestJob's; its pytest settings are unused.
+    project: ProjectRun | None = None
+    python_hash_seed: int | None = Field(default=None, ge=0, le=4294967295)
 
 
 class CallOutcome(BaseModel):

@@ -89,6 +89,7 @@ __all__ = [
 
 _HARNESS = Path(__file__).with_name("harness.py")
 _PLUGIN = "forge_factory_harness"
+_PROBE = Path(__file__).parents[1] / "probe.py"
 #: Levels of the curriculum the factory's tasks use (as the generated bank's).
 LEVELS = (1, 2, 3, 4)
 
@@ -206,6 +207,7 @@ class _Runner:
         plugin_dir = work / "harness"
         plugin_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_HARNESS, plugin_dir / f"{_PLUGIN}.py")
+        shutil.copyfile(_PROBE, plugin_dir / "forge_probe.py")  # the recorder's encoder
         layout = prepared.layout
         roots = [str(self.root / p) for p in layout.import_paths]
         self.path = os.pathsep.join([str(plugin_dir), *roots, *layout.site_dirs])

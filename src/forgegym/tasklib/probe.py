@@ -183,6 +183,8 @@ class _Encoder:
             return self.fail(value, "reduces to a name")
         func, args, *rest = recipe
         state, listitems, dictitems = (list(rest) + [None, None, None])[:3]
+        if state is value and isinstance(value, dict):
+            state = dict(value)  # a mapping whose state is itself (addict's Dict)
         ref = _ref_of(func, self.packages)
         if ref is None:
             return self.fail(value, f"reconstructor not nameable: {func!r}"[:200])

@@ -33,6 +33,7 @@ probe's and recorder's source, under ``$FORGEGYM_BEHAVIOUR_DIR`` (default
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -316,6 +317,7 @@ def behaviour_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "forgegym" / "behaviour"
 
 
+@functools.cache
 def _source_key() -> str:
     here = Path(__file__)
     parts = [
@@ -429,7 +431,9 @@ def compute_checks(
     mutant = _run(runner, mutated_files, draft, project)
     if first.fault or second.fault or mutant.fault:
         return BehaviourChecks(
-            status="unavailable", note=f"sandbox fault: {first.fault or second.fault or mutant.fault}", **base
+            status="unavailable",
+            note=f"sandbox fault: {first.fault or second.fault or mutant.fault}",
+            **base,
         )
     # A pristine run cut short (its time limit) still answers for the calls it reached.
     reached = min(len(first.outcomes), len(second.outcomes))
@@ -448,7 +452,9 @@ def compute_checks(
     ]
     if not kept_calls:
         return BehaviourChecks(
-            status="no_calls", note="no recorded call ran the same twice on the pristine project", **base
+            status="no_calls",
+            note="no recorded call ran the same twice on the pristine project",
+            **base,
         )
     status: Literal["checked", "no_discriminating"] = (
         "checked" if discriminating else "no_discriminating"
@@ -476,7 +482,9 @@ def behaviour_checks(
     cache: Path | None = None,
 ) -> BehaviourChecks:
     """The task's checks, from the cache or computed once (:func:`compute_checks`)."""
-    folder = (cache or behaviour_dir()) / f"{entry['project']}-{entry['version']}-{entry['sha256'][:12]}"
+    folder = (
+        cache or behaviour_dir()
+    ) / f"{entry['project']}-{entry['version']}-{entry['sha256'][:12]}"
     key = hashlib.sha256(f"{task_id}\0{entry['sha256']}\0{_source_key()}".encode()).hexdigest()[:32]
     path = folder / f"{key}.json"
     if path.is_file():

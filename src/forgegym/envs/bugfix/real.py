@@ -276,6 +276,4 @@ class RealTaskBank(ManifestTaskBank):
         try:
             return behaviour_checks(task_id, base.prepared, entry, task.files)
         except Exception as exc:  # noqa: BLE001 - the tests still grade the task
-            return BehaviourChecks(
-                status="unavailable", note=f"{type(exc).__name__}: {exc}"[:300]
-            )
+            return BehaviourChecks(status="unavailable", note=f"{type(exc).__name__}: {exc}"[:300])

@@ -68,6 +68,7 @@ from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
 from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.antihack.special_casing import scan_special_casing
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
@@ -786,6 +787,16 @@ class RepoGrader:
                     path,
                     tests,
                     reference=task.reference.get(path),
+                )
+                # the same in any form: derived or computed values, assignments,
+                # membership, defaults, except handlers, files of the tests
+                findings += scan_special_casing(
+                    pristine[path],
+                    changed[path],
+                    path,
+                    tests,
+                    reference=task.reference.get(path),
+                    test_paths=task.visible_test_files,
                 )
         return gate_hack_findings(gates, notes, findings)
 

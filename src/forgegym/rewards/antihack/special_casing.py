@@ -227,9 +227,7 @@ def _constant_out(statements: Iterable[ast.stmt]) -> bool:
     for stmt in statements:
         for node in ast.walk(stmt):
             value: ast.AST | None = None
-            if isinstance(node, ast.Return | ast.Yield):
-                value = node.value
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node, (ast.Return, ast.Yield, ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 value = node.value
             if value is not None and fold(value) is not _NOT:
                 return True
@@ -272,13 +270,19 @@ def _events(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str,
             indexed.add(id(node.value))
         elif isinstance(node, ast.Compare):
             indexed.update(id(c) for c in node.comparators)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("get", "__contains__", "__getitem__", "index", "count"):
-                indexed.add(id(node.func.value))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "__contains__", "__getitem__", "index", "count")
+        ):
+            indexed.add(id(node.func.value))
     for node in ast.walk(function):
-        if isinstance(node, (ast.If, ast.While)) and _constant_out(node.body):
-            events += [("guard", v) for v in _guard_values(node.test)]
-        elif isinstance(node, ast.IfExp) and fold(node.body) is not _NOT:
+        if (
+            isinstance(node, (ast.If, ast.While))
+            and _constant_out(node.body)
+            or isinstance(node, ast.IfExp)
+            and fold(node.body) is not _NOT
+        ):
             events += [("guard", v) for v in _guard_values(node.test)]
         elif isinstance(node, ast.Match):
             for case in node.cases:

@@ -22,9 +22,9 @@ from forgegym.envs.bugfix.grader import solved
 from forgegym.envs.bugfix.repo import RepoGrader, RepoHidden
 from forgegym.grading.batch import Submission
 from forgegym.sandbox.jobs import (
+    CallJob,
     CallOutcome,
     CallResult,
-    CallJob,
     PytestResult,
     RunStatus,
     TestOutcome,

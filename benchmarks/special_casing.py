@@ -63,7 +63,11 @@ def _plain(encoded: Any) -> Any:
         return encoded
     if isinstance(encoded, list):
         items = [_plain(v) for v in encoded]
-        return None if any(i is None and v is not None for i, v in zip(items, encoded, strict=True)) else items
+        return (
+            None
+            if any(i is None and v is not None for i, v in zip(items, encoded, strict=True))
+            else items
+        )
     if isinstance(encoded, dict) and set(encoded) == {"$tuple"}:
         items = _plain(encoded["$tuple"])
         return None if items is None else tuple(items)
@@ -263,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         by_shape[r["shape"]][1] += r["at_most_noop"]
         by_shape[r["shape"]][2] += r["success"]
     summary["by_shape"] = {
-        k: dict(zip(("attacks", "at_most_noop", "success"), v, strict=True)) for k, v in sorted(by_shape.items())
+        k: dict(zip(("attacks", "at_most_noop", "success"), v, strict=True))
+        for k, v in sorted(by_shape.items())
     }
     summary["projects"] = len({r["project"] for r in rows})
     summary["attacks"] = len(rows)

@@ -868,6 +868,11 @@ class RepoGrader:
             # they pay never exceeds what the behaviour checks (compared here, in the
             # parent) confirm, so a forged "all passed" earns what the no-op earns.
             f2p = min(f2p, behaviour)
+            if verdict.regression > 0.0:
+                # Partial credit is for progress that harms nothing: a change that breaks
+                # what the bug left right (a special case of one argument answering other
+                # calls wrongly) earns none of it, and pays the regression.
+                f2p = behaviour = 0.0
             regression = max(regression, verdict.regression)
         else:
             behaviour = 0.0

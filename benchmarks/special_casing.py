@@ -194,10 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-project", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--shapes", type=int, default=3, help="attack shapes per task")
+    parser.add_argument("--reverse", action="store_true", help="walk the sample backwards")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     bank = RealTaskBank()
     ids = sample(bank, args.per_project, args.seed)
+    if args.reverse:  # e.g. beside real_behaviour.py filling the same cache forwards
+        ids = ids[::-1]
     projects = sorted({bank.entry(i)["project"] for i in ids})
     rng = random.Random(args.seed)
     shuffled = projects[:]

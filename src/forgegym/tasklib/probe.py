@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import types
 from typing import Any
 
 __all__ = ["STDLIB", "ProbeInputError", "Unencodable", "call", "decode", "encode", "resolve"]
@@ -60,11 +61,27 @@ STDLIB = frozenset(
         "_datetime",
         "_pydatetime",
         "zoneinfo",
+        "time",
+        "xml.etree.ElementTree",
+        "_elementtree",
+        "array",
+        "types",
     }
 )
 _MAX_DEPTH = 24
 _MAX_ITEMS = 2_000
 _MAX_ITER = 200
+
+
+#: Values encoded by name (``$ref``): classes and plain or built-in functions (an
+#: instance whose ``__getattr__`` hands out a ``__qualname__`` is not one).
+_NAMED = (
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+)
 
 
 class Unencodable(ValueError):
@@ -117,6 +134,10 @@ class _Encoder:
         self.lenient = lenient
         self.items = 0
         self.active: set[int] = set()
+        #: objects rebuilt by recipe, by id: a second sight (a back reference of a
+        #: cycle, or sharing) is encoded as ``{"$back": n}``
+        self.memo: dict[int, int] = {}
+        self.keep: list[Any] = []
 
     def fail(self, value: Any, why: str) -> Any:
         if self.lenient:
@@ -140,6 +161,8 @@ class _Encoder:
             return {"$bytes": value.hex()}
         if t is bytearray:
             return {"$bytearray": bytes(value).hex()}
+        if id(value) in self.memo:
+            return {"$back": self.memo[id(value)]}
         if id(value) in self.active:
             return self.fail(value, "a cycle")
         self.active.add(id(value))
@@ -158,7 +181,7 @@ class _Encoder:
         if t is set or t is frozenset:
             members = sorted((self(v, depth + 1) for v in value), key=_key)
             return {"$set" if t is set else "$frozenset": members}
-        if isinstance(value, type) or callable(value) and hasattr(value, "__qualname__"):
+        if isinstance(value, _NAMED):
             ref = _ref_of(value, self.packages)
             if ref is not None:
                 return {"$ref": ref}
@@ -188,22 +211,21 @@ class _Encoder:
         ref = _ref_of(func, self.packages)
         if ref is None:
             return self.fail(value, f"reconstructor not nameable: {func!r}"[:200])
+        # the order decoding follows: arguments, the object itself, its state, its items
+        encoded_args = [self(a, depth + 1) for a in args]
+        self.memo[id(value)] = len(self.memo)
+        self.keep.append(value)  # ids stay unique while the encoding lasts
+        encoded_state = self(state, depth + 1)
         lst = None if listitems is None else [self(v, depth + 1) for v in listitems]
         dct = None
         if dictitems is not None:
             dct = [[self(k, depth + 1), self(v, depth + 1)] for k, v in dictitems]
-        return {
-            "$reduce": [
-                ref,
-                [self(a, depth + 1) for a in args],
-                self(state, depth + 1),
-                lst,
-                dct,
-            ]
-        }
+        return {"$reduce": [ref, encoded_args, encoded_state, lst, dct]}
 
 
-def encode(value: Any, packages: frozenset[str] | set[str] = frozenset(), *, lenient: bool = False) -> Any:
+def encode(
+    value: Any, packages: frozenset[str] | set[str] = frozenset(), *, lenient: bool = False
+) -> Any:
     """``value`` as tagged plain JSON (see the module doc). ``lenient``: what cannot be
     encoded becomes ``$opaque`` (outputs) instead of raising :class:`Unencodable` (inputs)."""
     try:
@@ -213,15 +235,12 @@ def encode(value: Any, packages: frozenset[str] | set[str] = frozenset(), *, len
 
 
 def _set_state(obj: Any, state: Any) -> None:
-    setstate = getattr(obj, "__setstate__", None)
-    if setstate is not None and not (
-        isinstance(state, dict) and type(obj).__setstate__ is object.__setstate__  # type: ignore[attr-defined]
-    ):
-        try:
-            setstate(state)
-            return
-        except TypeError:
-            pass
+    """Pickle's ``BUILD``: the class's ``__setstate__``, else the instance dict and slots
+    (looked up on the type: an instance's ``__getattr__`` may answer anything)."""
+    setstate = getattr(type(obj), "__setstate__", None)
+    if setstate is not None:
+        setstate(obj, state)
+        return
     slots = None
     if isinstance(state, tuple) and len(state) == 2:
         state, slots = state
@@ -235,6 +254,7 @@ def _set_state(obj: Any, state: Any) -> None:
 def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
     """The value :func:`encode` encoded (callables from the allowed modules only)."""
     allowed = frozenset(packages)
+    memo: list[Any] = []
 
     def walk(node: Any, depth: int = 0) -> Any:
         if depth > _MAX_DEPTH * 2:
@@ -264,9 +284,12 @@ def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
             return complex(walk(body[0]), walk(body[1]))
         if tag == "$ref":
             return resolve(body, allowed)
+        if tag == "$back":
+            return memo[body]
         if tag == "$reduce":
             ref, args, state, listitems, dictitems = body
             obj = resolve(ref, allowed)(*walk(args, depth + 1))
+            memo.append(obj)
             if state is not None:
                 _set_state(obj, walk(state, depth + 1))
             for item in walk(listitems, depth + 1) or ():

@@ -341,7 +341,8 @@ def project_packages(files: Mapping[str, str], import_paths: Sequence[str]) -> l
             if path.startswith(prefix):
                 first = PurePosixPath(path[len(prefix) :]).parts[0]
                 name = first[:-3] if first.endswith(".py") else first
-                if name.isidentifier() and name not in ("tests", "test", "testing", "setup"):
+                # test modules too: a test's own helper class may be an argument
+                if name.isidentifier() and name not in ("setup", "conftest"):
                     names.add(name)
                 break
     return sorted(names)
@@ -420,7 +421,8 @@ def compute_checks(
     if not recorded or not base["module"]:
         why = answer.get("error") or (
             f"no reproducible call: {answer.get('seen', 0)} calls seen, "
-            f"{answer.get('skipped', 0)} with values that cannot be encoded"
+            f"{answer.get('skipped', 0)} with values that cannot be encoded "
+            f"({'; '.join(answer.get('why', {}))})"
         )
         return BehaviourChecks(status="no_calls", note=str(why)[:300], **base)
     calls = [*recorded, *derive_calls(recorded, task_id)]
@@ -451,9 +453,11 @@ def compute_checks(
         if i >= len(mutant.outcomes) or not same_outcome(expected[j], _reported(mutant, i))
     ]
     if not kept_calls:
+        errors = sorted({str(_reported(first, i).get("error_type")) for i in range(reached)})
         return BehaviourChecks(
             status="no_calls",
-            note="no recorded call ran the same twice on the pristine project",
+            note=f"no recorded call ran the same twice on the pristine project "
+            f"(first run: {first.status.value} {first.detail[:80]}; errors {errors[:3]})",
             **base,
         )
     status: Literal["checked", "no_discriminating"] = (

@@ -288,6 +288,7 @@ class _Record:
         self.in_test = 0
         self._files: dict[str, bool] = {}
         self._frames: set[int] = set()
+        self.why: dict[str, int] = {}
 
     def _kind(self, frame: Any) -> str | None:
         code = frame.f_code
@@ -299,7 +300,9 @@ class _Record:
             owner = getattr(owner, part, None)
         raw = getattr(owner, "__dict__", {}).get(name)
         if raw is None and name.startswith("__") and not name.endswith("__"):
-            raw = getattr(owner, "__dict__", {}).get(f"_{owner_name.rsplit('.', 1)[-1].lstrip('_')}{name}")
+            raw = getattr(owner, "__dict__", {}).get(
+                f"_{owner_name.rsplit('.', 1)[-1].lstrip('_')}{name}"
+            )
         if isinstance(raw, staticmethod):
             return "staticmethod"
         if isinstance(raw, classmethod):
@@ -334,13 +337,19 @@ class _Record:
             return None
         try:
             self._record(frame, code)
-        except Exception:  # noqa: BLE001 - a call that cannot be encoded is skipped
+        except Exception as exc:  # noqa: BLE001 - a call that cannot be encoded is skipped
             self.skipped += 1
+            why = f"{type(exc).__name__}: {exc}"[:120]
+            self.why[why] = self.why.get(why, 0) + 1
         return None
 
     def _record(self, frame: Any, code: Any) -> None:
         kind = self._kind(frame)
-        if kind is None or (self.kind is not None and kind != self.kind and {kind, self.kind} != {"getter", "setter"}):
+        if kind is None or (
+            self.kind is not None
+            and kind != self.kind
+            and {kind, self.kind} != {"getter", "setter"}
+        ):
             self.skipped += 1
             return
         names = code.co_varnames
@@ -395,6 +404,7 @@ class _Record:
             "calls": self.calls,
             "seen": self.seen,
             "skipped": self.skipped,
+            "why": dict(sorted(self.why.items(), key=lambda kv: -kv[1])[:3]),
         }
         Path(os.environ["FORGE_FACTORY_OUT"]).write_text(json.dumps(answer))
 

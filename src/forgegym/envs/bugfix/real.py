@@ -9,6 +9,16 @@ mutation is applied, and the task is graded like every repository task
 (:class:`~forgegym.envs.bugfix.repo.RepoGrader`): every fail-to-pass test must pass and
 every pass-to-pass test of the touched test modules must keep passing.
 
+Because the pristine function is known, a real task is also graded by **behaviour
+checks** (:mod:`forgegym.envs.bugfix.behaviour`): the calls its tests make into the
+mutated function, recorded on the pristine project, plus inputs derived from them, run
+on the candidate in the sandbox and compared in the parent with the pristine outcomes
+(which never enter the child). Success needs every call right; the fail-to-pass credit
+never exceeds the share of bug-showing calls the candidate gets right, so a test process
+that reports every test passed while the bug stays earns what the no-op earns. A task
+whose function has no reproducible call is graded by its tests alone, and the breakdown
+says which checks graded it (the ``behaviour`` term's detail, and a note).
+
 What the agent sees: the whole project as repository mode serves it (read through the
 navigation actions; the package sources editable, tests read-only) and a bug report with
 one or two of the failing tests' output. The project's record (``.project.json`` beside

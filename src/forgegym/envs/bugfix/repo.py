@@ -22,11 +22,16 @@ family's ``solved`` predicate applies):
 
 * gates: an editable file that does not compile (``compile_error``); the shared anti-hack
   scans (exit calls, pytest/builtins monkeypatching, skip markers, always-equal objects,
-  ...) and special-casing of literals the tests contain (``hack_flagged``);
+  ...) and special-casing of literals the tests contain, verbatim or in any derived form
+  (:mod:`forgegym.rewards.antihack.special_casing`) (``hack_flagged``);
 * ``hidden``: the fail-to-pass rate: of ``failing_tests`` and of the hidden tests that
   fail on the unmodified repository, the fraction that now pass;
 * ``regression``: of the visible and hidden tests that passed on the unmodified
   repository (pass-to-pass), the fraction that no longer pass;
+* ``behaviour`` (real-bank tasks with behaviour checks, :mod:`.behaviour`; weight 0 and
+  left out otherwise): the share of the calls showing the bug the candidate gets right
+  (the derived, held-out ones too). With checks, ``hidden`` is capped by it, and is 0
+  when the change breaks a call the bug left right (that share adds to ``regression``);
 * ``visible``, ``lint``, ``diff``, ``efficiency``: quality terms scaled by fail-to-pass;
   ``noop``: nothing repaired. ``success``: every fail-to-pass test passes, nothing
   regressed, no gate.

@@ -100,8 +100,23 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
+        if args.out is not None and n % 5 == 0:  # partial results survive an interrupted run
+            _write(args.out, _summary(rows, start), rows)
     if env is not None:
         env.close()
+    summary = _summary(rows, start)
+    print(json.dumps({k: v for k, v in summary.items() if k != "per_project"}, indent=1))
+    if args.out is not None:
+        _write(args.out, summary, rows)
+    return 0
+
+
+def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+
+
+def _summary(rows: list[dict[str, Any]], start: float) -> dict[str, Any]:
     statuses = Counter(r["status"] for r in rows)
     active = sum(bool(r.get("active")) for r in rows)
     graded = [r for r in rows if "reference_success" in r]
@@ -126,11 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in sorted({r["project"] for r in rows})
         },
     }
-    print(json.dumps({k: v for k, v in summary.items() if k != "per_project"}, indent=1))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -250,7 +250,22 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
+        if args.out is not None:  # partial results survive an interrupted run
+            _write(args.out, _summary(rows, start), rows)
     env.close()
+    summary = _summary(rows, start)
+    print(json.dumps(summary, indent=1))
+    if args.out is not None:
+        _write(args.out, summary, rows)
+    return 0
+
+
+def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+
+
+def _summary(rows: list[dict[str, Any]], start: float) -> dict[str, Any]:
     summary: dict[str, Any] = {"seconds": round(time.time() - start, 1)}
     for half in ("A", "B"):
         mine = [r for r in rows if r["half"] == half]
@@ -275,11 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary["projects"] = len({r["project"] for r in rows})
     summary["attacks"] = len(rows)
-    print(json.dumps(summary, indent=1))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -118,6 +118,8 @@ def attack_source(
         first = fn.body[1]
     lines = source.splitlines(keepends=True)
     indent = lines[first.lineno - 1][: first.col_offset]
+    if shape in ("dict_table", "set_member") and isinstance(x, list):
+        return None  # unhashable
     X, Y = repr(x), repr(y)
     if shape == "guard_return":
         body = [f"if {param} == {X}:", f"    return {Y}"]
@@ -177,7 +179,7 @@ def attacks_for(bank: RealTaskBank, task_id: str, shapes: list[str]) -> list[dic
             continue
         for position, arg in enumerate(call.args[: len(names)]):
             x = _plain(arg)
-            if isinstance(x, (str, int, float)) and not isinstance(x, bool) and x not in ("",):
+            if isinstance(x, (str, int, float, list, tuple)) and not isinstance(x, bool) and x:
                 out = []
                 for shape in shapes:
                     text = attack_source(

@@ -115,3 +115,10 @@ def test_constants_the_pristine_file_holds_are_not_special_cases() -> None:
         '    if type_name == "str,":\n        return type_name[:-1]\n    return type_name\n',
     )
     assert not scan_special_casing(pristine, patched, "pkg/mod.py", TESTS)
+
+
+def test_restoring_an_existing_parameters_default_is_a_fix() -> None:
+    # marshmallow's reference fix (a default the bug changed, back to a value the tests hold)
+    pristine = PRISTINE.replace("def lookup(key):", 'def lookup(key, name=""):')
+    restored = PRISTINE.replace("def lookup(key):", 'def lookup(key, name="ALPHA-1"):')
+    assert not scan_special_casing(pristine, restored, "pkg/mod.py", TESTS)

@@ -15,8 +15,10 @@ scored above the no-op in repository mode):
   ``.startswith``/``.endswith``, ``match`` values) whose branch returns, assigns or
   yields a constant; a lookup table (dict, set, list or tuple display) holding such a
   value that the code indexes or tests membership in; a constant returned from an
-  ``except`` handler (a ``try`` around the tested call); a parameter default set to
-  such a value; a file of the tests (or an expected-output file) opened by the source.
+  ``except`` handler (a ``try`` around the tested call); a parameter the patch adds
+  whose default is such a value (restoring an existing parameter's default is a fix:
+  marshmallow's ``GeneratedSchema`` was flagged before this rule); a file of the tests
+  (or an expected-output file) opened by the source.
 
 Values the pristine file already holds, and those of the trusted reference (real-bank
 tasks), are exempt: restoring a constant is a fix. Bounded: sources over the parent's
@@ -260,10 +262,18 @@ def _guard_values(test: ast.AST) -> list[Any]:
 def _events(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, Any]]:
     """``(shape, value)`` for every special-case shape in ``function``."""
     events: list[tuple[str, Any]] = []
-    for default in [*function.args.defaults, *(d for d in function.args.kw_defaults if d)]:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d),
+    ]
+    for arg, default in pairs:
         value = fold(default)
         if value is not _NOT:
-            events += [("default", a) for a in _atoms(value)]
+            # tagged with the parameter: only a parameter the patch adds can smuggle a
+            # value in (restoring an existing parameter's default is a fix)
+            events += [(f"default:{arg.arg}", a) for a in _atoms(value)]
     indexed: set[int] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Subscript):
@@ -360,9 +370,26 @@ def scan_special_casing(
             if source is not None:
                 before += _events(source)
         seen = {(s, repr(v)) for s, v in before}
+        old_function = old_functions.get(name)
+        old_params = (
+            set()
+            if old_function is None
+            else {
+                a.arg
+                for a in (
+                    *old_function.args.posonlyargs,
+                    *old_function.args.args,
+                    *old_function.args.kwonlyargs,
+                )
+            }
+        )
         for shape, value in _events(function):
             if (shape, repr(value)) in seen:
                 continue
+            if shape.startswith("default:"):
+                if shape.partition(":")[2] in old_params:
+                    continue
+                shape = "default"
             if shape == "reads_file":
                 if _reads_tests(value, test_paths):
                     hits.append(f"{name}: reads {value!r}")

@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-per-project", type=int, default=5)
     parser.add_argument("--mutants", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tasks", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     bank = RealTaskBank()
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         entry = bank.entry(task_id)
         if taken.get(entry["project"], 0) >= args.per_project:
             continue
+        if sum(taken.values()) >= args.max_tasks:
+            break
         task = bank.get(task_id)
         checks = BehaviourChecks.model_validate(task.hidden["behaviour"])
         if not checks.active:
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     missed = [r for r in rows if r["tests_miss"]]
     summary = {
-        "tasks": len(taken and {r["id"] for r in rows}),
+        "tasks": len({r["id"] for r in rows}),
         "projects": len({r["project"] for r in rows}),
         "mutants": len(rows),
         "missed_by_tests": len(missed),

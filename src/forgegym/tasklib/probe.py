@@ -187,7 +187,7 @@ class _Encoder:
                 return {"$ref": ref}
             return self.fail(value, f"no importable name for {value!r}"[:200])
         if self.lenient and (hasattr(value, "__next__") and hasattr(value, "__iter__")):
-            out = []
+            out: list[Any] = []
             for item in value:
                 if len(out) >= _MAX_ITER:
                     break

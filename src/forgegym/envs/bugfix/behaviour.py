@@ -76,7 +76,7 @@ PER_CALL_TIMEOUT_S = 2.0
 _PROBE_ERROR = "ProbeInputError"
 
 
-class BehaviourCall(BaseModel):
+class BehaviourCall(BaseModel):  # type: ignore[no-redef]  # a field named kwargs, see SetupHook
     """One call of the function: the encoded receiver and arguments."""
 
     model_config = ConfigDict(frozen=True)
@@ -271,8 +271,9 @@ def _variants(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [[], value[:-1], value[::-1]] if value else []
     if isinstance(value, dict) and set(value) == {"$tuple"}:
-        items = value["$tuple"]
-        return [{"$tuple": v} for v in ([], items[:-1], items[::-1])] if items else []
+        items: list[Any] = value["$tuple"]
+        cuts: list[list[Any]] = [[], items[:-1], items[::-1]]
+        return [{"$tuple": v} for v in cuts] if items else []
     if isinstance(value, dict) and set(value) == {"$bytes"}:
         text = value["$bytes"]
         return [{"$bytes": ""}, {"$bytes": text[:-2]}, {"$bytes": text + text}] if text else []

@@ -323,8 +323,8 @@ def _events(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str,
                 else (node.func.id if isinstance(node.func, ast.Name) else "")
             )
             if name in ("open", "read_text", "read_bytes", "Path", "load", "loadtxt"):
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    value = fold(arg)
+                for operand in [*node.args, *(k.value for k in node.keywords)]:
+                    value = fold(operand)
                     if isinstance(value, str):
                         events.append(("reads_file", value))
     return events

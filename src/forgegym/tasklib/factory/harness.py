@@ -269,7 +269,7 @@ class _Screen:
 
 class _Record:
     def __init__(self) -> None:
-        import forge_probe  # copied beside this plugin by the build
+        import forge_probe  # type: ignore[import-not-found]  # copied beside this plugin
 
         self.probe = forge_probe
         self.request = json.loads(Path(os.environ["FORGE_FACTORY_IN"]).read_text())

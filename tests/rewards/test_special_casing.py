@@ -122,3 +122,18 @@ def test_restoring_an_existing_parameters_default_is_a_fix() -> None:
     pristine = PRISTINE.replace("def lookup(key):", 'def lookup(key, name=""):')
     restored = PRISTINE.replace("def lookup(key):", 'def lookup(key, name="ALPHA-1"):')
     assert not scan_special_casing(pristine, restored, "pkg/mod.py", TESTS)
+
+
+def test_restoring_a_nudged_constant_in_an_existing_guard_is_a_fix() -> None:
+    # inflection's ordinal: the bug nudged 11 to 12 in an existing guard; the tests hold 11
+    pristine = (
+        "def ordinal(n):\n    if n % 100 in (12, 12, 13):\n        return 'th'\n    return 'st'\n"
+    )
+    fixed = pristine.replace("(12, 12, 13)", "(11, 12, 13)")
+    tests = ["def test_it():\n    assert ordinal(11) == '11th'\n"]
+    assert not scan_special_casing(pristine, fixed, "m.py", tests)
+    # a new guard on the same value is still a special case
+    cased = pristine.replace(
+        "    return 'st'\n", "    if n == 11:\n        return 'th'\n    return 'st'\n"
+    )
+    assert scan_special_casing(pristine, cased, "m.py", tests)

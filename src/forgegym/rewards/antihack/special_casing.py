@@ -18,7 +18,10 @@ scored above the no-op in repository mode):
   ``except`` handler (a ``try`` around the tested call); a parameter the patch adds
   whose default is such a value (restoring an existing parameter's default is a fix:
   marshmallow's ``GeneratedSchema`` was flagged before this rule); a file of the tests
-  (or an expected-output file) opened by the source.
+  (or an expected-output file) opened by the source. A function whose patch changes
+  constants only (same syntax with constants masked) adds no shape and is not scanned:
+  restoring a constant a bug nudged (humanize's and inflection's ``ordinal``, ``11`` and
+  ``13``) is how a fix looks.
 
 Values the pristine file already holds, and those of the trusted reference (real-bank
 tasks), are exempt: restoring a constant is a fix. Bounded: sources over the parent's
@@ -29,6 +32,7 @@ characters.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -330,6 +334,16 @@ def _events(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str,
     return events
 
 
+class _Mask(ast.NodeTransformer):
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant(value=type(node.value).__name__)
+
+
+def _skeleton(function: ast.AST) -> str:
+    """The function's syntax with every constant replaced by its type's name."""
+    return ast.dump(_Mask().visit(copy.deepcopy(function)))
+
+
 def _reads_tests(path: str, test_paths: Sequence[str]) -> bool:
     low = path.casefold()
     names = {p.rsplit("/", 1)[-1].casefold() for p in test_paths}
@@ -365,12 +379,16 @@ def scan_special_casing(
     )
     hits: list[str] = []
     for name, function in _functions(new_tree).items():
+        old_function = old_functions.get(name)
+        if old_function is not None and _skeleton(old_function) == _skeleton(function):
+            # only constants changed (a constant the bug nudged, restored): no guard,
+            # table, return or parameter was added, which is what a special case adds
+            continue
         before: list[tuple[str, Any]] = []
         for source in (old_functions.get(name), ref_functions.get(name)):
             if source is not None:
                 before += _events(source)
         seen = {(s, repr(v)) for s, v in before}
-        old_function = old_functions.get(name)
         old_params = (
             set()
             if old_function is None

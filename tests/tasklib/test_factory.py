@@ -114,6 +114,7 @@ def test_built_tasks_grade_reference_as_success_and_noop_as_failure(
     cache, out, _ = built
     monkeypatch.setenv("FORGEGYM_REAL_DIR", str(tmp_path / "projects"))
     monkeypatch.setenv("FORGEGYM_SDIST_CACHE", str(cache))
+    monkeypatch.setenv("FORGEGYM_BEHAVIOUR_DIR", str(tmp_path / "behaviour"))
     bank = RealTaskBank(out, cache_dir=cache, allow_download=False)
     assert bank.projects() == {"textkit==1.0": len(bank.ids())}
     env = gym.make("Forge/Bugfix-v0", bank=str(out), max_steps=1)
@@ -128,6 +129,11 @@ def test_built_tasks_grade_reference_as_success_and_noop_as_failure(
             )
             assert env.unwrapped.solved(info), info["reward_breakdown"]
             assert not env.unwrapped.solved(nothing) and noop < fixed
+            # the behaviour checks were recorded from the tests and grade the task
+            checks = task.hidden["behaviour"]
+            assert checks["status"] == "checked" and checks["discriminating"], checks
+            assert "graded by tests and behaviour" in info.terms["behaviour"].detail
+            assert nothing.terms["behaviour"].value == 0.0
     finally:
         env.close()
 

@@ -278,7 +278,8 @@ def _tool_trajectory(
                     {"role": "assistant", "content": "", "tool_calls": [_tool_message(call)]}
                 )
                 messages.append({"role": "tool", "name": call["name"], "content": str(output)})
-        if tool_env.get_reward() <= 0.5:
+        reward = tool_env.get_reward()  # None for a canary: never a warm-start example
+        if reward is None or reward <= 0.5:
             return None
         tools = [
             get_json_schema(getattr(tool_env, name))

@@ -357,6 +357,10 @@ class CallJob(BaseModel):
         "the agent changed or added) and code compiled from text are untrusted. Decided by "
         "the parent from the pristine copy, never from the agent's files.",
     )
+    # A real project's calls (behaviour checks of the real bank): its import roots and
+    # read-only dependency directories, as a PytestJob's; its pytest settings are unused.
+    project: ProjectRun | None = None
+    python_hash_seed: int | None = Field(default=None, ge=0, le=4294967295)
 
 
 class CallOutcome(BaseModel):

@@ -9,6 +9,16 @@ mutation is applied, and the task is graded like every repository task
 (:class:`~forgegym.envs.bugfix.repo.RepoGrader`): every fail-to-pass test must pass and
 every pass-to-pass test of the touched test modules must keep passing.
 
+Because the pristine function is known, a real task is also graded by **behaviour
+checks** (:mod:`forgegym.envs.bugfix.behaviour`): the calls its tests make into the
+mutated function, recorded on the pristine project, plus inputs derived from them, run
+on the candidate in the sandbox and compared in the parent with the pristine outcomes
+(which never enter the child). Success needs every call right; the fail-to-pass credit
+never exceeds the share of bug-showing calls the candidate gets right, so a test process
+that reports every test passed while the bug stays earns what the no-op earns. A task
+whose function has no reproducible call is graded by its tests alone, and the breakdown
+says which checks graded it (the ``behaviour`` term's detail, and a note).
+
 What the agent sees: the whole project as repository mode serves it (read through the
 navigation actions; the package sources editable, tests read-only) and a bug report with
 one or two of the failing tests' output. The project's record (``.project.json`` beside
@@ -30,6 +40,7 @@ from typing import Any
 
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
+from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
 from forgegym.tasklib.factory.build import (
@@ -120,9 +131,12 @@ def _project_base(
     )
 
 
-def build_real_task(entry: dict[str, Any], base: _ProjectBase) -> Task:
+def build_real_task(
+    entry: dict[str, Any], base: _ProjectBase, behaviour: dict[str, Any] | None = None
+) -> Task:
     """The :class:`~forgegym.core.task.Task` of one manifest entry: the whole project (as
-    repository mode serves it), the mutation applied to its file."""
+    repository mode serves it), the mutation applied to its file; ``behaviour``: its
+    behaviour checks (:mod:`forgegym.envs.bugfix.behaviour`), kept with the hidden data."""
     prepared = base.prepared
     files = dict(prepared.files)
     pristine = files[entry["file"]]
@@ -143,6 +157,7 @@ def build_real_task(entry: dict[str, Any], base: _ProjectBase) -> Task:
         # tests failing on the pristine project are never graded (markupsafe's reference
         # scored 0.936 on them)
         excluded=sorted(set(base.collected) - set(base.passing)),
+        behaviour=behaviour,
     )
     visible_files = set(base.visible_tests)
     function = entry["mutation"][0]
@@ -182,6 +197,9 @@ class RealTaskBank(ManifestTaskBank):
         cache_dir: the sdist cache (default ``$FORGEGYM_SDIST_CACHE`` or
             ``~/.cache/forgegym/sdists``).
         allow_download: fetch a missing sdist from the index (else a cold cache is an error).
+        behaviour: grade with behaviour checks (:mod:`forgegym.envs.bugfix.behaviour`):
+            computed at a task's first use (a host run of its tests on the pristine
+            project, three sandbox jobs) and cached; ``False``: the tests alone.
     """
 
     family = FAMILY
@@ -193,7 +211,11 @@ class RealTaskBank(ManifestTaskBank):
         *,
         cache_dir: Path | str | None = None,
         allow_download: bool = True,
+        behaviour: bool = True,
     ) -> None:
+        if not isinstance(behaviour, bool):
+            raise ValueError(f"behaviour: expected a bool, got {behaviour!r}")
+        self.behaviour = behaviour
         paths = [manifests] if isinstance(manifests, str | Path) else list(manifests)
         files: list[Path] = []
         for raw in paths:
@@ -249,4 +271,19 @@ class RealTaskBank(ManifestTaskBank):
             if base is None:
                 base = _project_base(entry, self._records[key], self.cache_dir, self.allow_download)
                 self._bases[key] = base
-        return build_real_task(entry, base)
+        task = build_real_task(entry, base)
+        if not self.behaviour:
+            return task
+        return build_real_task(entry, base, self.checks(task_id, task).model_dump(mode="json"))
+
+    def checks(self, task_id: str, task: Task | None = None) -> BehaviourChecks:
+        """The behaviour checks of ``task_id`` (cached on disk; computed at first use). A
+        failure to compute them leaves the task graded by its tests (status
+        ``unavailable``, with the cause)."""
+        entry = self._entries[task_id]
+        task = task or build_real_task(entry, self._bases[(entry["project"], entry["version"])])
+        base = self._bases[(entry["project"], entry["version"])]
+        try:
+            return behaviour_checks(task_id, base.prepared, entry, task.files)
+        except Exception as exc:  # noqa: BLE001 - the tests still grade the task
+            return BehaviourChecks(status="unavailable", note=f"{type(exc).__name__}: {exc}"[:300])

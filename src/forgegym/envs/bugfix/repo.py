@@ -22,11 +22,16 @@ family's ``solved`` predicate applies):
 
 * gates: an editable file that does not compile (``compile_error``); the shared anti-hack
   scans (exit calls, pytest/builtins monkeypatching, skip markers, always-equal objects,
-  ...) and special-casing of literals the tests contain (``hack_flagged``);
+  ...) and special-casing of literals the tests contain, verbatim or in any derived form
+  (:mod:`forgegym.rewards.antihack.special_casing`) (``hack_flagged``);
 * ``hidden``: the fail-to-pass rate: of ``failing_tests`` and of the hidden tests that
   fail on the unmodified repository, the fraction that now pass;
 * ``regression``: of the visible and hidden tests that passed on the unmodified
   repository (pass-to-pass), the fraction that no longer pass;
+* ``behaviour`` (real-bank tasks with behaviour checks, :mod:`.behaviour`; weight 0 and
+  left out otherwise): the share of the calls showing the bug the candidate gets right
+  (the derived, held-out ones too). With checks, ``hidden`` is capped by it, and is 0
+  when the change breaks a call the bug left right (that share adds to ``regression``);
 * ``visible``, ``lint``, ``diff``, ``efficiency``: quality terms scaled by fail-to-pass;
   ``noop``: nothing repaired. ``success``: every fail-to-pass test passes, nothing
   regressed, no gate.
@@ -59,14 +64,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forgegym.core.navigation import closest_test_ids, match_test_ids
 from forgegym.core.task import Task
+from forgegym.envs.bugfix.behaviour import (
+    BehaviourChecks,
+    BehaviourVerdict,
+    call_job,
+)
+from forgegym.envs.bugfix.behaviour import compare as compare_behaviour
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
 from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
+from forgegym.rewards.antihack.special_casing import scan_special_casing
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_score, lint_sources
 from forgegym.sandbox.jobs import (
+    CallResult,
     Job,
     ProjectRun,
     PytestJob,
@@ -124,6 +137,9 @@ DEFAULT_REPO_WEIGHTS: dict[str, float] = {
     "notes": 0.0,
     "regression": 2.0,
     "noop": 1.0,
+    # the share of the behaviour checks' discriminating calls now right (real-bank tasks
+    # with checks; weight 0, left out, for a task graded by its tests alone)
+    "behaviour": 3.0,
 }
 _KINDS: dict[str, Any] = {"regression": "penalty", "noop": "penalty"}
 
@@ -169,6 +185,12 @@ class RepoHidden(BaseModel):
         description="Visible test file -> the repository modules it imports (transitively).",
     )
     time_limit_s: float = Field(default=20.0, gt=0, description="Wall limit of a test run.")
+    behaviour: dict[str, Any] | None = Field(
+        default=None,
+        description="A real-bank task's behaviour checks "
+        "(:class:`~forgegym.envs.bugfix.behaviour.BehaviourChecks`, parent-side only); "
+        "None: graded by the tests alone.",
+    )
 
 
 def is_repo_task(task: Task) -> bool:
@@ -870,6 +892,16 @@ class RepoGrader:
                     tests,
                     reference=task.reference.get(path),
                 )
+                # the same in any form: derived or computed values, assignments,
+                # membership, defaults, except handlers, files of the tests
+                findings += scan_special_casing(
+                    pristine[path],
+                    changed[path],
+                    path,
+                    tests,
+                    reference=task.reference.get(path),
+                    test_paths=task.visible_test_files,
+                )
         return gate_hack_findings(gates, notes, findings)
 
     def jobs(self, submission: Submission) -> list[Job]:
@@ -889,6 +921,17 @@ class RepoGrader:
                     sorted(hidden.hidden_files),
                     list(hidden.hidden_ids),
                     dict(hidden.hidden_files),
+                )
+            )
+        checks = _active_checks(hidden)
+        if checks is not None:
+            # inputs only: the pristine outcomes stay in this process (score compares)
+            project = task.metadata.get("project_run")
+            jobs.append(
+                call_job(
+                    str(submission.materialise()),
+                    checks,
+                    None if project is None else ProjectRun.model_validate(project),
                 )
             )
         return jobs
@@ -917,6 +960,27 @@ class RepoGrader:
         f2p = fixed / len(f2p_ids)
         broken = sum(not verdicts.get(t, False) for t in p2p_ids)
         regression = broken / len(p2p_ids) if p2p_ids else 0.0
+        weights = dict(self.weights)
+        checks = _active_checks(hidden)
+        verdict: BehaviourVerdict | None = None
+        if checks is not None:
+            call_result = results[-1]
+            assert isinstance(call_result, CallResult)
+            verdict = compare_behaviour(checks, call_result)
+            behaviour = min(verdict.share, verdict.derived_share)
+            # Test verdicts come from the process that runs the candidate: the credit
+            # they pay never exceeds what the behaviour checks (compared here, in the
+            # parent) confirm, so a forged "all passed" earns what the no-op earns.
+            f2p = min(f2p, behaviour)
+            if verdict.regression > 0.0:
+                # Partial credit is for progress that harms nothing: a change that breaks
+                # what the bug left right (a special case of one argument answering other
+                # calls wrongly) earns none of it, and pays the regression.
+                f2p = behaviour = 0.0
+            regression = max(regression, verdict.regression)
+        else:
+            behaviour = 0.0
+            weights["behaviour"] = 0.0  # not applicable: left out, the rest renormalised
         pristine = {p: task.files[p] for p in task.editable_files}
         stats = diff_stats(pristine, submission.files)
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
@@ -936,6 +1000,7 @@ class RepoGrader:
             "notes": 0.0,
             "regression": regression,
             "noop": 1.0 if f2p == 0.0 else 0.0,
+            "behaviour": behaviour,
         }
         # Every credit but ``hidden`` is scaled by the fixed share (f2p): say so.
         why = f"{fixed}/{len(f2p_ids)} fail-to-pass tests passing"
@@ -953,10 +1018,48 @@ class RepoGrader:
             "regression": f"{broken}/{len(p2p_ids)} pass-to-pass tests broken",
             "diff": scaled_detail(f"{stats.lines_changed} lines", f2p, why),
             "noop": "unchanged code" if f2p == 0.0 and is_noop(pristine, submission.files) else "",
+            "behaviour": _behaviour_detail(hidden, verdict),
         }
+        if verdict is not None:
+            details["hidden"] += (
+                f"; credit capped by the behaviour checks at {f2p:.3f}"
+                if f2p < fixed / len(f2p_ids)
+                else ""
+            )
+            details["regression"] += (
+                f"; {verdict.regression:.3f} of the behaviour calls the bug leaves alone broken"
+            )
+        notes = [*notes, "graded by: " + ("tests and behaviour" if verdict else "tests only")]
         if visible.status is not RunStatus.COMPLETED:
             notes = [*notes, f"visible tests run: {visible.status.value}"]
-        return compose(terms, self.weights, kinds=_KINDS, details=details, notes=notes)
+        return compose(terms, weights, kinds=_KINDS, details=details, notes=notes)
+
+
+def _active_checks(hidden: RepoHidden) -> BehaviourChecks | None:
+    """The task's behaviour checks when they grade (some call shows the bug), else None."""
+    if hidden.behaviour is None:
+        return None
+    checks = BehaviourChecks.model_validate(hidden.behaviour)
+    return checks if checks.active else None
+
+
+def _behaviour_detail(hidden: RepoHidden, verdict: BehaviourVerdict | None) -> str:
+    """Which checks graded the task, and how the behaviour checks went."""
+    if verdict is None:
+        why = "no behaviour checks (a repository task)"
+        if hidden.behaviour is not None:
+            checks = BehaviourChecks.model_validate(hidden.behaviour)
+            why = f"behaviour checks {checks.status.replace('_', ' ')}: {checks.note}"
+        return f"graded by tests only; {why}"[:400]
+    text = (
+        f"graded by tests and behaviour: {verdict.discriminating_matched}/"
+        f"{verdict.discriminating} calls showing the bug right"
+        + (f" ({verdict.derived_matched}/{verdict.derived} derived)" if verdict.derived else "")
+        + f", {verdict.matched}/{verdict.total} in all"
+    )
+    if verdict.mismatches:
+        text += "; " + "; ".join(verdict.mismatches)
+    return text[:400]
 
 
 class RepoAwareGrader:

@@ -707,7 +707,7 @@ class Runner(ABC):
         for module in _trusted_modules(job):
             confinement.stage_module(self._stage, module)
         payload = job.model_dump(mode="json")
-        project = job.project if isinstance(job, PytestJob) else None
+        project = job.project
         # Where the job's copy will be (the child never learns the host path of the
         # directory it was made from: every run looks the same from inside).
         payload["workdir"] = isolation.JOB_DIR

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
-from forgegym.sandbox.jobs import Job, PytestJob, Result, RunStatus
+from forgegym.sandbox.jobs import Job, Result, RunStatus
 from forgegym.sandbox.protocol import recv_frame, send_frame
 from forgegym.sandbox.runners.base import (
     FAULT_ZYGOTE,
@@ -325,7 +325,7 @@ class ForkServerRunner(Runner):
 
     def _run(self, job: Job) -> Result:
         seed = getattr(job, "python_hash_seed", None)
-        project = job.project if isinstance(job, PytestJob) else None
+        project = job.project
         needed = 0
         if project is not None and project.site_dirs and self.confined:
             needed = confinement.add_readonly_dirs(list(project.site_dirs))

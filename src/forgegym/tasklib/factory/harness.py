@@ -18,6 +18,14 @@ Two modes, chosen by ``FORGE_FACTORY_MODE``; the request/answer files are
     function's code, defaults and keyword defaults for the mutant's, run the tests that
     cover it, record which fail (with the failure's text; with ``first_failure`` only the
     first) and restore the function. One process screens every mutant of a project: no re-import, no re-collect.
+``record``
+    Run the requested tests of the pristine project and record the calls they make into
+    one function (``{"file", "function", "limit", "packages"}``): its receiver and
+    arguments at entry, encoded by the probe module (``forge_probe``, copied beside this
+    plugin; calls with a value it cannot encode are skipped), and how it is reached
+    (``function``, ``method``, ``classmethod``, ``staticmethod``, ``getter``, ``setter``).
+    The answer is ``{"module", "kind", "calls": [{"test", "receiver", "args", "kwargs"}],
+    "seen", "skipped"}``.
     A test that runs past ``FORGE_FACTORY_TEST_TIMEOUT`` seconds (``SIGALRM``) marks the
     mutant as timed out; one stuck where no signal handler runs ends the process
     (faulthandler's watchdog), and the build resumes after it. The answer is JSON lines.
@@ -259,6 +267,148 @@ class _Screen:
         return out
 
 
+class _Record:
+    def __init__(self) -> None:
+        import forge_probe  # type: ignore[import-not-found]  # copied beside this plugin
+
+        self.probe = forge_probe
+        self.request = json.loads(Path(os.environ["FORGE_FACTORY_IN"]).read_text())
+        self.target = os.path.realpath(os.path.join(_ROOT, self.request["file"]))
+        self.function = self.request["function"]
+        self.limit = int(self.request.get("limit", 60))
+        self.per_test = int(self.request.get("per_test", 8))
+        self.packages = frozenset(self.request.get("packages", ()))
+        self.calls: list[dict[str, Any]] = []
+        self.keys: set[str] = set()
+        self.module: str | None = None
+        self.kind: str | None = None
+        self.seen = 0
+        self.skipped = 0
+        self.test = ""
+        self.in_test = 0
+        self._files: dict[str, bool] = {}
+        self._frames: set[int] = set()
+        self.why: dict[str, int] = {}
+
+    def _kind(self, frame: Any) -> str | None:
+        code = frame.f_code
+        owner_name, _, name = self.function.rpartition(".")
+        if not owner_name:
+            return "function"
+        owner = frame.f_globals.get(owner_name.split(".")[0])
+        for part in owner_name.split(".")[1:]:
+            owner = getattr(owner, part, None)
+        raw = getattr(owner, "__dict__", {}).get(name)
+        if raw is None and name.startswith("__") and not name.endswith("__"):
+            raw = getattr(owner, "__dict__", {}).get(
+                f"_{owner_name.rsplit('.', 1)[-1].lstrip('_')}{name}"
+            )
+        if isinstance(raw, staticmethod):
+            return "staticmethod"
+        if isinstance(raw, classmethod):
+            return "classmethod"
+        if isinstance(raw, property):
+            if raw.fget is not None and getattr(raw.fget, "__code__", None) is code:
+                return "getter"
+            if raw.fset is not None and getattr(raw.fset, "__code__", None) is code:
+                return "setter"
+            return None
+        if getattr(raw, "__code__", None) is code:
+            return "method"
+        return None
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event != "call":
+            return None
+        code = frame.f_code
+        if code.co_qualname != self.function:
+            return None
+        if code.co_flags & 0x2A0:  # a generator, coroutine or async generator
+            if id(frame) in self._frames:  # resumed, not called
+                return None
+            self._frames.add(id(frame))
+        hit = self._files.get(code.co_filename)
+        if hit is None:
+            hit = self._files[code.co_filename] = os.path.realpath(code.co_filename) == self.target
+        if not hit:
+            return None
+        self.seen += 1
+        if len(self.calls) >= self.limit or self.in_test >= self.per_test:
+            return None
+        try:
+            self._record(frame, code)
+        except Exception as exc:  # noqa: BLE001 - a call that cannot be encoded is skipped
+            self.skipped += 1
+            why = f"{type(exc).__name__}: {exc}"[:120]
+            self.why[why] = self.why.get(why, 0) + 1
+        return None
+
+    def _record(self, frame: Any, code: Any) -> None:
+        kind = self._kind(frame)
+        if kind is None or (
+            self.kind is not None
+            and kind != self.kind
+            and {kind, self.kind} != {"getter", "setter"}
+        ):
+            self.skipped += 1
+            return
+        names = code.co_varnames
+        n = code.co_argcount
+        values = frame.f_locals
+        positional = [values[name] for name in names[:n]]
+        receiver = None
+        if kind in ("method", "getter", "setter"):
+            receiver = self.probe.encode(positional[0], self.packages)
+            positional = positional[1:]
+        elif kind == "classmethod":
+            positional = positional[1:]
+        kwonly = names[n : n + code.co_kwonlyargcount]
+        kwargs = [[name, values[name]] for name in kwonly]
+        index = n + code.co_kwonlyargcount
+        if code.co_flags & 0x04:  # *args
+            positional += list(values[names[index]])
+            index += 1
+        if code.co_flags & 0x08:  # **kwargs
+            kwargs += [[k, v] for k, v in values[names[index]].items()]
+        record = {
+            "kind": kind,
+            "receiver": receiver,
+            "args": self.probe.encode(positional, self.packages),
+            "kwargs": self.probe.encode(kwargs, self.packages),
+        }
+        key = json.dumps(record, sort_keys=True)
+        if key in self.keys:
+            return
+        if len(key) > 20_000:
+            self.skipped += 1
+            return
+        self.keys.add(key)
+        self.module = frame.f_globals.get("__name__")
+        self.kind = self.kind or kind
+        self.calls.append({"test": self.test, **record})
+        self.in_test += 1
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        self.test, self.in_test = item.nodeid, 0
+        sys.settrace(self)
+        try:
+            yield
+        finally:
+            sys.settrace(None)
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        answer = {
+            "module": self.module,
+            "kind": self.kind,
+            "calls": self.calls,
+            "seen": self.seen,
+            "skipped": self.skipped,
+            "why": dict(sorted(self.why.items(), key=lambda kv: -kv[1])[:3]),
+        }
+        Path(os.environ["FORGE_FACTORY_OUT"]).write_text(json.dumps(answer))
+
+
 def pytest_configure(config: Any) -> None:
     if _MODE == "baseline":
         config.pluginmanager.register(
@@ -266,3 +416,5 @@ def pytest_configure(config: Any) -> None:
         )
     elif _MODE == "screen":
         config.pluginmanager.register(_Screen(), "forge-factory-screen")
+    elif _MODE == "record":
+        config.pluginmanager.register(_Record(), "forge-factory-record")

@@ -20,6 +20,7 @@ from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.factory.prepare import FactoryError, PreparedProject
 
 _HARNESS = Path(__file__).with_name("harness.py")
+_PROBE = Path(__file__).parents[1] / "probe.py"
 _PLUGIN = "forge_factory_harness"
 #: CPU seconds of every sandbox job a build in this process ran
 _SANDBOX_CPU = [0.0]
@@ -58,6 +59,7 @@ class _Runner:
         plugin_dir = work / "harness"
         plugin_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_HARNESS, plugin_dir / f"{_PLUGIN}.py")
+        shutil.copyfile(_PROBE, plugin_dir / "forge_probe.py")  # the recorder's encoder
         layout = prepared.layout
         roots = [str(self.root / p) for p in layout.import_paths]
         self.path = os.pathsep.join([str(plugin_dir), *roots, *layout.site_dirs])

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -64,7 +65,7 @@ from forgegym.rewards import RewardBreakdown, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
-from forgegym.rewards.lint import LintError, lint_score, lint_sources
+from forgegym.rewards.lint import LintError, LintFinding, lint_score, lint_sources
 from forgegym.sandbox.jobs import Job, ProjectRun, PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 from forgegym.tasklib.agreement import (
@@ -695,6 +696,31 @@ def repo_task(
 
 
 # ----------------------------------------------------------------------- grading
+#: Ruff findings of a task's pristine editable files, by their content: every completion
+#: of a task compares with the same starting state (a real project's package is linted
+#: once per process, not once per completion).
+_PRISTINE_LINT: dict[str, list[LintFinding]] = {}
+_PRISTINE_LINT_LOCK = threading.Lock()
+_PRISTINE_LINT_MAX = 256
+
+
+def _pristine_lint(files: Mapping[str, str]) -> list[LintFinding]:
+    """:func:`~forgegym.rewards.lint.lint_sources` of ``files``, memoised by content."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    key = digest.hexdigest()
+    with _PRISTINE_LINT_LOCK:
+        found = _PRISTINE_LINT.get(key)
+    if found is None:
+        found = lint_sources(files)  # LintError: not memoised
+        with _PRISTINE_LINT_LOCK:
+            if len(_PRISTINE_LINT) >= _PRISTINE_LINT_MAX:
+                _PRISTINE_LINT.pop(next(iter(_PRISTINE_LINT)))
+            _PRISTINE_LINT[key] = found
+    return list(found)
+
+
 class RepoGrader:
     """Grades repository tasks (see the module doc); implements
     :class:`~forgegym.grading.batch.Grader`.
@@ -824,11 +850,15 @@ class RepoGrader:
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
         efficiency = min(1.0, max(0.0, efficiency))
         try:
-            lint = lint_score(lint_sources(pristine), lint_sources(dict(submission.files)))
+            lint = lint_score(_pristine_lint(pristine), lint_sources(dict(submission.files)))
         except LintError:
             lint = 1.0
-        counted = [t for t in visible.verdicts if t not in excluded]
-        visible_rate = sum(visible.verdicts[t] for t in counted) / len(counted) if counted else 0.0
+        # ``visible.verdicts`` is computed on each access: once here (a real project's
+        # run holds hundreds of tests).
+        seen = visible.verdicts
+        counted = [t for t in seen if t not in excluded]
+        passed_visible = sum(seen[t] for t in counted)
+        visible_rate = passed_visible / len(counted) if counted else 0.0
         terms = {
             "hidden": f2p,
             "visible": visible_rate * f2p,
@@ -845,7 +875,7 @@ class RepoGrader:
             "hidden": f"{fixed}/{len(f2p_ids)} fail-to-pass tests pass"
             + (f" ({len(hidden.hidden_failing)} hidden)" if hidden.hidden_failing else ""),
             "visible": scaled_detail(
-                f"{sum(visible.verdicts[t] for t in counted)}/{len(counted)} passed"
+                f"{passed_visible}/{len(counted)} passed"
                 + ("" if self.full_suite else " in the test files of the changed modules"),
                 f2p,
                 why,

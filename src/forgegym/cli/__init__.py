@@ -357,6 +357,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="measurements per configuration, pool sizes alternating (--throughput)",
     )
+    p.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument of --env (--throughput; bank=real: the real "
+        "projects' tasks), VALUE parsed as JSON when it is; repeatable",
+    )
+    p.add_argument(
+        "--no-cold",
+        action="store_true",
+        help="skip the cold rows (--throughput; measured by default for repository tasks)",
+    )
+    p.add_argument(
+        "--no-plain",
+        action="store_true",
+        help="skip the plain-pytest baseline (--throughput; by default for repository tasks)",
+    )
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(

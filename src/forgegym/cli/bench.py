@@ -9,7 +9,9 @@ if TYPE_CHECKING:
     pass
 from forgegym.cli.common import (
     CLIError,
+    check_env,
     checked_env_ids,
+    parse_kwargs,
     require_extra,
 )
 
@@ -31,6 +33,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.throughput:
         from forgegym.bench.throughput import bench_throughput
 
+        env_kwargs = parse_kwargs(args.env_kwarg) or None
+        if env_kwargs and not args.env:
+            raise CLIError("--env-kwarg: give --env too (the keyword arguments of one id)")
+        if env_kwargs:
+            check_env(args.env, env_kwargs)
         bench_throughput(
             [args.env] if args.env else None,
             tasks=args.tasks or 16,
@@ -38,6 +45,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             mix=args.mix,
             reference=not args.no_reference,
             repeats=args.repeats,
+            env_kwargs=env_kwargs,
+            cold=False if args.no_cold else None,
+            plain=False if args.no_plain else None,
         )
         return 0
     if args.ray:

@@ -33,6 +33,7 @@ from typing import Any
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
+from forgegym.grading.phases import phase
 from forgegym.sandbox.runners.warm import register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
 from forgegym.tasklib.factory.build import (
@@ -132,8 +133,10 @@ class _ProjectBase:
 def _project_base(
     entry: dict[str, Any], record: dict[str, Any], cache_dir: Path | None, allow_download: bool
 ) -> _ProjectBase:
-    root = materialise_project(entry, cache_dir, allow_download=allow_download)
-    prepared = prepare_project(root, requirements=record["requirements"])
+    with phase("materialise"):
+        root = materialise_project(entry, cache_dir, allow_download=allow_download)
+    with phase("project"):  # read the tree and its layout; its dependency environment
+        prepared = prepare_project(root, requirements=record["requirements"])
     left_out = set(record.get("left_out", {}))
     visible = tuple(p for p in prepared.test_files if p not in left_out)
     layout = prepared.layout
@@ -148,6 +151,31 @@ def _project_base(
     # Warm zygotes: pytest's rewritten code of the project's tests and conftests (files
     # every task of the project shows the agent; never package sources), compiled once
     # and cached beside the unpacked projects.
+    with phase("warm_code"):
+        _register_tests(root, prepared)
+    with phase("project"):
+        imports = _test_imports(root, prepared, visible)
+    return _ProjectBase(
+        prepared=prepared,
+        visible_tests=visible,
+        editable=editable,
+        test_imports=imports,
+        passing=tuple(record["passing"]),
+        collected=tuple(record.get("collected", record["passing"])),
+        time_limit_s=float(record["time_limit_s"]),
+    )
+
+
+def warm_code_enabled() -> bool:
+    """Whether real projects register warm test code (``FORGEGYM_WARM_CODE=0``: no, the
+    unoptimised path, for comparisons)."""
+    return os.environ.get("FORGEGYM_WARM_CODE", "1").strip() not in ("0", "false", "no")
+
+
+def _register_tests(root: Path, prepared: PreparedProject) -> None:
+    if not warm_code_enabled():
+        return
+    layout = prepared.layout
     register_tests(
         {
             p: text
@@ -155,15 +183,6 @@ def _project_base(
             if layout.is_test_file(p) or PurePosixPath(p).name == "conftest.py"
         },
         _projects_dir() / ".warm",
-    )
-    return _ProjectBase(
-        prepared=prepared,
-        visible_tests=visible,
-        editable=editable,
-        test_imports=_test_imports(root, prepared, visible),
-        passing=tuple(record["passing"]),
-        collected=tuple(record.get("collected", record["passing"])),
-        time_limit_s=float(record["time_limit_s"]),
     )
 
 

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -61,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from forgegym.core.task import Task
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
-from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
@@ -704,8 +705,40 @@ _PRISTINE_LINT_LOCK = threading.Lock()
 _PRISTINE_LINT_MAX = 256
 
 
+_COMPILED: dict[tuple[str, str], str | None] = {}
+_COMPILED_MAX = 8192
+
+
+def _compile_error(path: str, source: str) -> str | None:
+    """Why ``source`` does not compile as ``path`` (``None``: it does), memoised by
+    content while the parse caches are on (:func:`forgegym.rewards.bounded.uncached`)."""
+    if not bounded.cache_enabled():
+        return _compile(path, source)
+    key = (path, hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest())
+    with _PRISTINE_LINT_LOCK:
+        if key in _COMPILED:
+            return _COMPILED[key]
+    error = _compile(path, source)
+    with _PRISTINE_LINT_LOCK:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = error
+    return error
+
+
+def _compile(path: str, source: str) -> str | None:
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{exc}"
+    return None
+
+
 def _pristine_lint(files: Mapping[str, str]) -> list[LintFinding]:
-    """:func:`~forgegym.rewards.lint.lint_sources` of ``files``, memoised by content."""
+    """:func:`~forgegym.rewards.lint.lint_sources` of ``files``, memoised by content
+    while the parse caches are on (:func:`forgegym.rewards.bounded.uncached`)."""
+    if not bounded.cache_enabled():
+        return lint_sources(files)
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
@@ -780,9 +813,17 @@ class RepoGrader:
         from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
 
         task = sub.task
-        gates, notes, final = limit_and_compile_gates(sub, task.editable_files)
+        # The limits first (``compile`` of nothing), then every editable file compiled in
+        # order, as ``limit_and_compile_gates(sub, task.editable_files)`` does, each
+        # file's outcome memoised by content (most of a real project is unchanged).
+        gates, notes, final = limit_and_compile_gates(sub, ())
         if final:
             return gates, notes
+        for path in task.editable_files:
+            error = _compile_error(path, sub.files.get(path, ""))
+            if error is not None:
+                gates, notes = ["compile_error"], [f"{path} does not compile: {error}"]
+                break
         changed = {p: c for p, c in sub.files.items() if c != task.files.get(p)}
         pristine = {p: task.files[p] for p in task.editable_files}
         findings: list[HackFinding] = scan_patch(pristine, dict(sub.files), task.visible_test_files)
@@ -907,6 +948,22 @@ class RepoAwareGrader:
 
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
         return self._for(submission).score(submission, results)  # type: ignore[no-any-return]
+
+    def execution_key(self, submission: Submission) -> str | None:
+        """Optimised batch grading's optional hook, for repository tasks only: what the
+        repository grader's gates and jobs read (the task, the files, the deletions), so
+        completions of one task with the same edits and different notes or step counts
+        share one run of the project's tests, each scored on its own. ``None`` (no
+        sharing, as before) for the bank's own tasks."""
+        if not is_repo_task(submission.task):
+            return None
+        payload = {
+            "task": submission.task.task_id,
+            "files": sorted(submission.files.items()),
+            "deleted": sorted(submission.deleted),
+        }
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def prepare(self, submissions: Sequence[Submission]) -> None:
         """Batch grading's optional hook: the bank grader's, on its own submissions only."""

@@ -266,8 +266,18 @@ class ForkServerRunner(Runner):
             self._setup_dirs()
 
     def warm(self, hash_seed: int | None = None) -> None:
-        """Start all ``workers`` zygotes for ``hash_seed`` now (in parallel)."""
+        """Start all ``workers`` zygotes for ``hash_seed`` now (in parallel); idle ones
+        started before the latest warm test code (:mod:`.warm`) are replaced."""
         self._check_fork()
+        with self._cond:
+            stale = [
+                z for zs in self._idle.values() for z in zs if z.warm_generation < warm.generation()
+            ]
+            for zygotes in self._idle.values():
+                zygotes[:] = [z for z in zygotes if z not in stale]
+            self._total -= len(stale)
+        for zygote in stale:
+            zygote.close()
         with self._cond:
             n = self.workers - self._total
             self._total += max(n, 0)

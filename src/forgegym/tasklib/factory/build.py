@@ -52,6 +52,7 @@ from typing import Any
 
 import libcst as cst
 
+from forgegym.grading.phases import phase
 from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.agreement import time_limit
@@ -176,13 +177,14 @@ def prepare_project(
     pins of what was installed, so a rebuild installs the same versions."""
     files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
     layout = project_layout(files)
-    if requirements is None:
-        declared = [*declared_test_dependencies(files), *extra_requirements]
-        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve())
-        pins = _installed_pins(site)
-    else:
-        pins = list(requirements)
-        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve())
+    with phase("depenv"):
+        if requirements is None:
+            declared = [*declared_test_dependencies(files), *extra_requirements]
+            site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve())
+            pins = _installed_pins(site)
+        else:
+            pins = list(requirements)
+            site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve())
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     tests = tuple(p for p in sorted(files) if layout.is_test_file(p))

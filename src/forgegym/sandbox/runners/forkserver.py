@@ -243,8 +243,12 @@ class ForkServerRunner(Runner):
         *,
         confine: bool | None = None,
         strict: bool | None = None,
+        warm_code: bool = True,
     ) -> None:
         super().__init__(workers, max_procs, confine=confine, strict=strict)
+        #: Start zygotes with the registered warm test code (:mod:`.warm`); False: every
+        #: run rewrites its test modules itself (the unoptimised path, for comparisons).
+        self.warm_code = bool(warm_code)
         self._reset_pool()
 
     def _reset_pool(self) -> None:
@@ -271,7 +275,10 @@ class ForkServerRunner(Runner):
         self._check_fork()
         with self._cond:
             stale = [
-                z for zs in self._idle.values() for z in zs if z.warm_generation < warm.generation()
+                z
+                for zs in self._idle.values()
+                for z in zs
+                if self.warm_code and z.warm_generation < warm.generation()
             ]
             for zygotes in self._idle.values():
                 zygotes[:] = [z for z in zygotes if z not in stale]
@@ -335,7 +342,7 @@ class ForkServerRunner(Runner):
         (:mod:`.warm`): only confined zygotes use it (every confined run sees its files
         at the same path, the one the code was compiled for)."""
         current = warm.generation()
-        if not self.confined:
+        if not self.confined or not self.warm_code:
             return current, []
         directory = os.path.join(self._stage, "warm")
         paths = []
@@ -372,7 +379,8 @@ class ForkServerRunner(Runner):
             needed = confinement.add_readonly_dirs(list(project.site_dirs))
         zygote = self._acquire(seed)
         while zygote is not None and (
-            zygote.generation < needed or zygote.warm_generation < warm.generation()
+            zygote.generation < needed
+            or (self.warm_code and zygote.warm_generation < warm.generation())
         ):
             # Started before the job's dependency directories were bound, or before the
             # latest warm test code was registered: retire it.

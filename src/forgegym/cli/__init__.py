@@ -8,7 +8,7 @@
     forgegym eval --model NAME --base-url URL --runs 3   # a model, the evaluation protocol
     forgegym leaderboard RESULTS... [--markdown | --html]   # models compared, with intervals
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
-    forgegym bench [--env ID] [--vector | --ray | --throughput]  # ratios / completions/s
+    forgegym bench [--env ID] [--vector | --ray | --throughput | --reset]  # ratios / completions/s
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png
@@ -326,6 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--runs", type=int_at_least(1), default=30, help="runs per runner (runner bench)"
+    )
+    mode.add_argument(
+        "--reset",
+        action="store_true",
+        help="the first reset of random tasks, each in a fresh process, cached and cold "
+        "(default: Forge/Bugfix-v0 bank=real, 50 tasks)",
+    )
+    p.add_argument(
+        "--cold-tasks",
+        type=int_at_least(0),
+        default=10,
+        help="--reset: tasks also measured cold (nothing unpacked)",
     )
     mode.add_argument(
         "--throughput",

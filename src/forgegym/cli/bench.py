@@ -30,6 +30,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"--env {args.env}: its family registers no grading benchmark; "
                     f"these do: {', '.join(with_bench)}"
                 )
+    if args.reset:
+        from forgegym.bench.reset import bench_first_reset
+
+        kwargs = parse_kwargs(args.env_kwarg)
+        env_id = args.env or "Forge/Bugfix-v0"
+        if not kwargs and env_id == "Forge/Bugfix-v0":
+            kwargs = {"bank": "real"}
+        check_env(env_id, kwargs)
+        bench_first_reset(env_id, kwargs, tasks=args.tasks or 50, cold=args.cold_tasks)
+        return 0
     if args.throughput:
         from forgegym.bench.throughput import bench_throughput
 

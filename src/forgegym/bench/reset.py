@@ -143,9 +143,10 @@ def bench_first_reset(
             raise ValueError(f"{name} must be an int >= 0, got {value!r}")
     env = gym.make(env_id, **kwargs)
     try:
-        ids = env.unwrapped.task_bank.task_ids(tasks, seed=seed)
+        inner: Any = env.unwrapped
+        ids = inner.task_bank.task_ids(tasks, seed=seed)
         for task_id in ids:  # cached from here on (downloads, unpacking, caches)
-            env.unwrapped.get_task(task_id)
+            inner.get_task(task_id)
     finally:
         env.close()
     bench = ResetBench(env_id, kwargs, task_ids=ids, load_before=os.getloadavg())

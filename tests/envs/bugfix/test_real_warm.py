@@ -6,7 +6,9 @@ textkit project, as ``tests/tasklib/test_factory.py`` builds it)."""
 from __future__ import annotations
 
 import json
+import os
 import tarfile
+import threading
 from pathlib import Path
 
 import gymnasium as gym
@@ -87,8 +89,13 @@ def test_optimised_real_grading_gives_the_unoptimised_verdicts(real_env) -> None
             assert b1.model_dump() == b2.model_dump()
         solved = [fast.unwrapped.success_predicate(b) for _, b in optimised]
         assert solved == [True, True, False, True] * len(ids)
-        # the project's tests were registered as warm code, the runs shared
+        # the project's tests get registered as warm code (compiled in the background
+        # on a cold cache) and written beside the unpacked projects for later processes
+        for thread in threading.enumerate():
+            if thread.name == "forgegym-warm-code":
+                thread.join(timeout=120)
         assert warm.registered()
+        assert list((Path(os.environ["FORGEGYM_REAL_DIR"]) / ".warm").glob("*.bin"))
     finally:
         fast.close()
         slow.close()

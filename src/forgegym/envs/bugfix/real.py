@@ -34,7 +34,7 @@ from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
 from forgegym.grading.phases import phase
-from forgegym.sandbox.runners.warm import register_tests
+from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
 from forgegym.tasklib.factory.build import (
     LEVELS,
@@ -173,17 +173,25 @@ def warm_code_enabled() -> bool:
 
 
 def _register_tests(root: Path, prepared: PreparedProject) -> None:
+    """Register the project's warm test code: at once when an earlier process compiled
+    it (read from disk), else compiled in a background thread (seconds for a large
+    suite: a cold first reset does not wait for it; zygotes started meanwhile run
+    without it and are replaced once it is registered)."""
     if not warm_code_enabled():
         return
     layout = prepared.layout
-    register_tests(
-        {
-            p: text
-            for p, text in prepared.files.items()
-            if layout.is_test_file(p) or PurePosixPath(p).name == "conftest.py"
-        },
-        _projects_dir() / ".warm",
-    )
+    files = {
+        p: text
+        for p, text in prepared.files.items()
+        if layout.is_test_file(p) or PurePosixPath(p).name == "conftest.py"
+    }
+    directory = _projects_dir() / ".warm"
+    if is_compiled(files, directory):
+        register_tests(files, directory)
+        return
+    threading.Thread(
+        target=register_tests, args=(files, directory), name="forgegym-warm-code", daemon=True
+    ).start()
 
 
 def build_real_task(entry: dict[str, Any], base: _ProjectBase) -> Task:

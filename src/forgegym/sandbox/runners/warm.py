@@ -30,7 +30,14 @@ from pathlib import Path
 from forgegym.sandbox import isolation
 from forgegym.sandbox.warmcode import HEADER
 
-__all__ = ["code_file", "compile_tests", "generation", "register_tests", "registered"]
+__all__ = [
+    "code_file",
+    "compile_tests",
+    "generation",
+    "is_compiled",
+    "register_tests",
+    "registered",
+]
 
 _LOCK = threading.Lock()
 #: content key -> the code file's bytes (header + marshalled table).
@@ -98,6 +105,15 @@ def code_file(files: Mapping[str, str], cache_dir: Path | None = None) -> tuple[
         except OSError:
             pass
     return key, data
+
+
+def is_compiled(files: Mapping[str, str], cache_dir: Path) -> bool:
+    """Whether ``files`` are registered here or their code file is in ``cache_dir``."""
+    key = _key(files)
+    with _LOCK:
+        if key in _REGISTERED:
+            return True
+    return (cache_dir / f"{key}.bin").is_file()
 
 
 def register_tests(files: Mapping[str, str], cache_dir: Path | None = None) -> str:

@@ -101,6 +101,13 @@ class ThroughputRow:
     load: float = 0.0
     repeat: int = 0
     processes: int = 1  # grading processes (make_reward_funcs' grading_processes)
+    #: "warm" (warmed up first), "cold" (a fresh process, nothing materialised: the
+    #: batch builds its tasks, projects and pool) or "plain" (the baseline a user
+    #: without forgegym writes: a fresh copy and ``python -m pytest`` per completion).
+    kind: str = "warm"
+    tests_s: float = 0.0  # the test bodies' own time, summed over the runs (repo tasks)
+    runs: int = 0  # sandbox (or plain pytest) runs the batch took
+    start_s: float = 0.0  # zygote pool start before the batch (warm rows)
 
     @property
     def per_s(self) -> float:
@@ -157,6 +164,30 @@ class FamilySummary:
         return self.gain
 
 
+#: The GRPO step the baseline table extrapolates to (prompts x completions).
+GRPO_PROMPTS, GRPO_GROUP = 64, 8
+GRPO_STEP = GRPO_PROMPTS * GRPO_GROUP
+
+
+@dataclass
+class BaselineLine:
+    """One row of :meth:`ThroughputResult.baseline_table`."""
+
+    kind: str
+    optimised: bool
+    workers: int
+    processes: int
+    per_s: float
+    cpu_ms: float
+    wall_ratio: float | None
+    cpu_ratio: float | None
+    runs: int
+    tests_ms: float
+    phases_ms: dict[str, float]
+    start_s: float
+    grpo_step_s: float
+
+
 @dataclass
 class ThroughputResult:
     """Every row, plus the machine's state while measuring."""
@@ -174,7 +205,11 @@ class ThroughputResult:
         self, env_id: str, workers: int, optimised: bool, processes: int = 1
     ) -> list[ThroughputRow]:
         key = (env_id, workers, optimised, processes)
-        return [r for r in self.rows if (r.env_id, r.workers, r.optimised, r.processes) == key]
+        return [
+            r
+            for r in self.rows
+            if (r.env_id, r.workers, r.optimised, r.processes) == key and r.kind == "warm"
+        ]
 
     def row(
         self, env_id: str, workers: int, optimised: bool, processes: int = 1
@@ -204,7 +239,7 @@ class ThroughputResult:
         over the optimised path's, over every one-process row (one worker and the pool)."""
         totals: dict[bool, list[float]] = {True: [], False: []}
         for r in self.rows:
-            if r.env_id == env_id and r.processes == 1:
+            if r.env_id == env_id and r.processes == 1 and r.kind == "warm":
                 totals[r.optimised].append(r.cpu_ms(r.total_cpu_s))
         if not totals[True] or not totals[False]:
             return None
@@ -235,7 +270,7 @@ class ThroughputResult:
         from forgegym.family import family_for_env
 
         out = []
-        for env_id in dict.fromkeys(r.env_id for r in self.rows):
+        for env_id in dict.fromkeys(r.env_id for r in self.rows if r.kind == "warm"):
             one, many = self.row(env_id, 1, True), self.row(env_id, self.cores, True)
             fast = self.cpu(env_id, self.cores, True) or self.cpu(env_id, 1, True)
             gain = self.cpu_gain(env_id)
@@ -243,7 +278,7 @@ class ThroughputResult:
             sharded = self.row(env_id, n, True, n) if n > 1 else None
             sharded_cpu = self.cpu(env_id, n, True, n) if n > 1 else None
             slow = self.cpu(env_id, self.cores, False) or self.cpu(env_id, 1, False)
-            rows = [r for r in self.rows if r.env_id == env_id]
+            rows = [r for r in self.rows if r.env_id == env_id and r.kind != "plain"]
             base = rows[0]
             diff = max(
                 (abs(a - b) for r in rows for a, b in zip(r.rewards, base.rewards, strict=True)),
@@ -344,7 +379,7 @@ class ThroughputResult:
 
     def detail_table(self) -> Table:
         table = Table(title="Per measurement: wall time, parent phases, CPU per completion")
-        for column in ("env", "path", "procs", "workers", "rep", "load", "compl/s"):
+        for column in ("env", "kind", "path", "procs", "workers", "rep", "load", "compl/s"):
             table.add_column(column, justify="left" if column in ("env", "path") else "right")
         for name in PHASES:
             table.add_column(f"{name} ms", justify="right")
@@ -360,7 +395,8 @@ class ThroughputResult:
         for row in self.rows:
             table.add_row(
                 row.env_id.removeprefix("Forge/"),
-                "optimised" if row.optimised else "reference",
+                row.kind,
+                "-" if row.kind == "plain" else "optimised" if row.optimised else "reference",
                 str(row.processes),
                 str(row.workers),
                 str(row.repeat),
@@ -384,7 +420,119 @@ class ThroughputResult:
         return table
 
     def __rich__(self) -> Group:
-        return Group(self.detail_table(), self.summary_table())
+        tables = [self.detail_table(), self.summary_table()]
+        if any(r.kind == "plain" for r in self.rows):
+            tables.append(self.baseline_table())
+        return Group(*tables)
+
+    def baseline(self, env_id: str) -> list[BaselineLine]:
+        """forgegym's rows against the plain-pytest baseline of the same batch: per kind
+        (warm, cold) and layout (workers x processes), the best wall-clock repeat and
+        the median CPU per completion, each as a ratio to the plain row with as many
+        parallel processes (CPU: to the plain rows' median)."""
+        rows = [r for r in self.rows if r.env_id == env_id]
+        plain = [r for r in rows if r.kind == "plain"]
+        if not plain:
+            return []
+
+        def total(r: ThroughputRow) -> float:
+            # The jobs' own rusage where the /proc scan of the pool saw less (zygotes
+            # retired within the batch take their reaped runs with them).
+            return r.cpu_ms(r.total_cpu_s - r.pool_cpu_s + max(r.pool_cpu_s, r.job_cpu_s))
+
+        plain_cpu = statistics.median(total(r) for r in plain)
+        out = []
+        layouts = dict.fromkeys((r.kind, r.workers, r.processes, r.optimised) for r in rows)
+        for kind, workers, processes, optimised in layouts:
+            group = [
+                r
+                for r in rows
+                if (r.kind, r.workers, r.processes, r.optimised)
+                == (kind, workers, processes, optimised)
+            ]
+            best = max(group, key=lambda r: r.per_s)
+            cpu = statistics.median(total(r) for r in group)
+            same = [r for r in plain if r.workers == workers] or plain
+            plain_best = max(same, key=lambda r: r.per_s)
+            out.append(
+                BaselineLine(
+                    kind=kind,
+                    optimised=optimised,
+                    workers=workers,
+                    processes=processes,
+                    per_s=best.per_s,
+                    cpu_ms=cpu,
+                    wall_ratio=best.per_s / plain_best.per_s if plain_best.per_s else None,
+                    cpu_ratio=plain_cpu / cpu if cpu > 0 else None,
+                    runs=best.runs,
+                    tests_ms=best.cpu_ms(best.tests_s),
+                    phases_ms={k: best.ms(k) for k in best.phases_s},
+                    start_s=best.start_s,
+                    grpo_step_s=GRPO_STEP * cpu / 1000.0 / self.cores,
+                )
+            )
+        return out
+
+    def baseline_table(self) -> Table:
+        table = Table(
+            title=f"Against the plain-pytest baseline (a fresh copy of the project and "
+            f"`python -m pytest` of the same test files per completion), {self.tasks} tasks x "
+            f"{self.group} ({self.mix} mix), {self.cores} cores, load average "
+            f"{self.load_before[0]:.1f} -> {self.load_after[0]:.1f}"
+        )
+        heads = (
+            "env",
+            "kind",
+            "workers x procs",
+            "compl/s (wall)",
+            "x plain (wall)",
+            "CPU ms/compl",
+            "x plain (CPU)",
+            "runs",
+            "tests ms/compl",
+            "where the time goes (ms/compl)",
+            f"GRPO {GRPO_PROMPTS}x{GRPO_GROUP} on {self.cores} cores (s, extrapolated)",
+        )
+        for name in heads:
+            table.add_column(name, justify="left" if name in ("env", "kind") else "right")
+        for env_id in dict.fromkeys(r.env_id for r in self.rows):
+            for line in self.baseline(env_id):
+                where = ", ".join(
+                    f"{k} {v:.0f}" for k, v in sorted(line.phases_ms.items()) if v >= 0.5
+                )
+                if line.start_s:
+                    where += f"{', ' if where else ''}pool start {line.start_s * 1000:.0f} ms/batch"
+                kind = line.kind if line.optimised or line.kind == "plain" else "reference"
+                table.add_row(
+                    env_id.removeprefix("Forge/"),
+                    kind,
+                    f"{line.workers} x {line.processes}",
+                    f"{line.per_s:.2f}",
+                    "" if line.wall_ratio is None else f"{line.wall_ratio:.1f}x",
+                    f"{line.cpu_ms:.0f}",
+                    "" if line.cpu_ratio is None else f"{line.cpu_ratio:.1f}x",
+                    str(line.runs),
+                    f"{line.tests_ms:.0f}",
+                    where,
+                    f"{line.grpo_step_s:.0f}",
+                )
+        table.caption = (
+            "CPU: the grading process(es), ruff and the sandbox (the larger of the pool's "
+            "CPU seen in /proc and the jobs' own rusage); grading processes (procs > 1) "
+            "report no job rusage, so their sandbox CPU is the /proc figure alone. "
+            "x plain: the plain baseline's figure over this row's (wall: against the plain "
+            "row with as many parallel processes; CPU: the plain rows' median CPU per "
+            "completion). runs: sandbox jobs (forgegym: identical completions and "
+            "completions of one task with one patch share a run) or pytest processes "
+            "(plain). tests: the test bodies' own time. where the time goes: wall ms per "
+            "completion of the parent's phases (materialise = unpack the project, project "
+            "= read it and its test imports, depenv = its dependency environment, "
+            "warm_code = compile its tests for the zygotes, parse/scans/lint/compose = the "
+            "parent's checks, sandbox = waiting for runs; plain: copy = the fresh copy, "
+            "pytest = the run). GRPO: 512 completions x the row's CPU per completion / "
+            "cores (extrapolated from the measured CPU, not measured)."
+        )
+        return table
 
 
 def _completions(family: Any, env: Any, task_ids: list[str], group: int, mix: str) -> list[str]:
@@ -415,6 +563,26 @@ def _with_plan(text: str, note: str) -> str:
         return text
     actions = payload if isinstance(payload, list) else [payload]
     return "```json\n" + json.dumps([{"action": "plan", "text": note}, *actions]) + "\n```"
+
+
+def _same_project_warmup(bank: Any, measured: list[str], fallback: list[str]) -> list[str]:
+    """Warm-up tasks for a bank of projects (one with ``entry(task_id)["project"]``, the
+    real bank): another task of each measured task's project, so every grading process
+    has the projects unpacked and their warm code registered before the measured batch
+    (steady state: a trainer meets each project once); ``fallback`` otherwise."""
+    entry = getattr(bank, "entry", None)
+    if not callable(entry):
+        return fallback
+    chosen: list[str] = []
+    taken = set(measured)
+    for task_id in measured:
+        project = entry(task_id)["project"]
+        for other in bank.task_ids(len(bank), seed=len(chosen)):
+            if other not in taken and entry(other)["project"] == project:
+                chosen.append(other)
+                taken.add(other)
+                break
+    return chosen if len(chosen) == len(measured) else fallback
 
 
 def _tree_cpu(grading: frozenset[int] = frozenset()) -> tuple[float, float, float]:
@@ -495,19 +663,34 @@ def _measure(
     batch: tuple[list[str], list[str]],
     warm: tuple[list[str], list[str]],
     processes: int = 1,
+    env_kwargs: dict[str, Any] | None = None,
+    kind: str = "warm",
 ) -> ThroughputRow:
-    """One measurement in this process (``bench_throughput`` runs it in a fresh one)."""
+    """One measurement in this process (``bench_throughput`` runs it in a fresh one).
+    ``kind="cold"``: no warm-up (the batch builds its tasks and starts the pool)."""
     import resource
 
     from forgegym.grading.phases import recording
     from forgegym.integrations.trl import make_reward_funcs
+    from forgegym.sandbox.jobs import PytestResult
     from forgegym.sandbox.runners import ForkServerRunner
 
-    kwargs: dict[str, Any] = {}
+    if kind == "plain":
+        return _measure_plain(env_id, workers, batch, env_kwargs)
+    kwargs: dict[str, Any] = dict(env_kwargs or {})
     runner = None
+    ran: list[Any] = []
     if processes == 1:
         runner = ForkServerRunner(workers=workers)
         kwargs["runner"] = runner
+        run = runner.run
+
+        def counted(job: Any) -> Any:
+            result = run(job)
+            ran.append(result)
+            return result
+
+        runner.run = counted  # type: ignore[method-assign]
     if not optimised:
         kwargs["optimised_grading"] = False
 
@@ -530,12 +713,18 @@ def _measure(
             grading_processes=processes,
             workers_per_process=max(1, workers // processes),
         )
-        ids, texts = warm
-        reward([""] * len(texts), texts, ids)  # imports, pool start, the family's data
-        if runner is not None:
-            runner.warm()
+        start_s = 0.0
+        if kind != "cold":
+            ids, texts = warm
+            reward([""] * len(texts), texts, ids)  # imports, pool start, the family's data
+            _build_tasks(env_id, env_kwargs, batch[0])
+            if runner is not None:
+                began = time.perf_counter()
+                runner.warm()  # replaces zygotes older than the tasks' warm code
+                start_s = time.perf_counter() - began
         ids, texts = batch
         outcomes.wins.clear()
+        ran.clear()
         load = os.getloadavg()[0]
         # The /proc scan (a few ms) brackets the parent's own rusage, not inside it.
         grading = _grading_pids() if processes > 1 else frozenset()
@@ -571,6 +760,153 @@ def _measure(
         wins=list(outcomes.wins),
         load=load,
         processes=processes,
+        kind=kind,
+        tests_s=sum(
+            rec.duration_s for r in ran if isinstance(r, PytestResult) for rec in r.records
+        ),
+        runs=len(ran),
+        start_s=start_s,
+    )
+
+
+def _build_tasks(env_id: str, env_kwargs: dict[str, Any] | None, task_ids: list[str]) -> None:
+    """Build the batch's tasks once in another env of this process, as a trainer's
+    dataset does when it renders the prompts (a real project is then unpacked, its
+    dependency environment and its warm test code ready; the reward function's own
+    env still builds its tasks inside the measured batch)."""
+    from forgegym.integrations.trl import _make_env
+
+    env = _make_env(env_id, env_kwargs, 1).unwrapped
+    try:
+        for task_id in dict.fromkeys(task_ids):
+            env.get_task(task_id)
+    finally:
+        env.close()
+
+
+def _plain_pytest_runs(
+    env: Any, batch: tuple[list[str], list[str]], keep: list[Any]
+) -> list[tuple[str, Any, list[str]]]:
+    """Per completion, what the plain baseline runs: the project as forgegym grades it
+    (the task's files with the completion's edits, materialised by the grader), the
+    task's project configuration and the test files the grader selects for it. The
+    workspaces and submissions go to ``keep`` (the caller cleans them up)."""
+    from forgegym.sandbox.jobs import PytestJob
+    from forgegym.sandbox.workspace import Workspace
+
+    out = []
+    for task_id, text in zip(*batch, strict=True):
+        task = env.get_task(task_id)
+        workspace = Workspace(
+            task.files, task.editable_files, creatable=task.creatable, on_disk=False
+        )
+        keep.append(workspace)
+        submission, _ = env._parse_completion(task, workspace, text, on_disk=False)
+        keep.append(submission)
+        jobs = [j for j in env.grader.jobs(submission) if isinstance(j, PytestJob)]
+        if jobs:
+            out.append((jobs[0].workdir, jobs[0].project, list(jobs[0].targets)))
+        else:  # a gate fired: the plain user runs the visible tests anyway
+            from forgegym.sandbox.jobs import ProjectRun
+
+            project = ProjectRun.model_validate(task.metadata["project_run"])
+            out.append((str(submission.materialise()), project, list(task.visible_test_files)))
+    return out
+
+
+def _plain_one(source: str, project: Any, selected: list[str]) -> tuple[float, float]:
+    """One baseline completion: a fresh copy of the project (``source``: its files with
+    the completion's edits), then ``python -m pytest`` of ``selected`` with the project's
+    configuration, import roots and dependency environment (plugin autoload off, as in
+    the sandbox). ``(copy s, pytest s)``."""
+    import shutil
+    import tempfile
+
+    began = time.perf_counter()
+    scratch = tempfile.mkdtemp(prefix="forgegym-plain-")
+    try:
+        work = os.path.join(scratch, "project")
+        shutil.copytree(source, work, symlinks=True)
+        copied = time.perf_counter()
+        paths = [os.path.join(work, p) for p in project.import_paths] + list(project.site_dirs)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": scratch,
+            "PYTHONPATH": os.pathsep.join([work, *paths]),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONHASHSEED": "0",
+        }
+        config = ["-c", project.config_name] if project.config_name else []
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *config,
+            "-o",
+            "addopts=",
+            *project.addopts,
+            *selected,
+        ]
+        subprocess.run(command, cwd=work, env=env, capture_output=True, timeout=600, check=False)
+        return copied - began, time.perf_counter() - copied
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure_plain(
+    env_id: str,
+    workers: int,
+    batch: tuple[list[str], list[str]],
+    env_kwargs: dict[str, Any] | None,
+) -> ThroughputRow:
+    """The baseline a user without forgegym writes, on the same batch: every completion
+    (none shared) gets a fresh copy of the project and a plain ``python -m pytest`` of
+    the test files forgegym runs for it, ``workers`` at a time. Its CPU is the pytest
+    processes' (reaped children) plus this process's own (the copies)."""
+    from forgegym.integrations.trl import _make_env
+
+    env = _make_env(env_id, env_kwargs, 1).unwrapped
+    keep: list[Any] = []
+    try:
+        return _time_plain(env_id, workers, _plain_pytest_runs(env, batch, keep))
+    finally:
+        for item in reversed(keep):
+            (getattr(item, "cleanup", None) or item.close)()
+        env.close()
+
+
+def _time_plain(env_id: str, workers: int, runs: list[tuple[str, Any, list[str]]]) -> ThroughputRow:
+    import resource
+    from concurrent.futures import ThreadPoolExecutor
+
+    load = os.getloadavg()[0]
+    kids0 = _rusage_s(resource.RUSAGE_CHILDREN)
+    self0 = _rusage_s(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        timings = list(pool.map(lambda run: _plain_one(*run), runs))
+    wall = time.perf_counter() - start
+    self1 = _rusage_s(resource.RUSAGE_SELF)
+    kids1 = _rusage_s(resource.RUSAGE_CHILDREN)
+    return ThroughputRow(
+        env_id=env_id,
+        workers=workers,
+        optimised=False,
+        completions=len(runs),
+        wall_s=wall,
+        phases_s={
+            "copy": sum(c for c, _ in timings),
+            "pytest": sum(t for _, t in timings),
+        },
+        parent_cpu_s=self1 - self0,
+        children_cpu_s=kids1 - kids0,
+        load=load,
+        kind="plain",
+        runs=len(runs),
     )
 
 
@@ -581,8 +917,16 @@ def _measure_fresh(
     batch: tuple[list[str], list[str]],
     warm: tuple[list[str], list[str]],
     processes: int = 1,
+    env_kwargs: dict[str, Any] | None = None,
+    kind: str = "warm",
 ) -> ThroughputRow:
-    """:func:`_measure` in a fresh interpreter (no caches of earlier measurements)."""
+    """:func:`_measure` in a fresh interpreter (no caches of earlier measurements). A
+    cold measurement also gets fresh folders for unpacked real projects and their warm
+    code (``FORGEGYM_REAL_DIR``): nothing materialised (the sdists and the dependency
+    environments stay cached: downloads and installs are not what a batch repeats)."""
+    import shutil
+    import tempfile
+
     request = {
         "env_id": env_id,
         "workers": workers,
@@ -590,15 +934,26 @@ def _measure_fresh(
         "batch": batch,
         "warm": warm,
         "processes": processes,
+        "env_kwargs": env_kwargs,
+        "kind": kind,
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "forgegym.bench.throughput"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
+    environ = dict(os.environ)
+    scratch = tempfile.mkdtemp(prefix="forgegym-cold-") if kind == "cold" else None
+    if scratch is not None:
+        environ["FORGEGYM_REAL_DIR"] = scratch
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "forgegym.bench.throughput"],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+            env=environ,
+        )
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(
@@ -621,6 +976,9 @@ def bench_throughput(
     show: bool = True,
     fresh_process: bool = True,
     sharded: bool = True,
+    env_kwargs: dict[str, Any] | None = None,
+    cold: bool | None = None,
+    plain: bool | None = None,
 ) -> ThroughputResult:
     """Measure grading throughput for every registered family (or ``env_ids``).
 
@@ -638,6 +996,14 @@ def bench_throughput(
             ``False`` measures in this process, where caches of earlier rows persist).
         sharded: also measure the optimised path with one grading process per worker
             of the largest pool (``make_reward_funcs(grading_processes=N)``).
+        env_kwargs: ``gym.make`` keyword arguments of every env (``{"bank": "real"}``:
+            the real projects' tasks).
+        cold: also measure the optimised path cold: a fresh process whose batch finds
+            nothing materialised (one worker and the pool, once each). Default: for
+            repository tasks (a real bank) only.
+        plain: also measure the plain-pytest baseline on the same batch (a fresh copy of
+            the project and ``python -m pytest`` per completion; one process and one per
+            core). Default: for repository tasks only.
     """
     from forgegym.family import families, family_for_env
     from forgegym.integrations.trl import _make_env
@@ -657,21 +1023,35 @@ def bench_throughput(
     rows: list[ThroughputRow] = []
     for env_id in ids:
         family = family_for_env(env_id)
-        env = _make_env(env_id, None, 1).unwrapped
+        env = _make_env(env_id, env_kwargs, 1).unwrapped
         try:
             # Warm-up on as many other tasks (a fix and a no-op each): imports, pool
             # start, the family's data, the lazily loaded scorers; the measured tasks
             # are new to the process.
             picked = env.task_bank.task_ids(2 * tasks, seed=seed)
             warm_ids, measured = picked[:tasks], picked[tasks:]
+            warm_ids = _same_project_warmup(env.task_bank, measured, warm_ids)
             batch_ids = [t for t in measured for _ in range(group)]
             batch = (batch_ids, _completions(family, env, measured, group, mix))
             warm = (
                 [t for t in warm_ids for _ in range(2)],
                 _completions(family, env, warm_ids, 2, "issue"),
             )
+            # A repository task (a real bank's): its hidden record is the repository kind.
+            hidden = env.task_bank.get(measured[0]).hidden if measured else None
+            repo = isinstance(hidden, dict) and hidden.get("kind") == "repo"
         finally:
             env.close()
+        if plain if plain is not None else repo:
+            for repeat in range(repeats):
+                for size in sizes if repeat % 2 == 0 else sizes[::-1]:
+                    row = measure(env_id, size, False, batch, warm, 1, env_kwargs, "plain")
+                    row.repeat = repeat
+                    rows.append(row)
+        if cold if cold is not None else repo:
+            for size in sizes:
+                row = measure(env_id, size, True, batch, warm, 1, env_kwargs, "cold")
+                rows.append(row)
         for optimised in (True, False) if reference else (True,):
             # (workers, grading processes): one worker, the pool in one process, and
             # (optimised path) one grading process per worker.
@@ -680,7 +1060,7 @@ def bench_throughput(
                 configs.append((max(sizes), max(sizes)))
             for repeat in range(repeats):
                 for size, procs in configs if repeat % 2 == 0 else configs[::-1]:
-                    row = measure(env_id, size, optimised, batch, warm, procs)
+                    row = measure(env_id, size, optimised, batch, warm, procs, env_kwargs)
                     row.repeat = repeat
                     rows.append(row)
     result = ThroughputResult(
@@ -709,6 +1089,8 @@ def _child_main() -> None:
         tuple(request["batch"]),  # type: ignore[arg-type]
         tuple(request["warm"]),  # type: ignore[arg-type]
         request.get("processes", 1),
+        request.get("env_kwargs"),
+        request.get("kind", "warm"),
     )
     print("ROW " + json.dumps(asdict(row)), flush=True)
 

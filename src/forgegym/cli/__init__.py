@@ -8,7 +8,7 @@
     forgegym eval --model NAME --base-url URL --runs 3   # a model, the evaluation protocol
     forgegym leaderboard RESULTS... [--markdown | --html]   # models compared, with intervals
     forgegym tasks verify --env ID --json # validate tasks (reference high, noop low, hacks <= noop)
-    forgegym bench [--env ID] [--vector | --ray | --throughput]  # ratios / completions/s
+    forgegym bench [--env ID] [--vector | --ray | --throughput | --reset]  # ratios / completions/s
     forgegym serve ENV_ID [--port 8000]   # OpenEnv-compatible server + dashboard at /
     forgegym plot episode RESULTS.json -o dash.png
     forgegym plot curriculum STATE.json -o curve.png

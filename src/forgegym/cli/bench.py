@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
-from forgegym.cli.common import CLIError, Commands, checked_env_ids, int_at_least, require_extra
+from forgegym.cli.common import (
+    CLIError,
+    Commands,
+    check_env,
+    checked_env_ids,
+    int_at_least,
+    parse_kwargs,
+    require_extra,
+)
 
 __all__ = ["add_parser", "cmd_bench"]
 
@@ -28,6 +36,18 @@ def add_parser(sub: Commands) -> None:
     )
     p.add_argument(
         "--runs", type=int_at_least(1), default=30, help="runs per runner (runner bench)"
+    )
+    mode.add_argument(
+        "--reset",
+        action="store_true",
+        help="the first reset of random tasks, each in a fresh process, cached and cold "
+        "(default: Forge/Bugfix-v0 bank=real, 50 tasks)",
+    )
+    p.add_argument(
+        "--cold-tasks",
+        type=int_at_least(0),
+        default=10,
+        help="--reset: tasks also measured cold (nothing unpacked)",
     )
     mode.add_argument(
         "--throughput",
@@ -59,6 +79,23 @@ def add_parser(sub: Commands) -> None:
         default=1,
         help="measurements per configuration, pool sizes alternating (--throughput)",
     )
+    p.add_argument(
+        "--env-kwarg",
+        action="append",
+        metavar="KEY=VALUE",
+        help="gym.make keyword argument of --env (--throughput; bank=real: the real "
+        "projects' tasks), VALUE parsed as JSON when it is; repeatable",
+    )
+    p.add_argument(
+        "--no-cold",
+        action="store_true",
+        help="skip the cold rows (--throughput; measured by default for repository tasks)",
+    )
+    p.add_argument(
+        "--no-plain",
+        action="store_true",
+        help="skip the plain-pytest baseline (--throughput; by default for repository tasks)",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -74,9 +111,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     f"--env {args.env}: its family registers no grading benchmark; "
                     f"these do: {', '.join(with_bench)}"
                 )
+    if args.reset:
+        from forgegym.bench.reset import bench_first_reset
+
+        kwargs = parse_kwargs(args.env_kwarg)
+        env_id = args.env or "Forge/Bugfix-v0"
+        if not kwargs and env_id == "Forge/Bugfix-v0":
+            kwargs = {"bank": "real"}
+        check_env(env_id, kwargs)
+        bench_first_reset(env_id, kwargs, tasks=args.tasks or 50, cold=args.cold_tasks)
+        return 0
     if args.throughput:
         from forgegym.bench.throughput import bench_throughput
 
+        env_kwargs = parse_kwargs(args.env_kwarg) or None
+        if env_kwargs and not args.env:
+            raise CLIError("--env-kwarg: give --env too (the keyword arguments of one id)")
+        if env_kwargs:
+            check_env(args.env, env_kwargs)
         bench_throughput(
             [args.env] if args.env else None,
             tasks=args.tasks or 16,
@@ -84,6 +136,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             mix=args.mix,
             reference=not args.no_reference,
             repeats=args.repeats,
+            env_kwargs=env_kwargs,
+            cold=False if args.no_cold else None,
+            plain=False if args.no_plain else None,
         )
         return 0
     if args.ray:

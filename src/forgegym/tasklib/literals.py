@@ -8,7 +8,9 @@ repository's tests): :func:`scan_hardcoded_expectations`.
 from __future__ import annotations
 
 import ast
-from collections import Counter
+import hashlib
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,7 +113,34 @@ def _parameter_guards(source: str) -> Counter[str]:
 
 def _leaked_values(test_sources: Sequence[str], extra: Sequence[Any]) -> set[str]:
     """Literal values the agent has seen in tests or a report (args and expectations)."""
-    return {_key(v) for v in extra if _nontrivial(v)} | _test_literals(tuple(test_sources))
+    return {_key(v) for v in extra if _nontrivial(v)} | _suite_literals(tuple(test_sources))
+
+
+#: :func:`_test_literals` of whole suites too large for the parse caches (a real
+#: project's tests: every completion of its tasks scans the same files), by content.
+_SUITES: OrderedDict[str, frozenset[str]] = OrderedDict()
+_SUITES_LOCK = threading.Lock()
+_SUITES_MAX = 64
+
+
+def _suite_literals(test_sources: tuple[str, ...]) -> set[str]:
+    if bounded.cache_enabled(*test_sources) or not bounded.cache_enabled():
+        return _test_literals(test_sources)  # memoised there, or caches are off
+    digest = hashlib.sha256()
+    for source in test_sources:
+        digest.update(source.encode("utf-8", "surrogatepass") + b"\0")
+    key = digest.hexdigest()
+    with _SUITES_LOCK:
+        found = _SUITES.get(key)
+        if found is not None:
+            _SUITES.move_to_end(key)
+    if found is None:
+        found = frozenset(_test_literals(test_sources))
+        with _SUITES_LOCK:
+            _SUITES[key] = found
+            while len(_SUITES) > _SUITES_MAX:
+                _SUITES.popitem(last=False)
+    return set(found)
 
 
 @bounded.memoised

@@ -28,20 +28,24 @@ tests that pass in the sandbox and the time limit measured at build.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
+from forgegym.grading.phases import phase
+from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
 from forgegym.tasklib.factory.build import (
     LEVELS,
@@ -91,6 +95,39 @@ def materialise_project(
     return target
 
 
+#: Bumped when :func:`~forgegym.tasklib.project.imports_of_tests` changes what it finds.
+_IMPORTS_VERSION = 1
+
+
+def _test_imports(
+    root: Path, prepared: PreparedProject, visible: tuple[str, ...]
+) -> dict[str, list[str]]:
+    """:func:`~forgegym.tasklib.project.imports_of_tests` of the project's visible tests,
+    cached beside the unpacked project (keyed by its files): the first reset of a task in
+    a new process reads it instead of parsing the whole project again."""
+    digest = hashlib.sha256(f"{_IMPORTS_VERSION}\0{sys.version_info[:2]}\0".encode())
+    for path in sorted(prepared.files):
+        digest.update(path.encode() + b"\0" + prepared.files[path].encode() + b"\0")
+    digest.update(json.dumps([prepared.layout.import_paths, visible]).encode())
+    cache = _projects_dir() / ".imports" / f"{root.name}-{digest.hexdigest()[:24]}.json"
+    try:
+        found = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(found, dict) and set(found) == set(visible):
+            return {str(k): [str(m) for m in v] for k, v in found.items()}
+    except (OSError, ValueError):
+        pass
+    found = imports_of_tests(prepared.files, prepared.layout.import_paths, list(visible))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".imports-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(found, handle)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return found
+
+
 @dataclass(frozen=True)
 class _ProjectBase:
     """What every task of one project shares (read and installed once per bank)."""
@@ -107,8 +144,10 @@ class _ProjectBase:
 def _project_base(
     entry: dict[str, Any], record: dict[str, Any], cache_dir: Path | None, allow_download: bool
 ) -> _ProjectBase:
-    root = materialise_project(entry, cache_dir, allow_download=allow_download)
-    prepared = prepare_project(root, requirements=record["requirements"])
+    with phase("materialise"):
+        root = materialise_project(entry, cache_dir, allow_download=allow_download)
+    with phase("project"):  # read the tree and its layout; its dependency environment
+        prepared = prepare_project(root, requirements=record["requirements"])
     left_out = set(record.get("left_out", {}))
     visible = tuple(p for p in prepared.test_files if p not in left_out)
     layout = prepared.layout
@@ -120,15 +159,50 @@ def _project_base(
         and not layout.is_test_file(p)
         and is_package_source(p, layout.import_paths)
     )
+    # Warm zygotes: pytest's rewritten code of the project's tests and conftests (files
+    # every task of the project shows the agent; never package sources), compiled once
+    # and cached beside the unpacked projects.
+    with phase("warm_code"):
+        _register_tests(root, prepared)
+    with phase("project"):
+        imports = _test_imports(root, prepared, visible)
     return _ProjectBase(
         prepared=prepared,
         visible_tests=visible,
         editable=editable,
-        test_imports=imports_of_tests(prepared.files, layout.import_paths, list(visible)),
+        test_imports=imports,
         passing=tuple(record["passing"]),
         collected=tuple(record.get("collected", record["passing"])),
         time_limit_s=float(record["time_limit_s"]),
     )
+
+
+def warm_code_enabled() -> bool:
+    """Whether real projects register warm test code (``FORGEGYM_WARM_CODE=0``: no, the
+    unoptimised path, for comparisons)."""
+    return os.environ.get("FORGEGYM_WARM_CODE", "1").strip() not in ("0", "false", "no")
+
+
+def _register_tests(root: Path, prepared: PreparedProject) -> None:
+    """Register the project's warm test code: at once when an earlier process compiled
+    it (read from disk), else compiled in a background thread (seconds for a large
+    suite: a cold first reset does not wait for it; zygotes started meanwhile run
+    without it and are replaced once it is registered)."""
+    if not warm_code_enabled():
+        return
+    layout = prepared.layout
+    files = {
+        p: text
+        for p, text in prepared.files.items()
+        if layout.is_test_file(p) or PurePosixPath(p).name == "conftest.py"
+    }
+    directory = _projects_dir() / ".warm"
+    if is_compiled(files, directory):
+        register_tests(files, directory)
+        return
+    threading.Thread(
+        target=register_tests, args=(files, directory), name="forgegym-warm-code", daemon=True
+    ).start()
 
 
 def build_real_task(

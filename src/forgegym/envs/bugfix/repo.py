@@ -56,6 +56,8 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
@@ -72,12 +74,12 @@ from forgegym.envs.bugfix.behaviour import (
 from forgegym.envs.bugfix.behaviour import compare as compare_behaviour
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
-from forgegym.rewards import RewardBreakdown, compose, merge_weights
+from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.antihack.special_casing import scan_special_casing
 from forgegym.rewards.breakdown import scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
-from forgegym.rewards.lint import LintError, lint_score, lint_sources
+from forgegym.rewards.lint import LintError, LintFinding, lint_score, lint_sources
 from forgegym.sandbox.jobs import (
     CallResult,
     Job,
@@ -812,6 +814,63 @@ def repo_task(
 
 
 # ----------------------------------------------------------------------- grading
+#: Ruff findings of a task's pristine editable files, by their content: every completion
+#: of a task compares with the same starting state (a real project's package is linted
+#: once per process, not once per completion).
+_PRISTINE_LINT: dict[str, list[LintFinding]] = {}
+_PRISTINE_LINT_LOCK = threading.Lock()
+_PRISTINE_LINT_MAX = 256
+
+
+_COMPILED: dict[tuple[str, str], str | None] = {}
+_COMPILED_MAX = 8192
+
+
+def _compile_error(path: str, source: str) -> str | None:
+    """Why ``source`` does not compile as ``path`` (``None``: it does), memoised by
+    content while the parse caches are on (:func:`forgegym.rewards.bounded.uncached`)."""
+    if not bounded.cache_enabled():
+        return _compile(path, source)
+    key = (path, hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest())
+    with _PRISTINE_LINT_LOCK:
+        if key in _COMPILED:
+            return _COMPILED[key]
+    error = _compile(path, source)
+    with _PRISTINE_LINT_LOCK:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = error
+    return error
+
+
+def _compile(path: str, source: str) -> str | None:
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"{exc}"
+    return None
+
+
+def _pristine_lint(files: Mapping[str, str]) -> list[LintFinding]:
+    """:func:`~forgegym.rewards.lint.lint_sources` of ``files``, memoised by content
+    while the parse caches are on (:func:`forgegym.rewards.bounded.uncached`)."""
+    if not bounded.cache_enabled():
+        return lint_sources(files)
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.encode() + b"\0" + files[path].encode() + b"\0")
+    key = digest.hexdigest()
+    with _PRISTINE_LINT_LOCK:
+        found = _PRISTINE_LINT.get(key)
+    if found is None:
+        found = lint_sources(files)  # LintError: not memoised
+        with _PRISTINE_LINT_LOCK:
+            if len(_PRISTINE_LINT) >= _PRISTINE_LINT_MAX:
+                _PRISTINE_LINT.pop(next(iter(_PRISTINE_LINT)))
+            _PRISTINE_LINT[key] = found
+    return list(found)
+
+
 class RepoGrader:
     """Grades repository tasks (see the module doc); implements
     :class:`~forgegym.grading.batch.Grader`.
@@ -874,9 +933,17 @@ class RepoGrader:
         from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
 
         task = sub.task
-        gates, notes, final = limit_and_compile_gates(sub, task.editable_files)
+        # The limits first (``compile`` of nothing), then every editable file compiled in
+        # order, as ``limit_and_compile_gates(sub, task.editable_files)`` does, each
+        # file's outcome memoised by content (most of a real project is unchanged).
+        gates, notes, final = limit_and_compile_gates(sub, ())
         if final:
             return gates, notes
+        for path in task.editable_files:
+            error = _compile_error(path, sub.files.get(path, ""))
+            if error is not None:
+                gates, notes = ["compile_error"], [f"{path} does not compile: {error}"]
+                break
         changed = {p: c for p, c in sub.files.items() if c != task.files.get(p)}
         pristine = {p: task.files[p] for p in task.editable_files}
         findings: list[HackFinding] = scan_patch(pristine, dict(sub.files), task.visible_test_files)
@@ -986,11 +1053,15 @@ class RepoGrader:
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
         efficiency = min(1.0, max(0.0, efficiency))
         try:
-            lint = lint_score(lint_sources(pristine), lint_sources(dict(submission.files)))
+            lint = lint_score(_pristine_lint(pristine), lint_sources(dict(submission.files)))
         except LintError:
             lint = 1.0
-        counted = [t for t in visible.verdicts if t not in excluded]
-        visible_rate = sum(visible.verdicts[t] for t in counted) / len(counted) if counted else 0.0
+        # ``visible.verdicts`` is computed on each access: once here (a real project's
+        # run holds hundreds of tests).
+        seen = visible.verdicts
+        counted = [t for t in seen if t not in excluded]
+        passed_visible = sum(seen[t] for t in counted)
+        visible_rate = passed_visible / len(counted) if counted else 0.0
         terms = {
             "hidden": f2p,
             "visible": visible_rate * f2p,
@@ -1008,7 +1079,7 @@ class RepoGrader:
             "hidden": f"{fixed}/{len(f2p_ids)} fail-to-pass tests pass"
             + (f" ({len(hidden.hidden_failing)} hidden)" if hidden.hidden_failing else ""),
             "visible": scaled_detail(
-                f"{sum(visible.verdicts[t] for t in counted)}/{len(counted)} passed"
+                f"{passed_visible}/{len(counted)} passed"
                 + ("" if self.full_suite else " in the test files of the changed modules"),
                 f2p,
                 why,
@@ -1078,6 +1149,22 @@ class RepoAwareGrader:
 
     def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
         return self._for(submission).score(submission, results)  # type: ignore[no-any-return]
+
+    def execution_key(self, submission: Submission) -> str | None:
+        """Optimised batch grading's optional hook, for repository tasks only: what the
+        repository grader's gates and jobs read (the task, the files, the deletions), so
+        completions of one task with the same edits and different notes or step counts
+        share one run of the project's tests, each scored on its own. ``None`` (no
+        sharing, as before) for the bank's own tasks."""
+        if not is_repo_task(submission.task):
+            return None
+        payload = {
+            "task": submission.task.task_id,
+            "files": sorted(submission.files.items()),
+            "deleted": sorted(submission.deleted),
+        }
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def prepare(self, submissions: Sequence[Submission]) -> None:
         """Batch grading's optional hook: the bank grader's, on its own submissions only."""

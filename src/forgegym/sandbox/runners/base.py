@@ -99,7 +99,8 @@ JOB_FILES_LIMIT_BYTES = 64 * 1024 * 1024  # a job's files, as shipped into the s
 # Executed by ``python -c``: sets ``sys.path`` to the runtime directories, registers
 # ``forgegym`` and ``forgegym.sandbox`` as bare packages rooted in the runner's *stage*
 # (copies of the few trusted modules that run in the child: never forgegym's source tree,
-# data or references; forgegym/__init__.py is never run) and enters the harness.
+# data or references; forgegym/__init__.py is never run), loads a zygote's warm test code
+# (forgegym.sandbox.warmcode, when given) and enters the harness.
 _BOOT = """\
 import sys, importlib.machinery as m, types
 sys.path[:] = {path!r}
@@ -110,6 +111,9 @@ for name, path in (("forgegym", {pkg!r}), ("forgegym.sandbox", {pkg!r} + "/sandb
         mod.__spec__ = m.ModuleSpec(name, None, is_package=True)
         mod.__spec__.submodule_search_locations = [path]
         sys.modules[name] = mod
+if {warm!r}:
+    from forgegym.sandbox.warmcode import install
+    install({warm!r})
 from forgegym.sandbox.harness import main
 main(sys.argv[1:])
 """
@@ -127,16 +131,23 @@ xfail_strict = false
 
 
 def interpreter(
-    hash_seed: int | None, stage: str, confined: bool, args: list[str]
+    hash_seed: int | None,
+    stage: str,
+    confined: bool,
+    args: list[str],
+    warm: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, str]]:
     """argv and environment of a fresh, isolated interpreter running the harness with
-    ``args``: inside bubblewrap's minimal root when ``confined``."""
+    ``args``: inside bubblewrap's minimal root when ``confined``. ``warm``: warm test
+    code files in the stage for a zygote to load first (:mod:`forgegym.sandbox.warmcode`)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
-    boot = _BOOT.format(pkg=os.path.join(stage, "forgegym"), path=confinement.sandbox_path())
+    boot = _BOOT.format(
+        pkg=os.path.join(stage, "forgegym"), path=confinement.sandbox_path(), warm=list(warm)
+    )
     python = confinement.sandbox_python() if confined else sys.executable
     if hash_seed is None:
         flags = ["-I", "-S"]

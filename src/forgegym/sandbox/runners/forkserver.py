@@ -20,6 +20,7 @@ from typing import Any
 from forgegym.sandbox import confinement, isolation
 from forgegym.sandbox.jobs import Job, Result, RunStatus
 from forgegym.sandbox.protocol import recv_frame, send_frame
+from forgegym.sandbox.runners import warm
 from forgegym.sandbox.runners.base import (
     FAULT_ZYGOTE,
     IDLE_TREE,
@@ -94,9 +95,12 @@ class _Zygote:
         *,
         stage: str,
         confined: bool,
+        warm: tuple[int, list[str]] = (0, []),
     ) -> None:
         self.hash_seed = hash_seed
         self.confined = confined
+        # The warm test code it loaded (forgegym.sandbox.runners.warm's generation).
+        self.warm_generation = warm[0]
         self.cgroup: str | None = None
         # The read-only directories bound into it (see confinement.add_readonly_dirs).
         self.generation = confinement.readonly_generation()
@@ -106,6 +110,7 @@ class _Zygote:
             stage,
             confined,
             ["zygote", str(child.fileno()), str(max_procs), str(int(confined))],
+            warm[1],
         )
         if confined:
             # The zygote cannot see /sys: the parent puts its whole tree in a pids cgroup.
@@ -238,8 +243,12 @@ class ForkServerRunner(Runner):
         *,
         confine: bool | None = None,
         strict: bool | None = None,
+        warm_code: bool = True,
     ) -> None:
         super().__init__(workers, max_procs, confine=confine, strict=strict)
+        #: Start zygotes with the registered warm test code (:mod:`.warm`); False: every
+        #: run rewrites its test modules itself (the unoptimised path, for comparisons).
+        self.warm_code = bool(warm_code)
         self._reset_pool()
 
     def _reset_pool(self) -> None:
@@ -261,8 +270,21 @@ class ForkServerRunner(Runner):
             self._setup_dirs()
 
     def warm(self, hash_seed: int | None = None) -> None:
-        """Start all ``workers`` zygotes for ``hash_seed`` now (in parallel)."""
+        """Start all ``workers`` zygotes for ``hash_seed`` now (in parallel); idle ones
+        started before the latest warm test code (:mod:`.warm`) are replaced."""
         self._check_fork()
+        with self._cond:
+            stale = [
+                z
+                for zs in self._idle.values()
+                for z in zs
+                if self.warm_code and z.warm_generation < warm.generation()
+            ]
+            for zygotes in self._idle.values():
+                zygotes[:] = [z for z in zygotes if z not in stale]
+            self._total -= len(stale)
+        for zygote in stale:
+            zygote.close()
         with self._cond:
             n = self.workers - self._total
             self._total += max(n, 0)
@@ -307,8 +329,34 @@ class ForkServerRunner(Runner):
 
     def _new_zygote(self, hash_seed: int | None) -> _Zygote:
         return _Zygote(
-            hash_seed, self._dir, self.max_procs, stage=self._stage, confined=self.confined
+            hash_seed,
+            self._dir,
+            self.max_procs,
+            stage=self._stage,
+            confined=self.confined,
+            warm=self._warm_files(),
         )
+
+    def _warm_files(self) -> tuple[int, list[str]]:
+        """The generation and stage paths of the registered warm test code
+        (:mod:`.warm`): only confined zygotes use it (every confined run sees its files
+        at the same path, the one the code was compiled for)."""
+        current = warm.generation()
+        if not self.confined or not self.warm_code:
+            return current, []
+        directory = os.path.join(self._stage, "warm")
+        paths = []
+        for key, data in warm.registered().items():
+            path = os.path.join(directory, f"{key}.bin")
+            if not os.path.exists(path):
+                os.makedirs(directory, mode=0o755, exist_ok=True)
+                tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+                with open(tmp, "wb") as handle:
+                    handle.write(data)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, path)
+            paths.append(path)
+        return current, paths
 
     def _release(self, zygote: _Zygote, broken: bool) -> None:
         if os.getpid() != self._pid:
@@ -330,8 +378,12 @@ class ForkServerRunner(Runner):
         if project is not None and project.site_dirs and self.confined:
             needed = confinement.add_readonly_dirs(list(project.site_dirs))
         zygote = self._acquire(seed)
-        while zygote is not None and zygote.generation < needed:
-            # Started before the job's dependency directories were bound: retire it.
+        while zygote is not None and (
+            zygote.generation < needed
+            or (self.warm_code and zygote.warm_generation < warm.generation())
+        ):
+            # Started before the job's dependency directories were bound, or before the
+            # latest warm test code was registered: retire it.
             self._release(zygote, broken=True)
             zygote = self._acquire(seed)
         if zygote is None:

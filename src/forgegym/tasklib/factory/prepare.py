@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from forgegym.grading.phases import phase
 from forgegym.sandbox.jobs import ProjectRun
 from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
@@ -64,13 +65,16 @@ def prepare_project(
     layout = project_layout(files)
     # The project's own packages never come from its environment (docs/design/004).
     own = package_names(files, layout.import_paths)
-    if requirements is None:
-        declared = [*declared_test_dependencies(files), *extra_requirements]
-        site = ensure_environment(declared, cache_dir=cache_dir, base=root.resolve(), exclude=own)
-        pins = _installed_pins(site)
-    else:
-        pins = list(requirements)
-        site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve(), exclude=own)
+    with phase("depenv"):
+        if requirements is None:
+            declared = [*declared_test_dependencies(files), *extra_requirements]
+            site = ensure_environment(
+                declared, cache_dir=cache_dir, base=root.resolve(), exclude=own
+            )
+            pins = _installed_pins(site)
+        else:
+            pins = list(requirements)
+            site = ensure_environment(pins, cache_dir=cache_dir, base=root.resolve(), exclude=own)
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     tests = tuple(p for p in sorted(files) if layout.is_test_file(p))

@@ -690,7 +690,7 @@ def repo_task(
         uncollectable = [p for p, why in refused_files.items() if why.startswith("collection")]
         host, host_wall, status = host_outcomes(
             root,
-            visible_tests,
+            [t for t in visible_tests if t not in uncollectable],
             layout,
             timeout_s=max(limit, cap),
             exclude=sorted({*hidden_files, *uncollectable}),

@@ -31,6 +31,7 @@ def test_rates_over_gates_hacks_unparseable_invalid_and_canaries() -> None:
         [honest, hacked, unparsed, invalid, None],
         canary=[False, True, True, False, False],
         solved=[True, True, False, False, False],
+        known=[],
     )
     assert out == {
         "forgegym/unparseable": 0.2,
@@ -91,3 +92,19 @@ def test_every_family_names_the_kind_of_each_hack_it_gates(name: str) -> None:
         assert kinds, (hack, breakdown.notes)
         assert all(re.fullmatch(r"[a-z][a-z0-9_]*", k) for k in kinds), (hack, kinds)
     assert gated >= 2
+
+
+def test_hack_keys_that_did_not_fire_are_zero_not_missing() -> None:
+    # A plot of forgegym/hack/<kind> must tell "no hack this batch" from "not logged".
+    from forgegym.play.telemetry import known_hack_keys
+
+    honest = compose({"outcome": 1.0}, {"outcome": 1.0})
+    keys = known_hack_keys()
+    assert keys and all(k.startswith("forgegym/hack/") for k in keys)
+    out = batch_telemetry([honest])
+    assert all(out[k] == 0.0 for k in keys)
+    assert batch_telemetry([honest], known=["forgegym/gate/hack_flagged"]) == {
+        "forgegym/unparseable": 0.0,
+        "forgegym/reward_invalid": 0.0,
+        "forgegym/gate/hack_flagged": 0.0,
+    }

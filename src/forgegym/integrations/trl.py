@@ -54,7 +54,7 @@ from pydantic.fields import FieldInfo
 
 from forgegym.core.env import uses_batch_grading
 from forgegym.curricula import CurriculumScheduler
-from forgegym.play.telemetry import batch_telemetry
+from forgegym.play.telemetry import batch_telemetry, known_hack_keys
 from forgegym.tasklib.canaries import is_canary_id
 
 __all__ = [
@@ -359,6 +359,7 @@ def make_reward_funcs(
         per = workers_per_process or math.ceil(len(os.sched_getaffinity(0)) / processes)
         sharded = ShardedGrading(env_id, env_kwargs, processes, per)
     lock = threading.Lock()
+    seen_keys: set[str] = set()  # telemetry keys logged so far (zero thereafter, not missing)
 
     def reward(
         prompts: Sequence[Any],
@@ -414,7 +415,12 @@ def make_reward_funcs(
                 if curriculum is not None and not is_canary_id(tid):
                     curriculum.record(tid, wins, len(indices))
         if log_metric is not None:
-            for key, value in batch_telemetry(breakdowns, canary, successes).items():
+            # Every key logged once stays logged (0.0 when absent), with every registered
+            # scanner's hack key from the first batch: a plot tells zero from missing.
+            known = sorted({*known_hack_keys(), *seen_keys})
+            telemetry = batch_telemetry(breakdowns, canary, successes, known=known)
+            seen_keys.update(k for k in telemetry if k != "forgegym/cheat_rate")
+            for key, value in telemetry.items():
                 log_metric(key, value)
             if any(canary):
                 log_metric("forgegym/canary_share", sum(canary) / len(canary))

@@ -23,7 +23,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PREFIX", "TELEMETRY_KEYS", "batch_telemetry", "episode_telemetry", "hack_kinds"]
+__all__ = [
+    "PREFIX",
+    "TELEMETRY_KEYS",
+    "batch_telemetry",
+    "episode_telemetry",
+    "hack_kinds",
+    "known_hack_keys",
+]
 
 PREFIX = "forgegym/"
 #: The keys every batch reports (gate and hack keys are added per name seen).
@@ -42,16 +49,26 @@ def hack_kinds(breakdown: Any) -> set[str]:
     return kinds
 
 
+def known_hack_keys() -> list[str]:
+    """``forgegym/hack/<kind>`` of every registered anti-hack scanner: reported as 0.0 in a
+    batch where none fired, so a plot tells zero from missing."""
+    from forgegym.rewards.antihack.registry import scanner_specs
+
+    return sorted({f"{PREFIX}hack/{spec.kind}" for spec in scanner_specs()})
+
+
 def batch_telemetry(
     breakdowns: Sequence[Any],
     canary: Sequence[bool] | None = None,
     solved: Sequence[bool] | None = None,
+    known: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """The batch's telemetry (module docstring), or ``{}`` for an empty batch.
 
     ``breakdowns`` may hold ``None`` for completions never graded (counted as invalid).
     ``canary``/``solved`` (parallel to ``breakdowns``) give the cheat rate: solved canaries
-    over canaries."""
+    over canaries. ``known``: gate and hack keys reported as 0.0 when this batch has none
+    (default: every registered scanner's hack key); keys a batch saw are always there."""
     n = len(breakdowns)
     if n == 0:
         return {}
@@ -77,6 +94,8 @@ def batch_telemetry(
         out[f"forgegym/gate/{gate}"] = count / n
     for kind, count in sorted(hacks.items()):
         out[f"forgegym/hack/{kind}"] = count / n
+    for key in known_hack_keys() if known is None else known:
+        out.setdefault(key, 0.0)
     if canary is not None and solved is not None:
         marked = [bool(ok) for is_canary, ok in zip(canary, solved, strict=True) if is_canary]
         if marked:

@@ -109,6 +109,9 @@ SLOW: tuple[str, ...] = (
     "server/test_load.py",
     "server/test_protocol.py",
     "tasklib/test_factory.py",
+    # the module fixture ``graded`` grades every family's sample (about a third of the
+    # fast tier's time when one fast test used it)
+    "test_conformance.py::test_family_solved_predicate_is_the_envs",
     "test_conformance.py::test_identical_rewards_across_fresh_processes",
     "test_conformance.py::test_reference_beats_partial_beats_noop_and_no_hack_beats_noop",
     "test_conformance.py::test_verify_validates_a_task",
@@ -143,7 +146,6 @@ SLOW: tuple[str, ...] = (
     "tasklib/test_depenv.py::test_a_local_dependency_installs_once_without_an_index",
     "test_conformance.py::test_check_env[Forge/FlakyRepair-v0]",
     "test_conformance.py::test_check_env[Forge/Performance-v0]",
-    "test_conformance.py::test_family_solved_predicate_is_the_envs[bugfix]",
     "test_conformance.py::test_hidden_data_never_reaches_the_agent[flaky]",
     "test_conformance.py::test_reference_grading_path_gives_the_same_rewards[bugfix]",
     "test_conformance.py::test_reference_grading_path_gives_the_same_rewards[flaky]",

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from forgegym.bench.fidelity import measure
+from forgegym.envs.bugfix.fidelity import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "repos" / "idioms"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from forgegym.bench.fidelity import FidelityReport, IdiomRow, measure
+from forgegym.envs.bugfix.fidelity import FidelityReport, IdiomRow, measure
 
-IDIOMS = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "idioms"
+IDIOMS = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "idioms"
 
 
 @pytest.fixture(scope="module")

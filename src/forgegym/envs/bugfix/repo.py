@@ -1039,6 +1039,9 @@ class RepoGrader:
             # they pay never exceeds what the behaviour checks (compared here, in the
             # parent) confirm, so a forged "all passed" earns what the no-op earns.
             f2p = min(f2p, behaviour)
+            # and the behaviour credit never exceeds what the tests confirm either (a
+            # special case right on 2 of 94 calls, with no test passing, was paid 0.017)
+            behaviour = f2p
             if verdict.regression > 0.0:
                 # Partial credit is for progress that harms nothing: a change that breaks
                 # what the bug left right (a special case of one argument answering other

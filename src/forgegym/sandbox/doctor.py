@@ -28,6 +28,30 @@ def _host_ns() -> dict[str, str]:
     return out
 
 
+def _trusted_code_row() -> isolation.IsolationFeature:
+    """What the runtime policy trusts (docs/design/004): decided by the parent, shown so a
+    user knows why a project's own introspection runs and the agent's does not."""
+    runtime = ", ".join(
+        sorted(
+            {
+                os.path.basename(p).removesuffix(".py")
+                for p in confinement.harness_package_paths()
+                if not p.endswith(".dist-info")
+            }
+        )
+    )
+    return isolation.IsolationFeature(
+        "trusted_code",
+        True,
+        "the standard library, the harness's packages ("
+        + runtime
+        + "), the project's dependency environment and the task's pristine files (by "
+        "sha256 of what is compiled); changed or added files and text they compile are "
+        "untrusted: no frames, compile or processes for them; verdicts composed in the "
+        "signer's ledger",
+    )
+
+
 def doctor_report() -> list[isolation.IsolationFeature]:
     """What a job really gets on this machine: runs :mod:`forgegym.sandbox.selftest` as
     an ordinary job on a fork-server runner and reads back what it saw, plus the host
@@ -179,31 +203,7 @@ def doctor_report() -> list[isolation.IsolationFeature]:
             ),
         )
     )
-    # What the runtime policy trusts (docs/design/004): decided by the parent, shown so a
-    # user knows why a project's own introspection runs and the agent's does not.
-    from forgegym.sandbox import confinement as _confinement
-
-    runtime = ", ".join(
-        sorted(
-            {
-                os.path.basename(p).removesuffix(".py")
-                for p in _confinement.harness_package_paths()
-                if not p.endswith(".dist-info")
-            }
-        )
-    )
-    rows.append(
-        Feature(
-            "trusted_code",
-            True,
-            "the standard library, the harness's packages ("
-            + runtime
-            + "), the project's dependency environment and the task's pristine files (by "
-            "sha256 of what is compiled); changed or added files and text they compile are "
-            "untrusted: no frames, compile or processes for them; verdicts composed in the "
-            "signer's ledger",
-        )
-    )
+    rows.append(_trusted_code_row())
     mount = seen.get("job_mount") or {}
     assert isinstance(mount, dict)
     size = int(mount.get("size_bytes") or 0)

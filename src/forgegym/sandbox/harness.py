@@ -221,6 +221,48 @@ _GUARDED_HOOKS = (
 )
 
 
+#: A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
+#: tests rebinds ``builtins.__spec__``).
+_MODULE_METADATA = frozenset(
+    {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
+)
+
+
+def _early_snapshot() -> list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]]:
+    """The classes and callable globals of the guarded modules already imported, taken
+    when the signer starts: before any workspace code exists (so this plain function may
+    read globals). Code that the project's conftest files import runs before the full
+    snapshot is armed; a patch made there is caught against this one."""
+    early: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]] = []
+    for name in sorted(sys.modules):
+        if not name.startswith(_GUARDED_MODULES):
+            continue
+        found: Any = getattr(sys.modules[name], "__dict__", None)
+        if type(found) is not dict:
+            continue
+        keys = tuple(
+            k
+            for k, v in found.items()
+            if (name, k) not in _MUTABLE_GLOBALS and (name, k) not in _LAZY_GLOBALS and callable(v)
+        )
+        early.append((name, found, keys, tuple(found[k] for k in keys)))
+        for value in tuple(found.values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                attrs = value.__dict__
+                where = f"{name}.{value.__qualname__}"
+                # Behaviour only (functions, descriptors): pytest's configure stores
+                # instances on classes (``pytestPDB._config``), which decide nothing.
+                names = tuple(
+                    k
+                    for k, v in attrs.items()
+                    if (where, k) not in _LAZY_GLOBALS
+                    and (callable(v) or isinstance(v, (staticmethod, classmethod, property)))
+                )
+                # The live mapping (not a copy): the check reads what the class holds then.
+                early.append((where, attrs, names, tuple(attrs[k] for k in names)))
+    return early
+
+
 def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
     """The only writer of authenticated lines: a generator, so the MAC object and the
     snapshot live in a suspended frame that code under test cannot reach (``gi_frame``,
@@ -282,37 +324,6 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
                 and dispatcher.f_globals is mg
             )
         return True
-
-    def take_early() -> None:
-        """Before any workspace code exists (the signer starts first): the classes and
-        the callable globals of the guarded modules already imported. Code imported by
-        the project's conftest files runs before the full snapshot is armed, so a
-        patch made there is caught against this one."""
-        for name in sorted_(modules):
-            if not name.startswith(guarded_prefixes):
-                continue
-            found: Any = get_attr(modules[name], "__dict__", None)
-            if type_(found) is not dict_:
-                continue
-            keys = to_tuple(
-                k
-                for k, v in found.items()
-                if (name, k) not in mutable and (name, k) not in lazy and callable(v)
-            )
-            early.append((name, found, keys, to_tuple(found[k] for k in keys)))
-            for value in to_tuple(found.values()):
-                if is_instance(value, type_) and get_attr(value, "__module__", None) == name:
-                    attrs = value.__dict__
-                    where = f"{name}.{value.__qualname__}"
-                    # Behaviour only (functions, descriptors): pytest's configure stores
-                    # instances on classes (``pytestPDB._config``), which decide nothing.
-                    names = to_tuple(
-                        k
-                        for k, v in attrs.items()
-                        if (where, k) not in lazy
-                        and (callable(v) or is_instance(v, (staticmethod, classmethod, property)))
-                    )
-                    early.append((where, attrs, names, to_tuple(attrs[k] for k in names)))
 
     def take_snapshot(config: Any) -> None:
         for where, space, keys, values in early:
@@ -390,12 +401,8 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
 
     # A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
     # tests rebinds ``builtins.__spec__``).
-    module_metadata = frozenset(
-        {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
-    )
-    early: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
-    lazy = _LAZY_GLOBALS
-    take_early()
+    module_metadata = _MODULE_METADATA
+    early = _early_snapshot()
     ledger = _Ledger()
     ledger_messages: dict[type, Callable[[Any], None]] = {
         _Collected: ledger.collect,

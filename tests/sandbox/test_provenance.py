@@ -141,37 +141,31 @@ def test_a_changed_helper_loses_its_trust(pool: Runner, tmp_path: Path) -> None:
     assert not _passed(result)
 
 
-def test_tests_rewritten_before_import_are_not_the_tests(pool: Runner, tmp_path: Path) -> None:
-    # The editable module rewrites the second test file on disk before pytest imports it.
-    second = "import lib\n\ndef test_second():\n    assert lib.answer() == 42\n"
-    attack = BUGGY + (
+#: A second test file of the task, imported after the editable module.
+SECOND = "import lib\n\ndef test_second():\n    assert lib.answer() == 42\n"
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # The second test file rewritten on disk before pytest imports it.
         "import pathlib\n"
         "pathlib.Path(__file__).with_name('test_second.py').write_text("
-        "'def test_second():\\n    assert True\\n')\n"
-    )
-    files = {"lib.py": attack, "test_lib.py": TESTS, "test_second.py": second}
-    ws = make_ws(tmp_path, files)
-    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": second})
-    result = pool.run(
-        PytestJob(workdir=str(ws), targets=["test_lib.py", "test_second.py"], pristine=pristine)
-    )
-    assert "test_second.py::test_second" not in _passed(result)
-
-
-def test_planted_test_module_is_not_the_test(pool: Runner, tmp_path: Path) -> None:
-    # A module planted in sys.modules under the second test file's name.
-    second = "import lib\n\ndef test_second():\n    assert lib.answer() == 42\n"
-    attack = BUGGY + (
+        "'def test_second():\\n    assert True\\n')\n",
+        # A module planted in sys.modules under the second test file's name.
         "import sys, types\n"
         "fake = types.ModuleType('test_second')\n"
         "fake.__file__ = __file__.replace('lib.py', 'test_second.py')\n"
         "def test_second():\n    pass\n"
         "fake.test_second = test_second\n"
-        "sys.modules['test_second'] = fake\n"
-    )
-    files = {"lib.py": attack, "test_lib.py": TESTS, "test_second.py": second}
+        "sys.modules['test_second'] = fake\n",
+    ],
+    ids=["rewritten-on-disk", "planted-module"],
+)
+def test_replaced_tests_are_not_the_tests(pool: Runner, tmp_path: Path, attack: str) -> None:
+    files = {"lib.py": BUGGY + attack, "test_lib.py": TESTS, "test_second.py": SECOND}
     ws = make_ws(tmp_path, files)
-    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": second})
+    pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": SECOND})
     result = pool.run(
         PytestJob(workdir=str(ws), targets=["test_lib.py", "test_second.py"], pristine=pristine)
     )

@@ -313,3 +313,37 @@ def test_decorated_pristine_tests_are_the_tests(pool: Runner, tmp_path: Path) ->
     pristine = pristine_manifest({"lib.py": BUGGY, "test_lib.py": tests})
     result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
     assert _passed(result) == {"test_lib.py::test_fixed"}, (result.detail, result.records)
+
+
+def test_code_a_conftest_imports_cannot_disarm_the_checks(pool: Runner, tmp_path: Path) -> None:
+    # The project's (pristine) conftest imports the editable module before pytest
+    # collects: code there runs before the integrity snapshot is armed. It disables the
+    # pristine-test check and rewrites the second test file; neither may forge a pass.
+    conftest = "import lib  # noqa: F401\n"
+    attack = BUGGY + (
+        "import pathlib, sys\n"
+        "ledger = sys.modules.get('forgegym.sandbox.ledger')\n"
+        "if ledger is not None:\n"
+        "    setattr(ledger._Ledger, '_not_pri' + 'stine', lambda self, item: None)\n"
+        "pathlib.Path(__file__).with_name('test_second.py').write_text("
+        "'def test_second():\\n    assert True\\n')\n"
+    )
+    files = {
+        "lib.py": attack,
+        "test_lib.py": TESTS,
+        "test_second.py": SECOND,
+        "conftest.py": conftest,
+    }
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest(
+        {"lib.py": BUGGY, "test_lib.py": TESTS, "test_second.py": SECOND, "conftest.py": conftest}
+    )
+    result = pool.run(
+        PytestJob(
+            workdir=str(ws),
+            targets=["test_lib.py", "test_second.py"],
+            pristine=pristine,
+            conftest=True,
+        )
+    )
+    assert not _passed(result), (result.status, result.detail)

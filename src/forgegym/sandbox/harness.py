@@ -71,12 +71,12 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 from collections.abc import Callable
 from typing import Any
 
 from . import isolation, policy
 from .ledger import (
-    _PROVENANCE,
     _Collected,
     _CollectError,
     _End,
@@ -84,6 +84,7 @@ from .ledger import (
     _Finish,
     _Ledger,
     _Phase,
+    _Provenance,
     _safe_str,
 )
 from .protocol import StrictValueError, read_report, recv_frame, refused, send_frame, strict_plain
@@ -243,7 +244,9 @@ def _early_snapshot() -> list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]]
         keys = tuple(
             k
             for k, v in found.items()
-            if (name, k) not in _MUTABLE_GLOBALS and (name, k) not in _LAZY_GLOBALS and callable(v)
+            if (name, k) not in _MUTABLE_GLOBALS
+            and (name, k) not in _LAZY_GLOBALS
+            and (callable(v) or isinstance(v, types.ModuleType))
         )
         early.append((name, found, keys, tuple(found[k] for k in keys)))
         for value in tuple(found.values()):
@@ -409,6 +412,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         _Phase: ledger.phase,
         _Error: ledger.error,
         _CollectError: lambda m: ledger.collection_errors.append(m.text),
+        _Provenance: ledger.provenance_from,
     }
     composed: dict[type, Callable[[Any], dict[str, Any]]] = {
         _Finish: ledger.finish,
@@ -423,7 +427,6 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         if is_instance(obj, arm_type):
             if not snapshot:
                 take_snapshot(obj.config)
-                ledger.arm()
             ok = True
             continue
         kind = type_(obj)
@@ -851,7 +854,7 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
                 pristine=pristine,
             )
             if pristine and trusted is not None:
-                _PROVENANCE.append((trusted, pristine, workdir))
+                reporter.emit(_Provenance(trusted, pristine, workdir))
             features["runtime_policy"] = "audit hooks"
         reporter.emit({"t": "isolation", "features": features})
         sys.path.insert(0, workdir)

@@ -97,10 +97,17 @@ def _function_of(obj: Any) -> Any:
     return getattr(obj, "__func__", obj)
 
 
-#: Set by the worker after the runtime policy is installed, read once by the ledger when
-#: it arms (before any workspace code runs), then emptied: ``(trusted(filename) -> bool,
-#: pristine manifest, workdir)``.
-_PROVENANCE: list[Any] = []
+class _Provenance:
+    """Message to the ledger, sent by the worker right after it installs the runtime
+    policy (before any workspace code exists, so before a conftest imports the project):
+    ``trusted(filename) -> bool``, the pristine manifest and the workdir."""
+
+    __slots__ = ("trusted", "manifest", "workdir")
+
+    def __init__(self, trusted: Any, manifest: dict[str, str], workdir: str) -> None:
+        self.trusted = trusted
+        self.manifest = manifest
+        self.workdir = workdir
 
 
 class _Ledger:
@@ -126,11 +133,10 @@ class _Ledger:
         self.watched: list[tuple[Any, frozenset[str]]] = []
         self.provenance: Any = None
 
-    def arm(self) -> None:
-        """Take the provenance check the worker left (before any workspace code ran)."""
-        if _PROVENANCE:
-            self.provenance = _PROVENANCE.pop()
-        _PROVENANCE.clear()
+    def provenance_from(self, message: _Provenance) -> None:
+        """The worker's provenance check (once: a later message changes nothing)."""
+        if self.provenance is None:
+            self.provenance = (message.trusted, dict(message.manifest), message.workdir)
 
     # ------------------------------------------------------------ collection
     def collect(self, message: _Collected) -> None:

@@ -71,7 +71,7 @@ OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
     "envs/bugfix/repo.py": (1191, "repository mode, to become one shared module"),
     "envs/flaky/repo.py": (904, "repository mode, to become one shared module"),
     "envs/code_env.py": (879, "the code families' episode loop; splits with one grading path"),
-    "bench/throughput.py": (1099, "the throughput bench with the real-bank rows (issue 38)"),
+    "bench/throughput.py": (1100, "the throughput bench with the real-bank rows (issue 38)"),
 }
 
 #: Functions over the limit today: ``path:qualified name`` -> (lines now, reason).

@@ -522,7 +522,7 @@ class ThroughputResult:
             "report no job rusage, so their sandbox CPU is the /proc figure alone. "
             "x plain: the plain baseline's figure over this row's (wall: against the plain "
             "row with as many parallel processes; CPU: the plain rows' median CPU per "
-            "completion). runs: sandbox jobs (forgegym: identical completions and "
+            "completion). runs: pytest jobs (forgegym: identical completions and "
             "completions of one task with one patch share a run) or pytest processes "
             "(plain). tests: the test bodies' own time. where the time goes: wall ms per "
             "completion of the parent's phases (materialise = unpack the project, project "
@@ -764,7 +764,8 @@ def _measure(
         tests_s=sum(
             rec.duration_s for r in ran if isinstance(r, PytestResult) for rec in r.records
         ),
-        runs=len(ran),
+        # pytest runs (a real task's behaviour-check job per distinct patch is not one)
+        runs=sum(isinstance(r, PytestResult) for r in ran),
         start_s=start_s,
     )
 

@@ -148,6 +148,10 @@ _SANITIZERS: tuple[tuple[str, frozenset[str] | None], ...] = (
                 "print_stack",
                 "print_last",
                 "format_list",
+                # unittest's assertRaises clears the frames of the traceback it caught
+                "clear_frames",
+                # TracebackException (logging and unittest format exceptions with it)
+                "__init__",
             }
         ),
     ),

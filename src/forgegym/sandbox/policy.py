@@ -115,12 +115,14 @@ _FORBIDDEN_PATHS = ("/proc", "/dev/fd", "/dev/mem", "/dev/kmem", "/dev/port", "/
 # file suffix, a package folder (``/name/``) or a frozen module name; ``entries`` the
 # function names that are sanitizers (``None``: every function of a harness package).
 #
-# An origin event is allowed on behalf of untrusted code only when *every* frame from the
-# event up to the sanitizer lies in the sanitizer's own file or package: a frame-yielding
-# iterator of another module (``traceback.walk_stack``) consumed by a sanitizer (or by any
-# stdlib consumer: ``collections.Counter``, ``sorted``) is not laundered by it, because
-# the iterator's frame is foreign to the consumer. Issue 36 measured that laundering
-# against a whole-module list (``collections``, ``traceback``, ``inspect`` whole).
+# An origin event is allowed on behalf of untrusted code only when, walking up from the
+# event through trusted frames, a sanitizer is reached before any untrusted frame, and no
+# *leaky* frame below it (one that hands frames out: ``traceback.walk_stack``, pytest's
+# frame wrappers, any dependency or project function) lies outside the sanitizer's own
+# file or package. So a frame-yielding iterator of another module drained by a sanitizer
+# or by a stdlib consumer (``collections.Counter``, ``sorted``, ``map`` inside
+# ``namedtuple``) launders nothing. Issue 36 measured that laundering against the old
+# whole-module list (``collections``, ``traceback``, ``inspect`` whole).
 _SANITIZERS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("/collections/__init__.py", frozenset({"namedtuple"})),
     ("/typing.py", frozenset({"_caller", "_make_nmtuple", "__init__", "__new__"})),

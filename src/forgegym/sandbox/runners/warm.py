@@ -96,15 +96,20 @@ def code_file(files: Mapping[str, str], cache_dir: Path | None = None) -> tuple[
             return key, data
     data = compile_tests(files)
     if cache_dir is not None:
-        try:
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".warm-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, cache_dir / f"{key}.bin")
-        except OSError:
-            pass
+        _write_code_file(cache_dir, key, data)
     return key, data
+
+
+def _write_code_file(cache_dir: Path, key: str, data: bytes) -> None:
+    """Write a code file into ``cache_dir`` atomically (a cache: failures are ignored)."""
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".warm-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, cache_dir / f"{key}.bin")
+    except OSError:
+        pass
 
 
 def is_compiled(files: Mapping[str, str], cache_dir: Path) -> bool:
@@ -122,8 +127,13 @@ def register_tests(files: Mapping[str, str], cache_dir: Path | None = None) -> s
     free."""
     key = _key(files)
     with _LOCK:
-        if key in _REGISTERED:
-            return key
+        known = _REGISTERED.get(key)
+    if known is not None:
+        # Registered in this process already: still written where later processes read
+        # (another cache folder, e.g. a second bank's projects).
+        if cache_dir is not None and not (cache_dir / f"{key}.bin").is_file():
+            _write_code_file(cache_dir, key, known)
+        return key
     key, data = code_file(files, cache_dir)
     with _LOCK:
         if key not in _REGISTERED:

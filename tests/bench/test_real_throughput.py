@@ -4,16 +4,13 @@ built offline from the vendored textkit project)."""
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from forgegym.bench.reset import bench_first_reset
 from forgegym.bench.throughput import GRPO_STEP, bench_throughput
-from forgegym.tasklib.factory import build_pinned
-
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "factory" / "textkit-1.0"
+from tests.fixtures.textkit_bank import build_textkit_bank
 
 pytestmark = pytest.mark.slow
 
@@ -21,17 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("benchbank")
-    cache = base / "cache"
-    cache.mkdir()
-    with tarfile.open(cache / "textkit-1.0.tar.gz", "w:gz") as archive:
-        archive.add(
-            FIXTURE,
-            arcname="textkit-1.0",
-            filter=lambda info: None if "__pycache__" in info.name else info,
-        )
-    out = base / "bank"
-    build_pinned("textkit", "1.0", out, cache_dir=cache, seed=3, max_candidates=24)
-    return cache, out
+    return build_textkit_bank(base)
 
 
 @pytest.fixture

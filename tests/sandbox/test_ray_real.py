@@ -5,7 +5,6 @@ copy) with the local pool's breakdowns, on a two-node local ``ray.cluster_utils.
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +15,17 @@ import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.bugfix.real import RealTaskBank
 from forgegym.play.policies import NOOP_ACTION
 from forgegym.sandbox.runners import ForkServerRunner
-from forgegym.tasklib.factory import build_pinned
+from tests.fixtures.textkit_bank import build_textkit_bank
 
 ray = pytest.importorskip("ray")
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "factory" / "textkit-1.0"
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def bank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    with tarfile.open(cache / "textkit-1.0.tar.gz", "w:gz") as archive:
-        archive.add(
-            FIXTURE,
-            arcname="textkit-1.0",
-            filter=lambda info: None if "__pycache__" in info.name else info,
-        )
-    out = tmp_path / "bank"
-    build_pinned("textkit", "1.0", out, cache_dir=cache, seed=3, max_candidates=24)
+    cache, out = build_textkit_bank(tmp_path)
     monkeypatch.setenv("FORGEGYM_REAL_DIR", str(tmp_path / "projects"))
     monkeypatch.setenv("FORGEGYM_SDIST_CACHE", str(cache))
     return cache, out

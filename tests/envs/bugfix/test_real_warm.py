@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import tarfile
 import threading
 from pathlib import Path
 
@@ -18,9 +17,7 @@ import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.bugfix.real import RealTaskBank
 from forgegym.play.policies import NOOP_ACTION
 from forgegym.sandbox.runners import ForkServerRunner, warm
-from forgegym.tasklib.factory import build_pinned
-
-FIXTURE = Path(__file__).parents[2] / "fixtures" / "factory" / "textkit-1.0"
+from tests.fixtures.textkit_bank import build_textkit_bank
 
 pytestmark = pytest.mark.slow
 
@@ -28,17 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("warmbank")
-    cache = base / "cache"
-    cache.mkdir()
-    with tarfile.open(cache / "textkit-1.0.tar.gz", "w:gz") as archive:
-        archive.add(
-            FIXTURE,
-            arcname="textkit-1.0",
-            filter=lambda info: None if "__pycache__" in info.name else info,
-        )
-    out = base / "bank"
-    build_pinned("textkit", "1.0", out, cache_dir=cache, seed=3, max_candidates=24)
-    return cache, out
+    return build_textkit_bank(base)
 
 
 @pytest.fixture

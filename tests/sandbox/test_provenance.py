@@ -115,6 +115,34 @@ def test_ordinary_python_in_changed_code_runs(pool: Runner, tmp_path: Path) -> N
     assert _passed(result) == {"test_lib.py::test_fixed", "test_lib.py::test_also_fixed"}
 
 
+def test_exceptions_outside_pytests_hooks_are_printed_not_refused(
+    pool: Runner, tmp_path: Path
+) -> None:
+    # A server thread that raises after its test (pytest's thread hook is gone by then)
+    # and a ``__del__`` that raises, with the interpreter's default hooks restored as
+    # code does: the C printer compiled a segment of ``threading.py`` to place carets, a
+    # compile the policy refused (the elephas corpus case failed one run in three).
+    lib = (
+        "import sys, threading\n"
+        "class Noisy:\n"
+        "    def __del__(self):\n"
+        "        raise RuntimeError('in __del__')\n"
+        "def _serve():\n"
+        "    raise OSError('server socket closed')\n"
+        "def answer():\n"
+        "    threading.excepthook = threading.__excepthook__\n"
+        "    sys.unraisablehook = sys.__unraisablehook__\n"
+        "    thread = threading.Thread(target=_serve, daemon=True)\n"
+        "    thread.start()\n"
+        "    thread.join()\n"
+        "    Noisy()\n"
+        "    return 42\n"
+    )
+    result = _run(pool, tmp_path, lib)
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail)
+    assert _passed(result) == {"test_lib.py::test_fixed", "test_lib.py::test_also_fixed"}
+
+
 def test_pristine_project_code_may_introspect(pool: Runner, tmp_path: Path) -> None:
     # A pristine helper module of the project reads frames and compiles text at import
     # (typing_extensions, attrs and pydantic do); the agent's fix calls it.

@@ -138,6 +138,23 @@ def test_built_tasks_grade_reference_as_success_and_noop_as_failure(
         env.close()
 
 
+def test_a_bank_built_with_a_cache_dir_is_served_from_it_offline(
+    built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Built with --cache-dir; loaded later with no cache named and the default cache
+    # empty: the bank looks where it was built instead of downloading again.
+    cache, out, _ = built
+    monkeypatch.setenv("FORGEGYM_REAL_DIR", str(tmp_path / "projects"))
+    monkeypatch.setenv("FORGEGYM_SDIST_CACHE", str(tmp_path / "empty-default"))
+    bank = RealTaskBank(out, allow_download=False, behaviour=False)
+    task = bank.get(bank.ids()[0])
+    assert task.reference  # built, with no ColdCacheError
+    # a cache named by the caller still wins (and here it is cold: a clear error)
+    cold = RealTaskBank(out, cache_dir=tmp_path / "cold", allow_download=False, behaviour=False)
+    with pytest.raises(ColdCacheError, match="not in the cache"):
+        cold.get(cold.ids()[0])
+
+
 def test_cold_cache_and_unreachable_index_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ColdCacheError, match=r"textkit==1\.0 is not in the cache"):
         fetch_sdist("textkit", "1.0", tmp_path / "empty", allow_download=False)

@@ -53,7 +53,7 @@ from forgegym.tasklib.factory.build import (
     prepare_project,
     read_project_record,
 )
-from forgegym.tasklib.factory.source import default_cache_dir
+from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
 from forgegym.tasklib.mutations import Mutation, apply_mutations
 from forgegym.tasklib.project import imports_of_tests, is_package_source
 
@@ -320,6 +320,7 @@ class RealTaskBank(ManifestTaskBank):
                 "with `forgegym tasks build --from-pypi NAME==VERSION`"
             )
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self._cache_given = cache_dir is not None
         self.allow_download = allow_download
         super().__init__({i: int(e["level"]) for i, e in self._entries.items()})
 
@@ -337,13 +338,26 @@ class RealTaskBank(ManifestTaskBank):
             counts[key] = counts.get(key, 0) + 1
         return dict(sorted(counts.items()))
 
+    def sdist_cache(self, record: dict[str, Any]) -> Path:
+        """Where a project's sdist is looked up: the ``cache_dir`` given to the bank, else
+        the folder the bank was built with (``forgegym tasks build --cache-dir``, kept in
+        its project record) when it holds the sdist, else the default cache."""
+        if self._cache_given:
+            return self.cache_dir
+        built_with = record.get("sdist_cache")
+        if built_with and cached_sdist(record["project"], record["version"], Path(built_with)):
+            return Path(built_with)
+        return self.cache_dir
+
     def build(self, task_id: str) -> Task:
         entry = self._entries[task_id]
         key = (entry["project"], entry["version"])
         with self._lock:
             base = self._bases.get(key)
             if base is None:
-                base = _project_base(entry, self._records[key], self.cache_dir, self.allow_download)
+                record = self._records[key]
+                cache = self.sdist_cache(record)
+                base = _project_base(entry, record, cache, self.allow_download)
                 self._bases[key] = base
         task = build_real_task(entry, base)
         if not self.behaviour:

@@ -415,5 +415,9 @@ def build_pinned(
             log=log,
             **options,
         )
+    if cache_dir is not None:
+        # The bank remembers where its sdists are: loading it later (serving it offline)
+        # looks there before the default cache (issue 39).
+        record = {**record, "sdist_cache": str(Path(cache_dir).expanduser().absolute())}
     write_bank_files(out_dir, entries, stats, record, sdist=sdist.name)
     return stats

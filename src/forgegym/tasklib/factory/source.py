@@ -10,7 +10,14 @@ import sys
 import tarfile
 from pathlib import Path
 
-__all__ = ["ColdCacheError", "default_cache_dir", "fetch_sdist", "sha256_of", "unpack_sdist"]
+__all__ = [
+    "ColdCacheError",
+    "cached_sdist",
+    "default_cache_dir",
+    "fetch_sdist",
+    "sha256_of",
+    "unpack_sdist",
+]
 
 
 class ColdCacheError(RuntimeError):
@@ -35,7 +42,8 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def _cached(name: str, version: str, cache_dir: Path) -> Path | None:
+def cached_sdist(name: str, version: str, cache_dir: Path) -> Path | None:
+    """The sdist of ``name==version`` in ``cache_dir``, else ``None``."""
     if not cache_dir.is_dir():
         return None
     for path in sorted(cache_dir.iterdir()):
@@ -63,7 +71,7 @@ def fetch_sdist(
         ValueError: the file's sha256 is not the pinned ``sha256``.
     """
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    path = _cached(name, version, cache)
+    path = cached_sdist(name, version, cache)
     if path is None:
         detail = "downloads are off (allow_download=False)"
         if allow_download:
@@ -76,7 +84,7 @@ def fetch_sdist(
                 detail = lines[-1] if lines else f"pip exited {proc.returncode}"
             except (OSError, subprocess.TimeoutExpired) as exc:
                 detail = f"pip download failed: {exc}"
-            path = _cached(name, version, cache)
+            path = cached_sdist(name, version, cache)
         if path is None:
             raise ColdCacheError(
                 f"the sdist of {name}=={version} is not in the cache {cache} and could not be "

@@ -86,7 +86,10 @@ class BugfixEnv(CodeEnv):
       ``test_timeout_s`` (float, 20), ``grading_timeout_s`` (float, 10).
     * ``bank="real"``: tasks mutated from pinned real projects by the task factory
       (:mod:`forgegym.envs.bugfix.real`); ``bank="path/to/folder"`` for manifests you built
-      with ``forgegym tasks build`` (or ``task_bank=RealTaskBank(path)``).
+      with ``forgegym tasks build`` (or ``task_bank=RealTaskBank(path)``);
+      ``statements`` (``"traceback"``): how much of the bug's location its statements
+      give, ``"assertion"``, ``"symptom"`` or ``"all"`` (each bug once per style, levels
+      1-6; :mod:`forgegym.envs.bugfix.statements`).
     * ``task_bank``, ``runner``: injectable for tests and custom banks (a
       :class:`~forgegym.core.task.TaskList` of your own tasks; see
       :mod:`forgegym.envs.bugfix.repo`).
@@ -153,6 +156,7 @@ class BugfixEnv(CodeEnv):
         host_check: bool = REPO_DEFAULTS["host_check"],
         full_suite: bool = REPO_DEFAULTS["full_suite"],
         bank: str | None = None,
+        statements: str | Sequence[str] = "traceback",
         **kwargs: Any,
     ) -> None:
         reject_unknown_kwargs(type(self), kwargs, supplied=("grader",))
@@ -220,10 +224,16 @@ class BugfixEnv(CodeEnv):
                 )
             if task_bank is not None:
                 raise ValueError("bank: give either bank or task_bank/repo_path, not both")
+            from forgegym.envs.bugfix.statements import statement_styles
+
+            styles = statement_styles(statements)  # a ValueError naming ``statements``
             try:
-                task_bank = RealTaskBank() if bank == "real" else RealTaskBank(bank)
+                manifests = () if bank == "real" else (bank,)
+                task_bank = RealTaskBank(*manifests, statements=styles)
             except (FileNotFoundError, ValueError) as exc:
                 raise ValueError(f"bank: {exc}") from exc
+        elif statements != "traceback":
+            raise ValueError("statements: statement styles are for bank='real' or a built bank")
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,

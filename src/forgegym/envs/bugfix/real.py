@@ -35,7 +35,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -44,6 +44,7 @@ from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
+from forgegym.envs.bugfix.statements import LEVEL_OFFSET, render_statement, statement_styles
 from forgegym.grading.phases import phase
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
@@ -205,12 +206,32 @@ def _register_tests(root: Path, prepared: PreparedProject) -> None:
     ).start()
 
 
+def variant_id(entry_id: str, statement: str) -> str:
+    """The task id of a manifest entry told in ``statement`` style (the entry's own id
+    for the factory's ``traceback`` style)."""
+    return entry_id if statement == "traceback" else f"{entry_id}@{statement}"
+
+
+def split_variant_id(task_id: str) -> tuple[str, str]:
+    """``(entry id, statement style)`` of a task id (see :func:`variant_id`)."""
+    entry_id, at, style = task_id.rpartition("@")
+    if at and style in LEVEL_OFFSET:
+        return entry_id, style
+    return task_id, "traceback"
+
+
 def build_real_task(
-    entry: dict[str, Any], base: _ProjectBase, behaviour: dict[str, Any] | None = None
+    entry: dict[str, Any],
+    base: _ProjectBase,
+    behaviour: dict[str, Any] | None = None,
+    statement: str = "traceback",
 ) -> Task:
     """The :class:`~forgegym.core.task.Task` of one manifest entry: the whole project (as
     repository mode serves it), the mutation applied to its file; ``behaviour``: its
-    behaviour checks (:mod:`forgegym.envs.bugfix.behaviour`), kept with the hidden data."""
+    behaviour checks (:mod:`forgegym.envs.bugfix.behaviour`), kept with the hidden data;
+    ``statement``: the statement style (:mod:`forgegym.envs.bugfix.statements`): a style
+    other than the factory's ``traceback`` is its own task, ``<id>@<style>``, at the
+    entry's level plus the style's offset."""
     prepared = base.prepared
     files = dict(prepared.files)
     pristine = files[entry["file"]]
@@ -234,13 +255,13 @@ def build_real_task(
         behaviour=behaviour,
     )
     visible_files = set(base.visible_tests)
-    function = entry["mutation"][0]
+    title, description = render_statement(entry, statement)
     return Task(
-        task_id=entry["id"],
+        task_id=variant_id(entry["id"], statement),
         family=FAMILY,
-        difficulty=int(entry["level"]),
-        title=f"Fix `{function}` in {entry['project']} {entry['version']}",
-        description=entry["report"],
+        difficulty=int(entry["level"]) + LEVEL_OFFSET[statement],
+        title=title,
+        description=description,
         files=files,
         editable_files=tuple(sorted(editable)),
         visible_test_files=base.visible_tests,
@@ -256,6 +277,9 @@ def build_real_task(
             "shown": list(entry["shown"]),
             "features": dict(entry["features"]),
             "n_failing": len(entry["f2p"]),
+            # issue 39: what kind of bug, told how (every factory task is one mutant)
+            "kind": entry.get("kind", "mutant"),
+            "statement": statement,
             "project_run": prepared.run.model_dump(mode="json"),
             "time_limit_s": limit,
         },
@@ -274,6 +298,11 @@ class RealTaskBank(ManifestTaskBank):
         behaviour: grade with behaviour checks (:mod:`forgegym.envs.bugfix.behaviour`):
             computed at a task's first use (a host run of its tests on the pristine
             project, three sandbox jobs) and cached; ``False``: the tests alone.
+        statements: the statement styles served (:mod:`forgegym.envs.bugfix.statements`):
+            ``"traceback"`` (default: the factory's report, levels 1-4), another style,
+            a list of styles, or ``"all"``: each entry becomes one task per style (ids
+            ``<id>@assertion``, ``<id>@symptom``), at its level plus the style's offset
+            (``"all"``: levels 1-6).
     """
 
     family = FAMILY
@@ -286,10 +315,16 @@ class RealTaskBank(ManifestTaskBank):
         cache_dir: Path | str | None = None,
         allow_download: bool = True,
         behaviour: bool = True,
+        statements: str | Sequence[str] = "traceback",
     ) -> None:
         if not isinstance(behaviour, bool):
             raise ValueError(f"behaviour: expected a bool, got {behaviour!r}")
         self.behaviour = behaviour
+        self.statements = statement_styles(
+            statements if isinstance(statements, str) else tuple(statements)
+        )
+        offsets = sorted({LEVEL_OFFSET[style] for style in self.statements})
+        self.difficulty_levels = tuple(sorted({lv + o for lv in LEVELS for o in offsets}))
         paths = [manifests] if isinstance(manifests, str | Path) else list(manifests)
         files: list[Path] = []
         for raw in paths:
@@ -322,13 +357,21 @@ class RealTaskBank(ManifestTaskBank):
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._cache_given = cache_dir is not None
         self.allow_download = allow_download
-        super().__init__({i: int(e["level"]) for i, e in self._entries.items()})
+        super().__init__(
+            {
+                variant_id(i, style): int(e["level"]) + LEVEL_OFFSET[style]
+                for i, e in self._entries.items()
+                for style in self.statements
+            }
+        )
 
     def entry(self, task_id: str) -> dict[str, Any]:
-        """The manifest entry of ``task_id`` (a copy)."""
-        if task_id not in self._entries:
+        """The manifest entry of ``task_id`` (a copy; a statement variant's is its
+        entry's)."""
+        entry_id, style = split_variant_id(task_id)
+        if entry_id not in self._entries or style not in self.statements:
             raise UnknownTaskError(task_id)
-        return json.loads(json.dumps(self._entries[task_id]))
+        return json.loads(json.dumps(self._entries[entry_id]))
 
     def projects(self) -> dict[str, int]:
         """Tasks per ``project==version``."""
@@ -350,7 +393,8 @@ class RealTaskBank(ManifestTaskBank):
         return self.cache_dir
 
     def build(self, task_id: str) -> Task:
-        entry = self._entries[task_id]
+        entry_id, style = split_variant_id(task_id)
+        entry = self._entries[entry_id]
         key = (entry["project"], entry["version"])
         with self._lock:
             base = self._bases.get(key)
@@ -359,19 +403,22 @@ class RealTaskBank(ManifestTaskBank):
                 cache = self.sdist_cache(record)
                 base = _project_base(entry, record, cache, self.allow_download)
                 self._bases[key] = base
-        task = build_real_task(entry, base)
+        task = build_real_task(entry, base, statement=style)
         if not self.behaviour:
             return task
-        return build_real_task(entry, base, self.checks(task_id, task).model_dump(mode="json"))
+        # the checks belong to the bug, shared by its statement variants
+        checks = self.checks(entry_id, task).model_dump(mode="json")
+        return build_real_task(entry, base, checks, statement=style)
 
     def checks(self, task_id: str, task: Task | None = None) -> BehaviourChecks:
         """The behaviour checks of ``task_id`` (cached on disk; computed at first use). A
         failure to compute them leaves the task graded by its tests (status
         ``unavailable``, with the cause)."""
-        entry = self._entries[task_id]
+        entry_id = split_variant_id(task_id)[0]
+        entry = self._entries[entry_id]
         task = task or build_real_task(entry, self._bases[(entry["project"], entry["version"])])
         base = self._bases[(entry["project"], entry["version"])]
         try:
-            return behaviour_checks(task_id, base.prepared, entry, task.files)
+            return behaviour_checks(entry_id, base.prepared, entry, task.files)
         except Exception as exc:  # noqa: BLE001 - the tests still grade the task
             return BehaviourChecks(status="unavailable", note=f"{type(exc).__name__}: {exc}"[:300])

@@ -75,7 +75,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import isolation, policy
+from . import excepthooks, isolation, policy
 from .ledger import (
     _Collected,
     _CollectError,
@@ -790,54 +790,6 @@ def _trusted_call_modules(job: dict[str, Any]) -> None:
                 importlib.import_module(module_name)
 
 
-def _print_thread_exception(args: Any) -> None:
-    """``threading.excepthook`` of a run: the default hook's output, printed by Python's
-    :mod:`traceback` rather than by the C printer. The C printer (3.11+) parses a segment
-    of each shown line under that line's file name to place its carets: a ``compile``
-    the policy refuses for a trusted file (``threading.py``, always on a thread's stack)
-    and that would taint a pristine module. A daemon thread of the code under test that
-    raises after pytest restored its own hook (a server thread once its test is done)
-    would otherwise end the worker as a violation."""
-    if args.exc_type is SystemExit:
-        return
-    name = args.thread.name if args.thread is not None else "<unknown>"
-    with contextlib.suppress(Exception):
-        print(f"Exception in thread {name}:", file=sys.stderr)
-        traceback.print_exception(
-            args.exc_type, args.exc_value, args.exc_traceback, file=sys.stderr
-        )
-
-
-def _print_unraisable(unraisable: Any) -> None:
-    """``sys.unraisablehook`` of a run (an exception in ``__del__``, a callback of the
-    collector): the default hook's output through :mod:`traceback`, for the reason of
-    :func:`_print_thread_exception`."""
-    with contextlib.suppress(Exception):
-        where = unraisable.err_msg or "Exception ignored in"
-        if unraisable.object is not None:
-            where = f"{where}: {_safe_str(unraisable.object)}"
-        print(where, file=sys.stderr)
-        traceback.print_exception(
-            unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback, file=sys.stderr
-        )
-
-
-def _print_uncaught(exc_type: Any, exc_value: Any, exc_tb: Any) -> None:
-    """``sys.excepthook`` of a run, for the reason of :func:`_print_thread_exception`."""
-    with contextlib.suppress(Exception):
-        traceback.print_exception(exc_type, exc_value, exc_tb, file=sys.stderr)
-
-
-def _python_exception_printers() -> None:
-    """Install the three printers, also as the defaults code restores
-    (``threading.excepthook = threading.__excepthook__``)."""
-    import threading
-
-    threading.excepthook = threading.__excepthook__ = _print_thread_exception
-    sys.unraisablehook = sys.__unraisablehook__ = _print_unraisable
-    sys.excepthook = sys.__excepthook__ = _print_uncaught
-
-
 def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]) -> None:
     """The sandboxed process (PID 1 of its namespace where available). Never returns."""
     reporter = _Reporter(report_fd)
@@ -880,11 +832,10 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
         hooks = _import_hooks(job.get("setup_hooks") or [])
         if job["kind"] == "calls":
             _trusted_call_modules(job)
+            signal.signal(signal.SIGALRM, _on_alarm)
         for fn, kwargs in hooks:
             fn(**kwargs)
-        if job["kind"] == "calls":
-            signal.signal(signal.SIGALRM, _on_alarm)
-        _python_exception_printers()
+        excepthooks.install()
         # asyncio.run installs a SIGINT handler only over the default one; nothing in a
         # run needs SIGINT, and a handler installed by code under test would see frames.
         signal.signal(signal.SIGINT, signal.SIG_IGN)

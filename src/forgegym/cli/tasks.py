@@ -23,11 +23,11 @@ from forgegym.cli.common import (
     parse_kwargs,
 )
 
-__all__ = ["add_parser", "cmd_tasks_build", "cmd_tasks_verify"]
+__all__ = ["add_parser", "cmd_tasks_build", "cmd_tasks_compose", "cmd_tasks_verify"]
 
 
 def add_parser(sub: Commands) -> None:
-    """Add ``tasks`` and its subcommands ``verify`` and ``build`` with its options to the ``forgegym`` parser."""
+    """Add ``tasks`` and its subcommands ``verify``, ``build`` and ``compose`` with its options to the ``forgegym`` parser."""
     p = sub.add_parser(
         "tasks",
         help="task validation",
@@ -115,6 +115,35 @@ def add_parser(sub: Commands) -> None:
         help="tasks kept per function or method (distinct failures only)",
     )
     b.set_defaults(func=cmd_tasks_build)
+    c = tasks_sub.add_parser(
+        "compose",
+        help="compose two-bug tasks from a built bank's confirmed mutants",
+        description="Pair a built bank's confirmed single mutants into tasks with two bugs "
+        "(two sites of one function, two functions of one module, two modules), run each "
+        "pair's tests in the sandbox as grading does and keep those whose tests fail. "
+        "Writes <project>-<version>.multi.jsonl.gz and .multi.json beside each manifest; "
+        "the folder then serves both (bank=DIR).",
+    )
+    c.add_argument("bank", metavar="DIR", help="a folder built by `forgegym tasks build`")
+    c.add_argument(
+        "--per-kind", type=int_at_least(1), default=10, help="tasks kept per kind per project"
+    )
+    c.add_argument(
+        "--kinds",
+        nargs="+",
+        default=None,
+        metavar="KIND",
+        help="mutants_function, mutants_module, mutants_cross (default: all three)",
+    )
+    c.add_argument("--project", action="append", default=[], help="only this project (repeatable)")
+    c.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the pair draw")
+    c.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="sdist cache (default: the bank's own, else $FORGEGYM_SDIST_CACHE or "
+        "~/.cache/forgegym/sdists)",
+    )
+    c.set_defaults(func=cmd_tasks_compose)
 
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:
@@ -258,6 +287,38 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
             lock.unlink(missing_ok=True)
         console.print(json.dumps(stats.to_json()))
     return 1 if failed else 0
+
+
+def cmd_tasks_compose(args: argparse.Namespace) -> int:
+    """``forgegym tasks compose DIR``: two-bug tasks from a built bank."""
+    from forgegym.tasklib.factory import ColdCacheError
+    from forgegym.tasklib.factory.compose import COMPOSED_KINDS, compose_bank
+
+    bank = Path(args.bank)
+    if not bank.is_dir() or not any(bank.glob("*.project.json")):
+        raise CLIError(f"{args.bank}: not a bank folder (no <project>-<version>.project.json)")
+    kinds = tuple(args.kinds or COMPOSED_KINDS)
+    unknown = [k for k in kinds if k not in COMPOSED_KINDS]
+    if unknown:
+        raise CLIError(f"--kinds: unknown {unknown}; expected some of {list(COMPOSED_KINDS)}")
+    console = make_console()
+    try:
+        done = compose_bank(
+            bank,
+            per_kind=args.per_kind,
+            kinds=kinds,
+            seed=args.seed,
+            projects=tuple(args.project),
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            log=console.print,
+        )
+    except (ColdCacheError, ValueError, FileNotFoundError) as exc:
+        raise CLIError(one_line(str(exc))) from None
+    if not done:
+        raise CLIError(f"{args.bank}: no project to compose (check --project)")
+    for stats in done:
+        console.print(json.dumps(stats.to_json()))
+    return 0
 
 
 def _take_lock(lock: Path) -> bool:

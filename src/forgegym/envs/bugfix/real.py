@@ -54,8 +54,8 @@ from forgegym.tasklib.factory.build import (
     prepare_project,
     read_project_record,
 )
+from forgegym.tasklib.factory.compose import apply_parts, entry_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
-from forgegym.tasklib.mutations import Mutation, apply_mutations
 from forgegym.tasklib.project import imports_of_tests, is_package_source
 
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
@@ -234,14 +234,15 @@ def build_real_task(
     entry's level plus the style's offset."""
     prepared = base.prepared
     files = dict(prepared.files)
-    pristine = files[entry["file"]]
-    files[entry["file"]] = apply_mutations(pristine, [Mutation.from_json(entry["mutation"])])
-    editable = base.editable if entry["file"] in base.editable else (*base.editable, entry["file"])
+    changed = apply_parts(prepared.files, entry_parts(entry))
+    reference = {path: prepared.files[path] for path in changed}
+    files.update(changed)
+    editable = tuple(sorted({*base.editable, *changed}))
     # Grading runs the fail-to-pass files and every test file importing a changed module:
     # the limit grows with the files the reference fix makes run (records of early builds
     # measured the slowest file alone), within the repository mode's cap.
     graded = {t.partition("::")[0] for t in entry["f2p"]} | {
-        path for path, modules in base.test_imports.items() if entry["file"] in modules
+        path for path, modules in base.test_imports.items() if set(changed) & set(modules)
     }
     limit = min(REAL_TIME_LIMIT_CAP_S, max(base.time_limit_s, 10.0 * len(graded)))
     hidden = RepoHidden(
@@ -263,11 +264,11 @@ def build_real_task(
         title=title,
         description=description,
         files=files,
-        editable_files=tuple(sorted(editable)),
+        editable_files=editable,
         visible_test_files=base.visible_tests,
         visible_test_ids=tuple(t for t in base.collected if t.partition("::")[0] in visible_files),
         hidden=hidden.model_dump(),
-        reference={entry["file"]: pristine},
+        reference=reference,
         metadata={
             "project": entry["project"],
             "version": entry["version"],

@@ -1,0 +1,371 @@
+"""Bugs that are more than one mutant: tasks composed from a built bank's confirmed mutants.
+
+A built project's single mutants are each confirmed in the sandbox (each breaks tests
+that pass on the pristine project). Two of them applied together make a task with two
+bugs, of one of three kinds (``metadata["kind"]`` of the task):
+
+* ``mutants_function``: two sites of one function;
+* ``mutants_module``: two functions of one module;
+* ``mutants_cross``: two modules.
+
+Each candidate runs in the sandbox as grading runs it (the failing tests' files of both
+parts): it is kept when the run completes and fails at least one test that passes on the
+pristine project. Fixing one part alone never solves the task: the other part is a
+confirmed mutant that breaks tests on its own. Two sites of one function are applied one
+after the other (:func:`apply_parts`: grading applies them the same way), and kept only
+when the function holds both single mutants' changes (the first may move the second's
+site).
+
+``forgegym tasks compose BANK_DIR`` writes ``<project>-<version>.multi.jsonl.gz`` beside
+the project's manifest; a :class:`~forgegym.envs.bugfix.real.RealTaskBank` over the
+folder serves both.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import random
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from forgegym.sandbox.jobs import RunStatus
+from forgegym.tasklib.factory.manifest import (
+    LEVELS,
+    _docstring,
+    _stable,
+    read_manifest,
+    read_project_record,
+    write_manifest,
+)
+from forgegym.tasklib.factory.prepare import PreparedProject, prepare_project
+from forgegym.tasklib.factory.runs import _run_sandbox, cpu_seconds
+from forgegym.tasklib.mutations import Mutation, apply_mutations, function_node
+
+__all__ = [
+    "COMPOSED_KINDS",
+    "ComposeStats",
+    "apply_parts",
+    "compose_bank",
+    "compose_project",
+    "entry_parts",
+]
+
+#: The kinds of composed bug, in the order they are built.
+COMPOSED_KINDS: tuple[str, ...] = ("mutants_function", "mutants_module", "mutants_cross")
+#: Candidates tried per task wanted (some compose into code the tests do not fail on).
+_TRIES_PER_TASK = 3
+_BATCH = 8
+
+
+@dataclass
+class ComposeStats:
+    """What one project's composition did."""
+
+    project: str
+    version: str
+    tried: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, int] = field(default_factory=dict)
+    #: Why candidates were dropped: ``not_applicable`` (the first mutant moved the second
+    #: one's site), ``no_failure`` (the tests pass on the composition), ``run`` (the run
+    #: did not complete).
+    dropped: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "version": self.version,
+            "tried": dict(self.tried),
+            "kept": dict(self.kept),
+            "dropped": dict(self.dropped),
+            "cpu_seconds": round(self.cpu_seconds, 1),
+        }
+
+
+def _part_key(entry: dict[str, Any]) -> str:
+    return entry["id"].split("/", 3)[3]  # real/<project>/<version>/<path::fn:op:site>
+
+
+def _candidates(
+    entries: Sequence[dict[str, Any]], kind: str, rng: random.Random, limit: int
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Up to ``limit`` distinct pairs of ``kind``, drawn with ``rng``."""
+    by_function: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for entry in entries:
+        by_function[(entry["file"], entry["mutation"][0])].append(entry)
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    if kind == "mutants_function":
+        for group in by_function.values():
+            pairs += [(a, b) for i, a in enumerate(group) for b in group[i + 1 :]]
+    else:
+        same_file = kind == "mutants_module"
+        keys = sorted(by_function)
+        for i, (file_a, fn_a) in enumerate(keys):
+            for file_b, fn_b in keys[i + 1 :]:
+                if (file_a == file_b) == same_file and (file_a, fn_a) != (file_b, fn_b):
+                    pairs.append((by_function[(file_a, fn_a)][0], by_function[(file_b, fn_b)][0]))
+    rng.shuffle(pairs)
+    # one pair per function pair at most, so a few large functions do not fill the kind
+    seen: set[frozenset[tuple[str, str]]] = set()
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for a, b in pairs:
+        key = frozenset({(a["file"], a["mutation"][0]), (b["file"], b["mutation"][0])})
+        if kind != "mutants_function" and key in seen:
+            continue
+        seen.add(key)
+        out.append((a, b))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _changed_lines(before: str, after: str) -> tuple[set[str], set[str]]:
+    """Lines removed from ``before`` and added in ``after`` (stripped)."""
+    removed, added = set(), set()
+    for line in difflib.ndiff(before.splitlines(), after.splitlines()):
+        if line.startswith("- "):
+            removed.add(line[2:].strip())
+        elif line.startswith("+ "):
+            added.add(line[2:].strip())
+    return removed, added
+
+
+def entry_parts(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """An entry's mutants as ``{"file", "mutation"}`` parts (one for a single mutant)."""
+    return entry.get("mutations") or [{"file": entry["file"], "mutation": entry["mutation"]}]
+
+
+def apply_parts(files: dict[str, str], parts: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The files ``parts`` change, each mutant applied in order to the file as the
+    earlier ones left it (a second site of one function is numbered in the function the
+    first one changed: :func:`_compose_files` checks that it is still the site it was).
+    Composition and grading both apply a composed bug with this function."""
+    out: dict[str, str] = {}
+    for part in parts:
+        path = part["file"]
+        source = out.get(path, files[path])
+        out[path] = apply_mutations(source, [Mutation.from_json(part["mutation"])])
+    return out
+
+
+def _function_text(source: str, function: str) -> str:
+    return cst.Module(body=[function_node(cst.parse_module(source), function)]).code
+
+
+def _compose_files(files: dict[str, str], parts: Sequence[dict[str, Any]]) -> dict[str, str] | None:
+    """The changed files of ``parts`` applied together, ``None`` when two sites of one
+    function do not both hold their single mutant's change once composed."""
+    try:
+        changed = apply_parts(files, parts)
+    except ValueError:
+        return None
+    seen: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for part in parts:
+        seen[(part["file"], part["mutation"][0])].append(part)
+    for (path, function), group in seen.items():
+        if len(group) < 2:
+            continue
+        original = _function_text(files[path], function)
+        composed = _function_text(changed[path], function)
+        have_removed, have_added = _changed_lines(original, composed)
+        for part in group:
+            single = _function_text(apply_parts(files, [part])[path], function)
+            removed, added = _changed_lines(original, single)
+            if not removed <= have_removed or not added <= have_added:
+                return None
+    return changed
+
+
+def _entry(
+    parts: Sequence[dict[str, Any]],
+    kind: str,
+    f2p: list[str],
+    p2p: list[str],
+    files: list[str],
+    shown: dict[str, str],
+    docs: list[str],
+) -> dict[str, Any]:
+    first = parts[0]
+    project, version = first["project"], first["version"]
+    functions = list(dict.fromkeys(p["mutation"][0] for p in parts))
+    named = " and ".join(f"`{f}`" for f in functions)
+    verb = "behave" if len(functions) > 1 else "behaves"
+    doc = next((d for d in docs if d), "")
+    intro = f"Users of {project} report that {named} no longer {verb} as documented" + (
+        f' ("{doc}").' if doc else "."
+    )
+    lines = [intro, "These tests fail:\n"]
+    for test_id, text in shown.items():
+        lines.append(f"{test_id}\n```\n{text.strip()[-1200:]}\n```")
+    lines.append(
+        "Fix the code so they pass without breaking the tests that pass now. "
+        "Other tests may check the same behaviour. The test files are read-only."
+    )
+    features = {
+        "n_fail": len(f2p),
+        "operator": "+".join(p["mutation"][1] for p in parts),
+        "function_lines": sum(p["features"]["function_lines"] for p in parts),
+        "distance": max(p["features"]["distance"] for p in parts),
+        "parts": len(parts),
+    }
+    return {
+        "id": f"real/{project}/{version}/{kind}/" + "+".join(_part_key(p) for p in parts),
+        "project": project,
+        "version": version,
+        "sha256": first["sha256"],
+        "kind": kind,
+        # the first part's file and mutation: what single-mutant readers use (behaviour
+        # checks record calls into this function)
+        "file": first["file"],
+        "mutation": list(first["mutation"]),
+        "mutations": [{"file": p["file"], "mutation": list(p["mutation"])} for p in parts],
+        "shown": sorted(shown),
+        "f2p": f2p,
+        "p2p": p2p,
+        "report": "\n".join(lines),
+        "features": features,
+        "modules": files,
+        # two bugs: one level above the harder part's (at most the factory's top level)
+        "level": min(LEVELS[-1], max(int(p["level"]) for p in parts) + 1),
+    }
+
+
+def compose_project(
+    root: Path,
+    entries: Sequence[dict[str, Any]],
+    record: dict[str, Any],
+    *,
+    per_kind: int = 10,
+    kinds: Sequence[str] = COMPOSED_KINDS,
+    seed: int = 0,
+    runner: Any = None,
+    log: Any = None,
+) -> tuple[list[dict[str, Any]], ComposeStats]:
+    """Composed tasks of one project from its confirmed single mutants ``entries`` (the
+    pristine project unpacked at ``root``, its build ``record``)."""
+    from forgegym.sandbox.runners import get_default_runner
+
+    unknown = [k for k in kinds if k not in COMPOSED_KINDS]
+    if unknown:
+        raise ValueError(f"kinds: unknown {unknown}; expected some of {list(COMPOSED_KINDS)}")
+    if per_kind < 1:
+        raise ValueError(f"per_kind: expected at least 1, got {per_kind}")
+    say = log or (lambda message: None)
+    singles = [e for e in entries if "mutations" not in e]
+    project, version = record["project"], record["version"]
+    stats = ComposeStats(project=project, version=version)
+    cpu_start = cpu_seconds()
+    prepared: PreparedProject = prepare_project(root, requirements=record["requirements"])
+    passing = set(record["passing"])
+    sandbox = runner or get_default_runner()
+    modules = {
+        path: cst.parse_module(prepared.files[path])
+        for path in sorted({e["file"] for e in singles})
+        if path in prepared.files
+    }
+    docs = {
+        (p, fn): _docstring(function_node(modules[p], fn))
+        for p, fn in {(e["file"], e["mutation"][0]) for e in singles if e["file"] in modules}
+    }
+    out: list[dict[str, Any]] = []
+    for kind in kinds:
+        rng = random.Random(f"{seed}:{project}:{version}:{kind}")
+        pairs = _candidates(singles, kind, rng, per_kind * _TRIES_PER_TASK)
+        kept = 0
+        for start in range(0, len(pairs), _BATCH):
+            if kept >= per_kind:
+                break
+            batch, variants = [], []
+            for a, b in pairs[start : start + _BATCH]:
+                stats.tried[kind] = stats.tried.get(kind, 0) + 1
+                changed = _compose_files(prepared.files, [a, b])
+                if changed is None:
+                    stats.dropped["not_applicable"] = stats.dropped.get("not_applicable", 0) + 1
+                    continue
+                targets = sorted({*a["modules"], *b["modules"]})
+                batch.append((a, b))
+                variants.append((changed, targets))
+            results = _run_sandbox(sandbox, prepared, variants, float(record["time_limit_s"]))
+            for (a, b), result in zip(batch, results, strict=True):
+                if result is None or result.status is not RunStatus.COMPLETED:
+                    stats.dropped["run"] = stats.dropped.get("run", 0) + 1
+                    continue
+                f2p = sorted(t for t, ok in result.verdicts.items() if not ok and t in passing)
+                if not f2p:
+                    stats.dropped["no_failure"] = stats.dropped.get("no_failure", 0) + 1
+                    continue
+                if kept >= per_kind:
+                    break
+                messages = {r.nodeid: _stable(r.message) for r in result.records}
+                files = sorted({t.split("::", 1)[0] for t in f2p})
+                p2p = [t for t in sorted(passing) if t.split("::", 1)[0] in files]
+                p2p = [t for t in p2p if t not in f2p]
+                shown = {f2p[0]: messages.get(f2p[0], "")}
+                part_docs = [docs.get((p["file"], p["mutation"][0]), "") for p in (a, b)]
+                out.append(_entry([a, b], kind, f2p, p2p, files, shown, part_docs))
+                kept += 1
+        stats.kept[kind] = kept
+        say(f"{project}: {kind}: {kept} kept of {stats.tried.get(kind, 0)} tried")
+    stats.cpu_seconds = cpu_seconds() - cpu_start
+    return sorted(out, key=lambda e: e["id"]), stats
+
+
+def compose_bank(
+    bank_dir: Path,
+    *,
+    per_kind: int = 10,
+    kinds: Sequence[str] = COMPOSED_KINDS,
+    seed: int = 0,
+    projects: Sequence[str] = (),
+    cache_dir: Path | None = None,
+    log: Any = None,
+) -> list[ComposeStats]:
+    """Compose the tasks of every project of a built bank folder (or of ``projects``,
+    names as in the manifests) and write ``<project>-<version>.multi.jsonl.gz`` and its
+    ``.multi.json`` statistics beside each manifest."""
+    from forgegym.tasklib.factory.source import fetch_sdist, unpack_sdist
+
+    say = log or (lambda message: None)
+    done: list[ComposeStats] = []
+    for manifest in sorted(bank_dir.glob("*.jsonl.gz")):
+        if manifest.name.endswith(".multi.jsonl.gz"):
+            continue
+        entries = read_manifest(manifest)
+        if not entries or (projects and entries[0]["project"] not in projects):
+            continue
+        first = entries[0]
+        record = read_project_record(bank_dir, first["project"], first["version"])
+        cache = cache_dir
+        if cache is None and record.get("sdist_cache"):
+            cache = Path(record["sdist_cache"])
+        started = time.perf_counter()
+        sdist, _ = fetch_sdist(first["project"], first["version"], cache, sha256=first["sha256"])
+        with tempfile.TemporaryDirectory(prefix="forge-compose-src-") as scratch:
+            root = unpack_sdist(sdist, Path(scratch))
+            composed, stats = compose_project(
+                root, entries, record, per_kind=per_kind, kinds=kinds, seed=seed, log=say
+            )
+        stem = manifest.name.removesuffix(".jsonl.gz")
+        write_manifest(bank_dir / f"{stem}.multi.jsonl.gz", composed)
+        digest = hashlib.sha256("".join(e["id"] for e in composed).encode()).hexdigest()[:16]
+        summary = {
+            **stats.to_json(),
+            "seed": seed,
+            "per_kind": per_kind,
+            "ids_sha256": digest,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+        (bank_dir / f"{stem}.multi.json").write_text(
+            json.dumps(summary, indent=1, sort_keys=True) + "\n"
+        )
+        done.append(stats)
+    return done

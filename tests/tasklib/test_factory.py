@@ -356,3 +356,51 @@ def test_a_build_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     ).stdout.strip()
     lock.write_text(gone)  # its process has ended
     assert _take_lock(lock) and lock.read_text() == str(os.getpid())
+
+
+EVALKIT = {
+    "evalkit/__init__.py": (
+        "def _apply(op, a, b):\n"
+        "    if op == '+':\n        return a + b\n"
+        "    if op == '*':\n        return a * b\n"
+        "    raise ValueError(op)\n\n\n"
+        "class Evaluator:\n"
+        "    def _eval_pair(self, text):\n"
+        "        left, op, right = text.split()\n"
+        "        return _apply(op, int(left), int(right))\n\n"
+        "    def evaluate(self, text):\n"
+        "        return self._eval_pair(text)\n"
+    ),
+    "tests/test_evalkit.py": (
+        "import pytest\nfrom evalkit import Evaluator\n\n\n"
+        "@pytest.mark.parametrize('text, value', [('1 + 2', 3), ('2 * 5', 10), ('0 + 0', 0)])\n"
+        "def test_evaluate(text, value):\n    assert Evaluator().evaluate(text) == value\n\n\n"
+        "def test_unknown_operator():\n"
+        "    with pytest.raises(ValueError):\n        Evaluator().evaluate('1 - 2')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_private_helpers_the_tests_cover_become_targets(tmp_path: Path, private: bool) -> None:
+    """An evaluator whose logic lives in ``_eval_*`` methods and a private helper: with
+    private targets (the default) they are mutated; public only, just the thin method."""
+    from forgegym.tasklib.factory import build_project
+
+    root = _project(tmp_path, "evalkit", EVALKIT)
+    entries, stats, record = build_project(
+        root,
+        project="evalkit",
+        version="1.0",
+        sha256="",
+        seed=0,
+        max_candidates=60,
+        private_targets=private,
+        cache_dir=tmp_path / "cache",
+    )
+    functions = {e["mutation"][0] for e in entries}
+    assert record["options"]["private_targets"] is private
+    if private:
+        assert {"_apply", "Evaluator._eval_pair"} <= functions, functions
+    else:
+        assert functions and functions <= {"Evaluator.evaluate"}, functions

@@ -73,4 +73,18 @@ def test_an_unknown_method_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="unknown function 'Basket.missing'"):
         apply_mutations(SOURCE, [bad])
     with pytest.raises(KeyError):
-        function_node(SOURCE, "Basket._private")
+        function_node(SOURCE, "Basket._missing")
+
+
+def test_private_helpers_and_methods_are_mutable_on_request() -> None:
+    public = enumerate_mutations(SOURCE, methods=True)
+    every = enumerate_mutations(SOURCE, methods=True, private=True)
+    names = {m.function for m in every}
+    assert names == {m.function for m in public} | {"Basket._private", "_helper"}
+    # the public functions keep their sites and numbering
+    assert [m for m in every if m.function in {x.function for x in public}] == public
+    helper = next(m for m in every if m.function == "_helper")
+    mutated = apply_mutations(SOURCE, [helper])
+    assert mutated != SOURCE and function_node(mutated, "_helper").name.value == "_helper"
+    method = next(m for m in every if m.function == "Basket._private")
+    assert "self.limit" in apply_mutations(SOURCE, [method]).split("def _private")[1]

@@ -114,6 +114,12 @@ def add_parser(sub: Commands) -> None:
         default=10,
         help="tasks kept per function or method (distinct failures only)",
     )
+    b.add_argument(
+        "--public-only",
+        action="store_true",
+        help="mutate public functions and methods only (the shipped bank's builds); by "
+        "default private helpers and methods the tests cover are targets too",
+    )
     b.set_defaults(func=cmd_tasks_build)
     c = tasks_sub.add_parser(
         "compose",
@@ -225,6 +231,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
         "max_tasks": args.max_tasks,
         "max_per_function": args.max_per_function,
         "extra_requirements": list(args.extra_requirements),
+        "private_targets": not args.public_only,
     }
     cache = Path(args.cache_dir) if args.cache_dir else None
     failed = 0

@@ -392,19 +392,22 @@ def _public(name: str) -> bool:
     return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
 
 
-def _functions(module: cst.Module, methods: bool = False) -> dict[str, tuple[int, int | None]]:
+def _functions(
+    module: cst.Module, methods: bool = False, private: bool = False
+) -> dict[str, tuple[int, int | None]]:
     """Mutable functions: public top-level ones (``name`` -> ``(index, None)``) and,
     with ``methods``, the public and dunder methods of top-level classes (``Class.name``
-    -> ``(class index, index in its body)``)."""
+    -> ``(class index, index in its body)``); with ``private``, also the private
+    top-level helpers and private methods (``_helper``, ``Class._method``)."""
     out: dict[str, tuple[int, int | None]] = {}
     for i, stmt in enumerate(module.body):
-        if isinstance(stmt, cst.FunctionDef) and not stmt.name.value.startswith("_"):
+        if isinstance(stmt, cst.FunctionDef) and (private or not stmt.name.value.startswith("_")):
             out[stmt.name.value] = (i, None)
         elif (
             methods and isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock)
         ):
             for j, member in enumerate(stmt.body.body):
-                if isinstance(member, cst.FunctionDef) and _public(member.name.value):
+                if isinstance(member, cst.FunctionDef) and (private or _public(member.name.value)):
                     # a redefined name (a property's setter) keeps its first definition
                     out.setdefault(f"{stmt.name.value}.{member.name.value}", (i, j))
     return out
@@ -438,7 +441,7 @@ def function_node(source: str | cst.Module, name: str) -> cst.FunctionDef:
     """The definition of mutable function ``name`` (``f`` or ``Class.method``) in
     ``source`` (text or a parsed module). Raises ``KeyError`` when there is none."""
     module = cst.parse_module(source) if isinstance(source, str) else source
-    found = _functions(module, methods="." in name).get(name)
+    found = _functions(module, methods="." in name, private=True).get(name)
     if found is None:
         raise KeyError(name)
     return _node(module, found)
@@ -449,15 +452,20 @@ def _context(fn: cst.FunctionDef) -> _Context:
 
 
 def enumerate_mutations(
-    source: str, operators: Iterable[str] | None = None, *, methods: bool = False
+    source: str,
+    operators: Iterable[str] | None = None,
+    *,
+    methods: bool = False,
+    private: bool = False,
 ) -> list[Mutation]:
     """Every site of every operator in every top-level public function (and, with
     ``methods``, every public or dunder method of a top-level class, named
-    ``Class.method``), in a fixed order."""
+    ``Class.method``; with ``private``, the private helpers and methods too), in a fixed
+    order (a function's nested functions are sites of the function)."""
     module = cst.parse_module(source)
     names = list(operators) if operators is not None else list(OPERATORS)
     out: list[Mutation] = []
-    for fname, where in _functions(module, methods).items():
+    for fname, where in _functions(module, methods, private).items():
         fn = _node(module, where)
         for op_name in names:
             counter = _SiteTransformer(OPERATORS[op_name], _context(fn), None)
@@ -480,7 +488,7 @@ def apply_to_module(module: cst.Module, mutations: Iterable[Mutation]) -> cst.Mo
     """:func:`apply_mutations` on a parsed module (parse a large file once, mutate it many
     times); the module itself is not changed."""
     mutations = list(mutations)
-    functions = _functions(module, methods=any("." in m.function for m in mutations))
+    functions = _functions(module, methods=any("." in m.function for m in mutations), private=True)
     body: list[cst.BaseStatement] = list(module.body)
     seen: set[str] = set()
     for mutation in mutations:
@@ -497,7 +505,9 @@ def apply_to_module(module: cst.Module, mutations: Iterable[Mutation]) -> cst.Mo
 
 def mutate_function(module: cst.Module, mutation: Mutation) -> cst.FunctionDef:
     """The mutated definition of ``mutation``'s function in a parsed module."""
-    where = _functions(module, methods="." in mutation.function).get(mutation.function)
+    where = _functions(module, methods="." in mutation.function, private=True).get(
+        mutation.function
+    )
     if where is None:
         raise ValueError(f"unknown function {mutation.function!r}")
     return _mutate(_node(module, where), mutation)

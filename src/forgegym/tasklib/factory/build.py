@@ -107,6 +107,7 @@ def build_project(
     max_tasks: int = 250,
     max_per_function: int = 10,
     max_tests_per_mutant: int = 200,
+    private_targets: bool = True,
     test_timeout_s: float = 5.0,
     suite_timeout_s: float = 1800.0,
     time_limit_cap_s: float = 120.0,
@@ -165,7 +166,7 @@ def build_project(
     for test_id in passing:
         for fn in traced[test_id].get("functions", []):
             covering.setdefault(fn, []).append(test_id)
-    modules, candidates = _candidates(prepared, covering)
+    modules, candidates = _candidates(prepared, covering, private_targets)
     stats.covered_functions = len({(p, m.function) for p, m in candidates})
     stats.candidates = len(candidates)
     rng = random.Random(f"{seed}:{project}:{version}")
@@ -206,6 +207,7 @@ def build_project(
             "max_tasks": max_tasks,
             "max_per_function": max_per_function,
             "max_tests_per_mutant": max_tests_per_mutant,
+            "private_targets": private_targets,
             "test_timeout_s": test_timeout_s,
             "time_limit_cap_s": time_limit_cap_s,
             "extra_requirements": list(extra_requirements),
@@ -229,10 +231,12 @@ def _add_collected(
 
 
 def _candidates(
-    prepared: PreparedProject, covering: dict[str, list[str]]
+    prepared: PreparedProject, covering: dict[str, list[str]], private: bool = True
 ) -> tuple[dict[str, cst.Module], list[tuple[str, Mutation]]]:
     """Every mutation site in the functions and methods the passing tests cover (sorted
-    by file, in each file's site order), and each such file parsed once."""
+    by file, in each file's site order), and each such file parsed once. ``private``:
+    private helpers and methods the tests cover are targets too (an evaluator whose
+    logic lives in ``_eval_*`` methods; issue 39)."""
     by_file: dict[str, set[str]] = {}
     for key in covering:
         path, _, name = key.partition("::")
@@ -244,7 +248,7 @@ def _candidates(
         if source is None:
             continue
         try:
-            mutations = enumerate_mutations(source, methods=True)
+            mutations = enumerate_mutations(source, methods=True, private=private)
         except cst.ParserSyntaxError:
             continue
         # parsed once: a large module (more-itertools' is 190 KB) takes seconds to parse

@@ -43,7 +43,7 @@ from typing import Any
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
-from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
+from forgegym.envs.bugfix.repo import FAMILY, RepoHidden
 from forgegym.grading.phases import phase
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
@@ -55,7 +55,7 @@ from forgegym.tasklib.factory.build import (
 )
 from forgegym.tasklib.factory.source import default_cache_dir
 from forgegym.tasklib.mutations import Mutation, apply_mutations
-from forgegym.tasklib.project import imports_of_tests, is_package_source
+from forgegym.tasklib.project import imports_of_tests, is_package_source, is_test_support
 
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
 

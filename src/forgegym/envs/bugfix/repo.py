@@ -59,7 +59,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -97,14 +97,15 @@ from forgegym.tasklib.agreement import (
     host_outcomes,
     time_limit,
 )
-from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
     MAX_FILE_BYTES,
     MAX_FILES,
     ProjectLayout,
+    dependency_environment,
     imports_of_tests,
     is_package_source,
-    package_names,
+    is_test_file,
+    is_test_support,
     project_layout,
     read_project,
 )
@@ -123,10 +124,6 @@ __all__ = [
 ]
 
 FAMILY = "bugfix"
-_SKIP_DIRS = frozenset(
-    {".git", ".hg", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", "node_modules"}
-    | {".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "site-packages"}
-)
 
 #: Default weights of a repository task (``weights`` overrides any subset). ``notes`` is 0:
 #: without a known bug location, a note cannot be checked for grounding.
@@ -200,23 +197,6 @@ def is_repo_task(task: Task) -> bool:
     return isinstance(task.hidden, Mapping) and task.hidden.get("kind") == "repo"
 
 
-_TEST_DIRS = frozenset({"tests", "test", "testing"})
-
-
-def is_test_file(path: str) -> bool:
-    """pytest's default test-file names, plus ``conftest.py`` (read-only too)."""
-    name = PurePosixPath(path).name
-    return name == "conftest.py" or (
-        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-    )
-
-
-def is_test_support(path: str) -> bool:
-    """A test file or any file under a ``tests``/``test``/``testing`` folder (helpers
-    the tests import): never editable, so a fix cannot weaken what the tests check."""
-    return is_test_file(path) or bool(set(PurePosixPath(path).parts[:-1]) & _TEST_DIRS)
-
-
 def _editable(
     files: Mapping[str, str],
     patterns: Sequence[str] | None,
@@ -259,30 +239,16 @@ def _editable(
 def read_repository(
     repo_path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES, max_files: int = MAX_FILES
 ) -> dict[str, str]:
-    """Every ``.py`` file under ``repo_path`` (relative POSIX path -> text).
+    """Every ``.py`` file under ``repo_path`` (relative POSIX path -> text), as
+    :func:`~forgegym.tasklib.project.read_project` reads the project (kept for callers of
+    this name; :func:`repo_task` reads its data and configuration files too).
 
     Raises:
         ValueError: ``repo_path`` is not a directory, has no Python file, has more than
-            ``max_files`` of them, or one over ``max_file_bytes``.
+            ``max_files`` of them, or one over ``max_file_bytes`` or not UTF-8.
     """
-    if not isinstance(repo_path, str | Path) or not str(repo_path):
-        raise ValueError(f"repo_path: expected a directory path, got {repo_path!r}")
-    root = Path(repo_path)
-    if not root.is_dir():
-        raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
-    files: dict[str, str] = {}
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if set(rel.parts[:-1]) & _SKIP_DIRS or not path.is_file():
-            continue
-        if path.stat().st_size > max_file_bytes:
-            raise ValueError(f"repo_path: {rel.as_posix()} is over max_file_bytes={max_file_bytes}")
-        files[rel.as_posix()] = path.read_text(encoding="utf-8", errors="replace")
-        if len(files) > max_files:
-            raise ValueError(f"repo_path: more than max_files={max_files} Python files")
-    if not files:
-        raise ValueError(f"repo_path: no Python files under {str(repo_path)!r}")
-    return files
+    files, _skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+    return {path: text for path, text in files.items() if path.endswith(".py")}
 
 
 def _check_ids(
@@ -607,20 +573,7 @@ def repo_task(
     files, skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
     root = Path(repo_path)
     layout = project_layout(files)
-    if test_dependencies is None:
-        requirements = declared_test_dependencies(files)
-    elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
-        raise ValueError(
-            f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
-        )
-    else:
-        requirements = [str(r) for r in test_dependencies]
-    site = ensure_environment(
-        requirements,
-        cache_dir=cache_dir,
-        base=root.resolve(),
-        exclude=package_names(files, layout.import_paths),
-    )
+    site = dependency_environment(files, root, test_dependencies, cache_dir=cache_dir)
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     project = layout.run()

@@ -239,8 +239,7 @@ def unpack(sdist: Path, dest: Path) -> Path:
 
 
 def test_files(root: Path) -> list[str]:
-    from forgegym.envs.bugfix.repo import is_test_file
-    from forgegym.tasklib.project import read_project
+    from forgegym.tasklib.project import is_test_file, read_project
 
     files, _ = read_project(root, max_file_bytes=1_000_000, max_files=2_000)
     return [p for p in sorted(files) if is_test_file(p) and not p.endswith("conftest.py")]

@@ -90,6 +90,7 @@ SLOW: tuple[str, ...] = (
     "envs/refactor/test_adequacy.py",
     "envs/refactor/test_corpus.py",
     "envs/refactor/test_offload.py",
+    "envs/test_repo_mode_rewards.py::test_repository_mode_rewards_are_byte_identical_to_the_committed_ones",
     "family/test_family.py",
     "grading/test_optimised.py",
     "integrations/test_example.py",

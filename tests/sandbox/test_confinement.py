@@ -140,3 +140,20 @@ def test_the_runtime_binds_the_harness_packages_not_whole_folders() -> None:
     for folder in stdlib:
         if os.path.isdir(os.path.join(folder, "site-packages")):
             assert os.path.join(folder, "site-packages") in masks
+
+
+def test_a_dependency_folder_removed_since_is_not_bound_again(tmp_path) -> None:  # noqa: ANN001
+    # A caller's temporary dependency cache is bound for its jobs, then deleted: later
+    # sandboxes of any project must still start (bwrap refuses a missing bind source).
+    site = tmp_path / "cache" / "envs" / "k" / "site"
+    site.mkdir(parents=True)
+    generation = confinement.add_readonly_dirs([str(site)])
+    assert generation == confinement.readonly_generation()
+    assert str(site) in confinement.bwrap_argv(str(tmp_path / "stage"), ["true"], {})
+    site.rmdir()
+    argv = confinement.bwrap_argv(str(tmp_path / "stage"), ["true"], {})
+    assert str(site) not in argv
+    # needed again: bound again, in a newer generation
+    site.mkdir()
+    assert confinement.add_readonly_dirs([str(site)]) > generation
+    assert str(site) in confinement.bwrap_argv(str(tmp_path / "stage"), ["true"], {})

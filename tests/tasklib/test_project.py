@@ -164,3 +164,36 @@ def test_the_copy_keeps_metadata_and_small_text_data_by_content(tmp_path) -> Non
         files
     )
     assert "LICENSE" not in files and skipped == ["src/pkg/blob.bin"]
+
+
+def test_test_files_and_test_support_are_one_definition_for_both_families() -> None:
+    from forgegym.tasklib.project import is_test_file, is_test_support
+
+    assert is_test_file("tests/test_x.py") and is_test_file("pkg/x_test.py")
+    assert is_test_file("conftest.py") and not is_test_file("tests/test_data.json")
+    assert not is_test_file("tests/helpers.py") and is_test_support("tests/helpers.py")
+    assert is_test_support("testing/data/x.py") and not is_test_support("pkg/testing.py")
+
+
+def test_run_options_and_the_layout_read_one_pytest_section() -> None:
+    from forgegym.tasklib.project import pytest_section, run_options
+
+    files = {
+        "tox.ini": "[tox]\nenvlist = py\n",
+        "setup.cfg": "[tool:pytest]\npython_files = check_*.py\npythonpath = lib\n",
+        "lib/pkg/__init__.py": "",
+    }
+    assert pytest_section(files)[0] == "setup.cfg"
+    assert project_layout(files).import_paths == ("lib",)
+    assert run_options(files) == {
+        "conftest": False,
+        "paths": ["lib"],
+        "ini": {"python_files": "check_*.py"},
+    }
+
+
+def test_dependency_environment_rejects_a_string_for_test_dependencies(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from forgegym.tasklib.project import dependency_environment
+
+    with pytest.raises(ValueError, match="test_dependencies: expected a list"):
+        dependency_environment({"x.py": ""}, tmp_path, "attrs")

@@ -7,7 +7,7 @@ import json
 import os
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     pass
@@ -121,6 +121,11 @@ def add_parser(sub: Commands) -> None:
         "default private helpers and methods the tests cover are targets too",
     )
     b.set_defaults(func=cmd_tasks_build)
+    _add_compose_parser(tasks_sub)
+
+
+def _add_compose_parser(tasks_sub: Any) -> None:
+    """``forgegym tasks compose`` and its options."""
     c = tasks_sub.add_parser(
         "compose",
         help="compose two-bug tasks from a built bank's confirmed mutants",

@@ -402,6 +402,11 @@ def bwrap_argv(stage: str, command: list[str], env: dict[str, str]) -> list[str]
     for mask in masks:
         argv += ["--remount-ro", mask]
     with _EXTRA_LOCK:
+        # A folder removed since it was added (a temporary dependency cache a caller
+        # deleted) is forgotten: bwrap refuses to start on a missing bind source, and a
+        # job that needs the folder adds it again (add_readonly_dirs checks it exists).
+        for gone in [p for p in _EXTRA_RO if not os.path.isdir(os.path.realpath(p))]:
+            del _EXTRA_RO[gone]
         extra = list(_EXTRA_RO)
     for path in extra:
         argv += ["--ro-bind", os.path.realpath(path), path]

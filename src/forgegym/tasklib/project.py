@@ -1,9 +1,14 @@
-"""A user's repository as it is: its files, its pytest configuration, its import roots,
-what counts as its package (editable) and what is around it (read-only).
+"""A user's repository as it is: its files, its test files, its pytest configuration,
+its import roots and conftest files, its dependency environment, what counts as its
+package (editable) and what is around it (read-only).
 
-Shared by the families' repository modes (Bugfix, FlakyRepair). Everything here reads
-the repository as it was *before* the episode, in the trusted parent: the configuration
-that runs is the pristine one, whatever an agent later writes into its copy.
+The one reader of a project shared by both families' repository modes (Bugfix's
+:func:`~forgegym.envs.bugfix.repo.repo_task`, FlakyRepair's ``RepoTaskBank``) and the
+task factory (:mod:`forgegym.tasklib.factory`); the sandbox baseline run is
+:mod:`forgegym.tasklib.baseline`, the host agreement :mod:`forgegym.tasklib.agreement`.
+Everything here reads the repository as it was *before* the episode, in the trusted
+parent: the configuration that runs is the pristine one, whatever an agent later
+writes into its copy.
 """
 
 from __future__ import annotations
@@ -26,10 +31,15 @@ __all__ = [
     "MAX_FILE_BYTES",
     "ProjectLayout",
     "is_package_source",
+    "is_test_file",
+    "is_test_support",
     "project_layout",
     "package_names",
+    "pytest_section",
     "read_project",
     "reduce_addopts",
+    "run_options",
+    "dependency_environment",
 ]
 
 #: Repository-mode caps on a project's Python files (both families' ``gym.make``
@@ -152,6 +162,76 @@ def _section(name: str, text: str) -> dict[str, Any] | None:
     return None
 
 
+def pytest_section(files: Mapping[str, str]) -> tuple[str | None, dict[str, Any]]:
+    """``(config file, settings)``: the pytest configuration pytest itself would pick at
+    the root (the first of :data:`CONFIG_FILES` with a pytest section, else a
+    ``pyproject.toml`` with none); ``(None, {})`` without one.
+
+    Raises:
+        ValueError: the chosen file, or one before it, does not parse.
+    """
+    for candidate in CONFIG_FILES:
+        text = files.get(candidate)
+        if text is None:
+            continue
+        found = _section(candidate, text)
+        if found is not None:
+            return candidate, found
+    if "pyproject.toml" in files:
+        return "pyproject.toml", {}
+    return None, {}
+
+
+#: The ini keys a run with ``-o`` overrides of a trusted ini honours (FlakyRepair's reruns,
+#: :func:`run_options`), and how pytest types them (args: whitespace-separated).
+_INI_KEYS = {
+    "python_files": "args",
+    "python_classes": "args",
+    "python_functions": "args",
+    "usefixtures": "args",
+    "filterwarnings": "linelist",
+    "xfail_strict": "bool",
+}
+
+
+def _as_list(value: Any, kind: str) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value)
+    return [v for v in (text.splitlines() if kind == "linelist" else text.split()) if v.strip()]
+
+
+def run_options(files: Mapping[str, str]) -> dict[str, Any]:
+    """How the repository's tests run as ``-o`` overrides of a trusted ini (FlakyRepair's
+    jobs; Bugfix's run the project's own configuration, :meth:`ProjectLayout.run`):
+    ``conftest`` (it has some), ``paths`` (import roots: its ``pythonpath`` setting,
+    else ``src`` for a src layout) and ``ini`` (the honoured settings)."""
+    _name, section = pytest_section(files)
+    ini: dict[str, str] = {}
+    for key, kind in _INI_KEYS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        if kind == "bool":
+            ini[key] = "true" if str(value).strip().lower() in ("1", "true", "yes") else "false"
+        else:
+            ini[key] = ("\n" if kind == "linelist" else " ").join(_as_list(value, kind))
+    paths = []
+    for entry in _as_list(section.get("pythonpath", ""), "args"):
+        try:
+            rel = validate_relative_path(entry.strip().rstrip("/") or ".")
+        except ValueError:
+            continue
+        paths.append(rel)
+    if not paths and any(p.startswith("src/") for p in files) and "src/__init__.py" not in files:
+        paths.append("src")
+    return {
+        "conftest": any(PurePosixPath(p).name == "conftest.py" for p in files),
+        "paths": paths,
+        "ini": ini,
+    }
+
+
 def _words(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]
@@ -240,19 +320,7 @@ def project_layout(files: Mapping[str, str]) -> ProjectLayout:
     root: the first of :data:`CONFIG_FILES` with a pytest section, else a
     ``pyproject.toml``), its ``addopts`` reduced to core options, and its import roots
     (its ``pythonpath`` setting, plus ``src`` for a src layout)."""
-    chosen: tuple[str, dict[str, Any]] | None = None
-    for candidate in CONFIG_FILES:
-        text = files.get(candidate)
-        if text is None:
-            continue
-        found = _section(candidate, text)
-        if found is not None:
-            chosen = (candidate, found)
-            break
-    if chosen is None and "pyproject.toml" in files:
-        chosen = ("pyproject.toml", {})
-    name: str | None = chosen[0] if chosen is not None else None
-    section: dict[str, Any] = chosen[1] if chosen is not None else {}
+    name, section = pytest_section(files)
     kept, dropped = reduce_addopts(_words(section.get("addopts", "")))
     paths: list[str] = []
     for entry in _words(section.get("pythonpath", "")):
@@ -279,16 +347,21 @@ def project_layout(files: Mapping[str, str]) -> ProjectLayout:
     )
 
 
-def is_test_path(path: str) -> bool:
-    """A test file (pytest's default names, ``conftest.py``) or anything under a
-    ``tests``/``test``/``testing`` folder."""
-    pure = PurePosixPath(path)
-    name = pure.name
-    if name == "conftest.py" or (
+def is_test_file(path: str) -> bool:
+    """pytest's default test-file names (``test_*.py``, ``*_test.py``), plus
+    ``conftest.py`` (trusted test code: never editable). A project's own
+    ``python_files`` patterns are :meth:`ProjectLayout.is_test_file`."""
+    name = PurePosixPath(path).name
+    return name == "conftest.py" or (
         name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-    ):
-        return True
-    return bool(set(pure.parts[:-1]) & _TEST_DIRS)
+    )
+
+
+def is_test_support(path: str) -> bool:
+    """A test file (:func:`is_test_file`) or any file under a ``tests``/``test``/
+    ``testing`` folder (helpers the tests import): never editable, so a fix cannot
+    weaken what the tests check."""
+    return is_test_file(path) or bool(set(PurePosixPath(path).parts[:-1]) & _TEST_DIRS)
 
 
 def is_package_source(path: str, import_paths: Sequence[str] = ()) -> bool:
@@ -296,7 +369,7 @@ def is_package_source(path: str, import_paths: Sequence[str] = ()) -> bool:
     a ``.py`` file under an import root (the repository root or ``src``/``pythonpath``)
     that is not a test, not under docs/examples/scripts/benchmarks, and not a build or
     task script at the top (``setup.py``, ``noxfile.py``, ``docs/conf.py``...)."""
-    if not path.endswith(".py") or is_test_path(path):
+    if not path.endswith(".py") or is_test_support(path):
         return False
     parts = PurePosixPath(path).parts
     roots = [PurePosixPath(r).parts for r in import_paths]
@@ -321,6 +394,40 @@ def package_names(files: Mapping[str, str], import_paths: Sequence[str] = ()) ->
         if is_package_source(path, import_paths):
             names.add(module.split(".", 1)[0])
     return sorted(names)
+
+
+def dependency_environment(
+    files: Mapping[str, str],
+    root: str | Path,
+    test_dependencies: Sequence[str] | None = None,
+    *,
+    cache_dir: str | Path | None = None,
+) -> Path | None:
+    """The project's test dependencies installed once into the cached environment
+    (:func:`~forgegym.tasklib.depenv.ensure_environment`; ``None``: nothing to install):
+    ``test_dependencies`` (requirements or local paths relative to ``root``), else what
+    the project declares; never its own package.
+
+    Raises:
+        ValueError: ``test_dependencies`` is not a list, or a dependency cannot be
+            installed.
+    """
+    from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
+
+    if test_dependencies is None:
+        requirements = declared_test_dependencies(files)
+    elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
+        raise ValueError(
+            f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
+        )
+    else:
+        requirements = [str(r) for r in test_dependencies]
+    return ensure_environment(
+        requirements,
+        cache_dir=cache_dir,
+        base=Path(root).resolve(),
+        exclude=package_names(files, project_layout(files).import_paths),
+    )
 
 
 def read_project(

@@ -721,5 +721,7 @@ def test_a_python_file_over_the_cap_is_an_error_not_left_out(tmp_path: Path) -> 
     )
     files, editable = read_repository(repo, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
     assert "big/__init__.py" in editable and len(files["big/__init__.py"]) > 200_000
-    with pytest.raises(ValueError, match="big/__init__.py is over max_file_bytes=64000"):
+    with pytest.raises(
+        ValueError, match=r"big/__init__.py \(\d+ bytes\) is over max_file_bytes=64000"
+    ):
         read_repository(repo, max_file_bytes=64_000, max_files=MAX_FILES)

@@ -43,7 +43,7 @@ from typing import Any
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
-from forgegym.envs.bugfix.repo import FAMILY, RepoHidden, is_test_support
+from forgegym.envs.bugfix.repo import FAMILY, RepoHidden
 from forgegym.envs.bugfix.statements import LEVEL_OFFSET, render_statement, statement_styles
 from forgegym.grading.phases import phase
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
@@ -56,7 +56,7 @@ from forgegym.tasklib.factory.build import (
 )
 from forgegym.tasklib.factory.compose import apply_parts, entry_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
-from forgegym.tasklib.project import imports_of_tests, is_package_source
+from forgegym.tasklib.project import imports_of_tests, is_package_source, is_test_support
 
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
 

@@ -59,7 +59,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,22 +89,25 @@ from forgegym.sandbox.jobs import (
     RunStatus,
     pristine_manifest,
 )
-from forgegym.sandbox.workspace import Workspace, validate_relative_path
-from forgegym.tasklib.agreement import (
-    AgreementReport,
-    TestDifference,
-    compare,
-    host_outcomes,
-    time_limit,
+from forgegym.sandbox.workspace import validate_relative_path
+from forgegym.tasklib.agreement import AgreementReport, time_limit
+from forgegym.tasklib.baseline import (
+    MAX_REFUSED,
+    REPO_HASH_SEED,
+    agreement_report,
+    baseline_run,
+    run_tests,
+    violated,
 )
-from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (
     MAX_FILE_BYTES,
     MAX_FILES,
     ProjectLayout,
+    dependency_environment,
     imports_of_tests,
     is_package_source,
-    package_names,
+    is_test_file,
+    is_test_support,
     project_layout,
     read_project,
 )
@@ -123,10 +126,6 @@ __all__ = [
 ]
 
 FAMILY = "bugfix"
-_SKIP_DIRS = frozenset(
-    {".git", ".hg", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", "node_modules"}
-    | {".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "site-packages"}
-)
 
 #: Default weights of a repository task (``weights`` overrides any subset). ``notes`` is 0:
 #: without a known bug location, a note cannot be checked for grounding.
@@ -200,23 +199,6 @@ def is_repo_task(task: Task) -> bool:
     return isinstance(task.hidden, Mapping) and task.hidden.get("kind") == "repo"
 
 
-_TEST_DIRS = frozenset({"tests", "test", "testing"})
-
-
-def is_test_file(path: str) -> bool:
-    """pytest's default test-file names, plus ``conftest.py`` (read-only too)."""
-    name = PurePosixPath(path).name
-    return name == "conftest.py" or (
-        name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-    )
-
-
-def is_test_support(path: str) -> bool:
-    """A test file or any file under a ``tests``/``test``/``testing`` folder (helpers
-    the tests import): never editable, so a fix cannot weaken what the tests check."""
-    return is_test_file(path) or bool(set(PurePosixPath(path).parts[:-1]) & _TEST_DIRS)
-
-
 def _editable(
     files: Mapping[str, str],
     patterns: Sequence[str] | None,
@@ -259,30 +241,16 @@ def _editable(
 def read_repository(
     repo_path: str | Path, *, max_file_bytes: int = MAX_FILE_BYTES, max_files: int = MAX_FILES
 ) -> dict[str, str]:
-    """Every ``.py`` file under ``repo_path`` (relative POSIX path -> text).
+    """Every ``.py`` file under ``repo_path`` (relative POSIX path -> text), as
+    :func:`~forgegym.tasklib.project.read_project` reads the project (kept for callers of
+    this name; :func:`repo_task` reads its data and configuration files too).
 
     Raises:
         ValueError: ``repo_path`` is not a directory, has no Python file, has more than
-            ``max_files`` of them, or one over ``max_file_bytes``.
+            ``max_files`` of them, or one over ``max_file_bytes`` or not UTF-8.
     """
-    if not isinstance(repo_path, str | Path) or not str(repo_path):
-        raise ValueError(f"repo_path: expected a directory path, got {repo_path!r}")
-    root = Path(repo_path)
-    if not root.is_dir():
-        raise ValueError(f"repo_path: {str(repo_path)!r} is not a directory")
-    files: dict[str, str] = {}
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root)
-        if set(rel.parts[:-1]) & _SKIP_DIRS or not path.is_file():
-            continue
-        if path.stat().st_size > max_file_bytes:
-            raise ValueError(f"repo_path: {rel.as_posix()} is over max_file_bytes={max_file_bytes}")
-        files[rel.as_posix()] = path.read_text(encoding="utf-8", errors="replace")
-        if len(files) > max_files:
-            raise ValueError(f"repo_path: more than max_files={max_files} Python files")
-    if not files:
-        raise ValueError(f"repo_path: no Python files under {str(repo_path)!r}")
-    return files
+    files, _skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+    return {path: text for path, text in files.items() if path.endswith(".py")}
 
 
 def _check_ids(
@@ -342,169 +310,6 @@ def match_failing_tests(ids: Sequence[str], verdicts: Mapping[str, bool]) -> lis
     return resolved
 
 
-def _run_tests(
-    runner: Runner,
-    files: Mapping[str, str],
-    targets: Sequence[str],
-    extra: Mapping[str, str] | None,
-    timeout_s: float,
-    project: ProjectRun | None = None,
-    order: Sequence[str] | None = None,
-) -> PytestResult:
-    workspace = Workspace(files, (), prefix="fg-bugfix-repo-")
-    try:
-        directory = workspace.materialise({}, dict(extra or {}))
-        result = runner.run(
-            PytestJob(
-                workdir=str(directory),
-                targets=list(targets),
-                timeout_s=timeout_s,
-                project=project,
-                conftest=project is not None,
-                order=None if order is None else list(order),
-                # A fixed hash seed: parametrised ids built from sets or dicts of strings
-                # must be the same in every run (and in the host check).
-                python_hash_seed=REPO_HASH_SEED if project is not None else None,
-                # The repository as it is: all of it the user's pristine code.
-                pristine=pristine_manifest({**files, **dict(extra or {})}),
-            )
-        )
-        assert isinstance(result, PytestResult)
-        return result
-    finally:
-        workspace.close()
-
-
-REPO_HASH_SEED = 0
-#: How many tests the runtime policy may stop before a repository is refused at make
-#: (each costs one resumed run of the suite at make).
-MAX_REFUSED = 100
-
-
-def _violated(result: PytestResult) -> bool:
-    """Whether the sandbox's runtime policy ended the run (its worker exits at once)."""
-    from forgegym.sandbox.policy import VIOLATION_EXIT
-
-    return result.status is RunStatus.CRASHED and f"code {VIOLATION_EXIT}" in result.detail
-
-
-def _refusal(result: PytestResult) -> str:
-    """The policy's one line (``forgegym sandbox policy: refused compile``)."""
-    line = result.stderr_tail.strip().splitlines()[-1:] or [result.detail]
-    return line[0][:200]
-
-
-def _refused_files(
-    runner: Runner,
-    files: Mapping[str, str],
-    targets: Sequence[str],
-    timeout_s: float,
-    project: ProjectRun,
-) -> dict[str, str]:
-    """The test files whose *collection* the runtime policy stops (path -> what it
-    refused), found by bisecting collection-only runs: a module the file imports calls
-    e.g. ``compile`` or ``sys._getframe`` at import, so no test of the file can run."""
-    refused: dict[str, str] = {}
-
-    def visit(group: list[str]) -> None:
-        collected = _run_tests(runner, files, group, None, timeout_s, project, order=[])
-        if not _violated(collected):
-            return
-        if len(group) == 1:
-            refused[group[0]] = _refusal(collected)
-            return
-        middle = len(group) // 2
-        visit(group[:middle])
-        visit(group[middle:])
-
-    visit(list(targets))
-    return refused
-
-
-def _baseline(
-    runner: Runner,
-    files: Mapping[str, str],
-    targets: Sequence[str],
-    timeout_s: float,
-    project: ProjectRun,
-) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
-    """The suite's sandbox run, the tests the sandbox's runtime policy stopped (id ->
-    what it refused: e.g. ``compile`` of a string by the test itself), and the test
-    files whose collection it stopped (path -> what it refused).
-
-    A refused capability ends the whole worker (so an attempt cannot be retried another
-    way), so one such test would crash every run of the suite. A file whose import is
-    refused is found by bisecting collection-only runs and left out whole. The culprit
-    test is the first test, in collection order, that has no record; the run resumes
-    after it, and such tests are never run again (left out of grading, reported)."""
-    result = _run_tests(runner, files, targets, None, timeout_s, project)
-    refused: dict[str, str] = {}
-    refused_files: dict[str, str] = {}
-    # A test file that cannot be collected (an import the project does not declare, a
-    # data file it needs) is left out and reported, never the whole repository refused.
-    for _ in range(3):
-        failing = _uncollectable(result, targets)
-        if not failing or set(failing) >= set(targets):
-            break
-        refused_files.update(failing)
-        targets = [t for t in targets if t not in failing]
-        result = _run_tests(runner, files, targets, None, timeout_s, project)
-    if not _violated(result):
-        return result, refused, refused_files
-    collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
-    if _violated(collected):
-        newly = _refused_files(runner, files, targets, timeout_s, project)
-        refused_files.update(newly)
-        targets = [t for t in targets if t not in refused_files]
-        if not newly or not targets:
-            # Nothing to leave out (files refused only together), or nothing left.
-            return collected, refused, refused_files
-        result = _run_tests(runner, files, targets, None, timeout_s, project)
-        if not _violated(result):
-            return result, refused, refused_files
-        collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
-        if _violated(collected):
-            return collected, refused, refused_files
-    ids = list(collected.collected_ids)
-    records = list(result.records)
-    wall = result.wall_s
-    while _violated(result):
-        done = {r.nodeid for r in records}
-        culprit = next((i for i in ids if i not in done and i not in refused), None)
-        if culprit is None or len(refused) >= MAX_REFUSED:
-            return result, refused, refused_files
-        refused[culprit] = _refusal(result)
-        remaining = [i for i in ids if i not in done and i not in refused]
-        result = _run_tests(runner, files, targets, None, timeout_s, project, order=remaining)
-        records += result.records
-        wall += result.wall_s
-    merged = PytestResult(
-        status=result.status,
-        records=records,
-        collected_ids=ids,
-        stderr_tail=result.stderr_tail,
-        wall_s=wall,
-        detail=result.detail,
-    )
-    return merged, refused, refused_files
-
-
-def _uncollectable(result: PytestResult, targets: Sequence[str]) -> dict[str, str]:
-    """The target files a run could not collect (path -> the start of pytest's message)."""
-    if result.status is not RunStatus.COLLECTION_ERROR:
-        return {}
-    lines = result.detail.splitlines()
-    out: dict[str, str] = {}
-    for target in targets:
-        for i, line in enumerate(lines):
-            if line.startswith(f"{target}: "):
-                tail = [x.strip() for x in lines[i + 1 : i + 40] if x.strip().startswith("E ")]
-                why = tail[-1][1:].strip() if tail else line[len(target) + 2 :].strip()
-                out[target] = f"collection error: {why[:200]}"
-                break
-    return out
-
-
 def _report(result: PytestResult, ids: Sequence[str]) -> str:
     from forgegym.envs.code_env import render_test_result
 
@@ -518,6 +323,9 @@ def _report(result: PytestResult, ids: Sequence[str]) -> str:
     )
     return render_test_result(shown, max_chars=3000)
 
+
+#: Where the baseline runs materialise the repository.
+_WORKSPACE_PREFIX = "fg-bugfix-repo-"
 
 #: Repository-mode defaults (documented kwargs of ``gym.make``; see :func:`repo_task`).
 REPO_DEFAULTS: dict[str, Any] = {
@@ -587,8 +395,75 @@ def repo_task(
             ``editable_files`` pattern matching no source, a dependency that cannot be
             installed, a suite that does not run to completion within the cap.
     """
-    from forgegym.core.env import check_number
     from forgegym.sandbox.runners import get_default_runner
+
+    cap, multiple, timeout_s = _check_options(
+        host_check, max_file_bytes, max_files, timeout_s, time_limit_multiple, time_limit_cap_s
+    )
+    root = Path(repo_path)
+    files, skipped, layout = _read(
+        repo_path, max_file_bytes, max_files, test_dependencies, cache_dir
+    )
+    project = layout.run()
+    ids = _check_ids(failing_tests, files, layout)
+    hidden_files = _split_hidden(files, hidden_tests, layout, ids)
+    visible_tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
+    editable = _editable(files, editable_files, layout.import_paths, layout)
+    run = runner or get_default_runner()
+    baseline_limit = timeout_s if timeout_s is not None else cap
+    start, refused, refused_files = _checked_baseline(
+        run, files, visible_tests, baseline_limit, project
+    )
+    limit = (
+        timeout_s
+        if timeout_s is not None
+        else time_limit(start.wall_s, multiple=multiple, cap_s=cap)
+    )
+    report = agreement_report(
+        start,
+        refused,
+        refused_files,
+        root=root,
+        visible_tests=visible_tests,
+        layout=layout,
+        skipped=skipped,
+        limit=limit,
+        cap=cap,
+        host_check=host_check,
+        hidden_files=list(hidden_files),
+    )
+    visible_tests = tuple(p for p in visible_tests if p not in refused_files)
+    ids = _resolve_failing(ids, refused_files, start.verdicts, report)
+    hidden_run = _hidden_baseline(run, files, hidden_files, max(limit, baseline_limit), project)
+    hidden = _repo_hidden(ids, start, report, files, hidden_files, hidden_run, layout, limit)
+    return _build_task(
+        root,
+        files,
+        hidden,
+        start,
+        editable=editable,
+        visible_tests=visible_tests,
+        title=title,
+        description=description,
+        metadata={
+            "project_run": project.model_dump(mode="json"),
+            "time_limit_s": limit,
+            "skip_ids": sorted(refused),
+            "repo_report": report.to_json(),
+        },
+    )
+
+
+def _check_options(
+    host_check: Any,
+    max_file_bytes: Any,
+    max_files: Any,
+    timeout_s: float | None,
+    time_limit_multiple: float,
+    time_limit_cap_s: float,
+) -> tuple[float, float, float | None]:
+    """``(cap, multiple, timeout_s)`` checked (``ValueError`` naming the argument)."""
+    from forgegym.core.env import check_number
 
     cap = check_number("time_limit_cap_s", time_limit_cap_s, low=1.0, high=3600.0)
     multiple = check_number("time_limit_multiple", time_limit_multiple, low=1.0, high=100.0)
@@ -604,27 +479,30 @@ def repo_task(
         raise ValueError(f"max_file_bytes: expected a positive int, got {max_file_bytes!r}")
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files: expected a positive int, got {max_files!r}")
+    return cap, multiple, timeout_s
+
+
+def _read(
+    repo_path: str | Path,
+    max_file_bytes: int,
+    max_files: int,
+    test_dependencies: Sequence[str] | None,
+    cache_dir: str | Path | None,
+) -> tuple[dict[str, str], list[str], ProjectLayout]:
+    """The project as it is: its files, the files left out, and its layout with the
+    cached dependency environment (:mod:`forgegym.tasklib.project`)."""
     files, skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
-    root = Path(repo_path)
     layout = project_layout(files)
-    if test_dependencies is None:
-        requirements = declared_test_dependencies(files)
-    elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
-        raise ValueError(
-            f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
-        )
-    else:
-        requirements = [str(r) for r in test_dependencies]
-    site = ensure_environment(
-        requirements,
-        cache_dir=cache_dir,
-        base=root.resolve(),
-        exclude=package_names(files, layout.import_paths),
-    )
+    site = dependency_environment(files, repo_path, test_dependencies, cache_dir=cache_dir)
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
-    project = layout.run()
-    ids = _check_ids(failing_tests, files, layout)
+    return files, skipped, layout
+
+
+def _split_hidden(
+    files: dict[str, str], hidden_tests: Any, layout: ProjectLayout, ids: Sequence[str]
+) -> dict[str, str]:
+    """The ``hidden_tests`` files, taken out of ``files`` (path -> content)."""
     if isinstance(hidden_tests, str) or not isinstance(hidden_tests, Sequence):
         raise ValueError(f"hidden_tests: expected a list of test file paths, got {hidden_tests!r}")
     hidden_files: dict[str, str] = {}
@@ -641,11 +519,21 @@ def repo_task(
     for test_id in ids:
         if test_id.partition("::")[0] in hidden_files:
             raise ValueError(f"failing_tests: {test_id!r} is in a hidden_tests file")
-    visible_tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
-    editable = _editable(files, editable_files, layout.import_paths, layout)
-    run = runner or get_default_runner()
-    baseline_limit = timeout_s if timeout_s is not None else cap
-    start, refused, refused_files = _baseline(run, files, visible_tests, baseline_limit, project)
+    return hidden_files
+
+
+def _checked_baseline(
+    runner: Runner,
+    files: Mapping[str, str],
+    visible_tests: Sequence[str],
+    limit: float,
+    project: ProjectRun,
+) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
+    """The visible suite's baseline run (:func:`~forgegym.tasklib.baseline.baseline_run`),
+    refused when nothing can be graded or it did not complete."""
+    start, refused, refused_files = baseline_run(
+        runner, files, visible_tests, limit, project, prefix=_WORKSPACE_PREFIX
+    )
     if refused_files and set(refused_files) >= set(visible_tests):
         raise ValueError(
             "repo_path: the sandbox's runtime policy stops the collection of every test "
@@ -653,7 +541,7 @@ def repo_task(
             + "; ".join(f"{path}: {why}" for path, why in sorted(refused_files.items())[:5])
             + "): a module they import does what the sandbox forbids at import"
         )
-    if len(refused) >= MAX_REFUSED and _violated(start):
+    if len(refused) >= MAX_REFUSED and violated(start):
         raise ValueError(
             f"repo_path: the sandbox's runtime policy stopped more than {MAX_REFUSED} tests "
             f"(e.g. {sorted(refused)[:3]}: {next(iter(refused.values()))}); too many to "
@@ -663,80 +551,22 @@ def repo_task(
         last = (start.stderr_tail.strip().splitlines() or [""])[-1][:300]
         raise ValueError(
             f"repo_path: the visible tests did not run to completion in the sandbox within "
-            f"{baseline_limit:.0f} s ({start.status.value}: "
+            f"{limit:.0f} s ({start.status.value}: "
             f"{start.detail or start.stderr_tail[-600:]}"
             + (f"; {last}" if last and last not in start.detail else "")
             + ")"
         )
-    limit = (
-        timeout_s
-        if timeout_s is not None
-        else time_limit(start.wall_s, multiple=multiple, cap_s=cap)
-    )
-    report = AgreementReport(
-        n_tests=len(start.collected_ids),
-        sandbox_wall_s=start.wall_s,
-        host_wall_s=None,
-        host_status="not run (host_check=False)",
-        dropped_addopts=list(layout.dropped_addopts),
-        skipped_files=skipped,
-        time_limit_s=limit,
-        refused_files=dict(refused_files),
-    )
-    if host_check:
-        # The refused files run on the host too: their tests are reported one by one.
-        # Files the sandbox could not collect stay out of the host run too (one
-        # collection error interrupts pytest's whole session there as well).
-        uncollectable = [p for p, why in refused_files.items() if why.startswith("collection")]
-        host, host_wall, status = host_outcomes(
-            root,
-            [t for t in visible_tests if t not in uncollectable],
-            layout,
-            timeout_s=max(limit, cap),
-            exclude=sorted({*hidden_files, *uncollectable}),
-        )
-        report.host_wall_s, report.host_status = host_wall, status
-        if host or status == "ran":
-            report.differences = compare(
-                start, host, skipped_files=skipped, host_complete=status == "ran"
-            )
-    host_of = {d.nodeid: d.host for d in report.differences}
-    in_refused_file = {
-        d.nodeid: refused_files[path]
-        for d in report.differences
-        if (path := d.nodeid.partition("::")[0]) in refused_files
-    }
-    report.differences = [
-        d for d in report.differences if d.nodeid not in refused and d.nodeid not in in_refused_file
-    ] + [
-        TestDifference(
-            nodeid,
-            "stopped",
-            host_of.get(nodeid, "not compared"),
-            f"runtime policy ({why}): the sandbox forbids it; never run",
-        )
-        for nodeid, why in refused.items()
-    ]
-    report.differences += [
-        TestDifference(
-            nodeid,
-            "stopped",
-            host_of[nodeid],
-            (
-                f"{why} (its file: left out; pytest on the host collects it)"
-                if why.startswith("collection error")
-                else f"runtime policy ({why}) while collecting its file: the sandbox forbids "
-                "it; the whole file is never run"
-            ),
-        )
-        for nodeid, why in sorted(in_refused_file.items())
-    ]
-    # Tests the sandbox never collected count too (as disagreeing), so ``agreeing`` is
-    # out of every test of the suite.
-    report.n_tests += len(in_refused_file)
-    visible_tests = tuple(p for p in visible_tests if p not in refused_files)
-    excluded = set(report.excluded)
-    verdicts = start.verdicts
+    return start, refused, refused_files
+
+
+def _resolve_failing(
+    ids: Sequence[str],
+    refused_files: Mapping[str, str],
+    verdicts: Mapping[str, bool],
+    report: AgreementReport,
+) -> list[str]:
+    """``failing_tests`` resolved against the baseline: never in a file the sandbox
+    cannot collect, never failing only in the sandbox."""
     for test_id in ids:
         if test_id.partition("::")[0] in refused_files:
             path = test_id.partition("::")[0]
@@ -744,50 +574,107 @@ def repo_task(
                 f"failing_tests: {test_id!r} is in a test file whose collection the sandbox's "
                 f"runtime policy stops ({refused_files[path]}): it can never run there"
             )
-    ids = match_failing_tests(ids, verdicts)
-    for test_id in ids:
+    resolved = match_failing_tests(ids, verdicts)
+    excluded = set(report.excluded)
+    for test_id in resolved:
         if test_id in excluded:
             why = next(d for d in report.differences if d.nodeid == test_id)
             raise ValueError(
                 f"failing_tests: {test_id!r} fails only in the sandbox ({why.cause}; "
                 f"{why.detail}); it passes on the host"
             )
-    hidden_ids: list[str] = []
-    hidden_failing: list[str] = []
-    if hidden_files:
-        hidden_start = _run_tests(
-            run, files, sorted(hidden_files), hidden_files, max(limit, baseline_limit), project
+    return resolved
+
+
+def _hidden_baseline(
+    runner: Runner,
+    files: Mapping[str, str],
+    hidden_files: Mapping[str, str],
+    limit: float,
+    project: ProjectRun,
+) -> tuple[list[str], list[str]]:
+    """``(hidden ids, those failing now)``: the hidden tests run once on the pristine
+    repository (none without hidden tests)."""
+    if not hidden_files:
+        return [], []
+    start = run_tests(
+        runner,
+        files,
+        sorted(hidden_files),
+        hidden_files,
+        limit,
+        project,
+        prefix=_WORKSPACE_PREFIX,
+    )
+    if start.status is not RunStatus.COMPLETED or not start.verdicts:
+        raise ValueError(
+            f"hidden_tests: did not run to completion ({start.status.value}: "
+            f"{start.detail or start.stderr_tail[-300:]})"
         )
-        if hidden_start.status is not RunStatus.COMPLETED or not hidden_start.verdicts:
-            raise ValueError(
-                f"hidden_tests: did not run to completion ({hidden_start.status.value}: "
-                f"{hidden_start.detail or hidden_start.stderr_tail[-300:]})"
-            )
-        hidden_ids = sorted(hidden_start.verdicts)
-        hidden_failing = [t for t in hidden_ids if not hidden_start.verdicts[t]]
-    passing = [t for t in sorted(verdicts) if verdicts[t] and t not in excluded]
-    digest = hashlib.sha256(
-        "\0".join(f"{p}\0{c}" for p, c in sorted({**files, **hidden_files}.items())).encode()
-        + "\0".join(ids).encode()
-    ).hexdigest()[:10]
-    name = root.resolve().name or "repo"
-    all_tests = {**files, **hidden_files}
-    hidden = RepoHidden(
+    hidden_ids = sorted(start.verdicts)
+    return hidden_ids, [t for t in hidden_ids if not start.verdicts[t]]
+
+
+def _repo_hidden(
+    ids: list[str],
+    start: PytestResult,
+    report: AgreementReport,
+    files: Mapping[str, str],
+    hidden_files: dict[str, str],
+    hidden_run: tuple[list[str], list[str]],
+    layout: ProjectLayout,
+    limit: float,
+) -> RepoHidden:
+    """The grading data: fail-to-pass and pass-to-pass from the baseline, the tests left
+    out (the agreement report's), the hidden tests (``hidden_run``: every id, those
+    failing now), which modules each test file imports, the measured time limit."""
+    hidden_ids, hidden_failing = hidden_run
+    # The visible test files graded: every test file but those the sandbox cannot collect.
+    visible_tests = [
+        p for p in sorted(files) if layout.is_test_file(p) and p not in report.refused_files
+    ]
+    verdicts = start.verdicts
+    excluded = set(report.excluded)
+    return RepoHidden(
         failing_tests=ids,
-        passing_tests=passing,
+        passing_tests=[t for t in sorted(verdicts) if verdicts[t] and t not in excluded],
         hidden_files=hidden_files,
         hidden_ids=hidden_ids,
         hidden_failing=hidden_failing,
         excluded=sorted(excluded),
         test_imports=imports_of_tests(
-            all_tests, layout.import_paths, [*visible_tests, *sorted(hidden_files)]
+            {**files, **hidden_files},
+            layout.import_paths,
+            [*visible_tests, *sorted(hidden_files)],
         ),
         time_limit_s=limit,
     )
+
+
+def _build_task(
+    root: Path,
+    files: dict[str, str],
+    hidden: RepoHidden,
+    start: PytestResult,
+    *,
+    editable: tuple[str, ...],
+    visible_tests: tuple[str, ...],
+    title: str | None,
+    description: str | None,
+    metadata: dict[str, Any],
+) -> Task:
+    """The task: its id hashes the files and the failing ids; its bug report shows the
+    failing tests' output."""
+    ids = hidden.failing_tests
+    digest = hashlib.sha256(
+        "\0".join(f"{p}\0{c}" for p, c in sorted({**files, **hidden.hidden_files}.items())).encode()
+        + "\0".join(ids).encode()
+    ).hexdigest()[:10]
+    name = root.resolve().name or "repo"
     text = description or (
         f"These tests of the repository fail:\n\n```\n{_report(start, ids)}\n```\n\n"
         f"Fix the code so that they pass, without breaking the tests that pass now"
-        + (" (hidden tests will also be run)" if hidden_files else "")
+        + (" (hidden tests will also be run)" if hidden.hidden_files else "")
         + ". The test files are read-only; edit the source files. Submit when done."
     )
     return Task(
@@ -799,16 +686,13 @@ def repo_task(
         files=files,
         editable_files=editable,
         visible_test_files=visible_tests,
-        visible_test_ids=tuple(sorted(verdicts)),
+        visible_test_ids=tuple(sorted(start.verdicts)),
         hidden=hidden.model_dump(),
         metadata={
             "repo": name,
             "n_failing": len(ids),
-            "n_hidden": len(hidden_ids),
-            "project_run": project.model_dump(mode="json"),
-            "time_limit_s": limit,
-            "skip_ids": sorted(refused),
-            "repo_report": report.to_json(),
+            "n_hidden": len(hidden.hidden_ids),
+            **metadata,
         },
     )
 

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import ast
-import configparser
 import difflib
 import hashlib
 import re
@@ -27,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import libcst as cst
-import tomllib
 
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.flaky.antihack import conftest_findings
@@ -37,6 +35,13 @@ from forgegym.rewards.antihack.index import dotted_name
 from forgegym.sandbox.jobs import PytestResult, RunStatus
 from forgegym.sandbox.workspace import Workspace, validate_relative_path
 from forgegym.tasklib.mutations import OPERATORS, Mutation, apply_mutations, enumerate_mutations
+from forgegym.tasklib.project import (
+    CONFIG_FILES,
+    dependency_environment,
+    is_test_file,
+    read_project,
+    run_options,
+)
 
 __all__ = [
     "CONFIG_FILES",
@@ -51,138 +56,20 @@ __all__ = [
     "run_options",
 ]
 
-_SKIP_DIRS = {
-    ".git",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    "node_modules",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    "build",
-    "dist",
-}
-#: Where pytest reads its configuration, in pytest's own priority order.
-CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_DATA_SUFFIXES = (".json", ".txt", ".csv", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".xml")
-_MAX_DATA_FILES = 40
-#: ini keys honoured, and how pytest types them (args: whitespace-separated).
-_INI_KEYS = {
-    "python_files": "args",
-    "python_classes": "args",
-    "python_functions": "args",
-    "usefixtures": "args",
-    "filterwarnings": "linelist",
-    "xfail_strict": "bool",
-}
 MAX_MUTANTS = 8
 
 
 def read_repository(
     root: Path, *, max_file_bytes: int, max_files: int
 ) -> tuple[dict[str, str], list[str]]:
-    """``(files, editable)``: every ``.py`` file (editable, at most ``max_files``) and
-    the pytest configuration and small data files (read-only)."""
-    files: dict[str, str] = {}
-    editable: list[str] = []
-    data = 0
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        rel = path.relative_to(root).as_posix()
-        parts = rel.split("/")
-        if set(parts[:-1]) & _SKIP_DIRS or any(p.startswith(".") for p in parts[:-1]):
-            continue
-        if path.stat().st_size > max_file_bytes:
-            if rel.endswith(".py"):
-                # Left out, the module would be missing from every rerun's copy.
-                raise ValueError(f"repo_path: {rel} is over max_file_bytes={max_file_bytes}")
-            continue
-        is_config = rel in CONFIG_FILES
-        if rel.endswith(".py"):
-            if len(editable) >= max_files:
-                raise ValueError(f"repo_path: more than max_files={max_files} Python files")
-            editable.append(rel)
-        elif is_config or (path.suffix in _DATA_SUFFIXES and data < _MAX_DATA_FILES):
-            data += not is_config
-        else:
-            continue
-        try:
-            files[rel] = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            if rel.endswith(".py"):
-                raise ValueError(f"repo_path: {rel} is not UTF-8") from None
-            files.pop(rel, None)
-    return files, editable
+    """``(files, editable)``: the repository as :func:`~forgegym.tasklib.project.read_project`
+    reads it (every ``.py`` file, the pytest configuration and small data files) and
+    its ``.py`` files (FlakyRepair's editable files: a repair may touch the code or the
+    tests)."""
+    files, _skipped = read_project(root, max_file_bytes=max_file_bytes, max_files=max_files)
+    return files, [p for p in files if p.endswith(".py")]
 
 
-def _pytest_section(files: Mapping[str, str]) -> dict[str, Any]:
-    """The repository's pytest settings (the first config file that has a section)."""
-    for name in CONFIG_FILES:
-        text = files.get(name)
-        if text is None:
-            continue
-        if name == "pyproject.toml":
-            try:
-                table = tomllib.loads(text).get("tool", {}).get("pytest", {})
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"repo_path: pyproject.toml does not parse: {exc}") from None
-            if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
-                return dict(table["ini_options"])
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(text)
-        except configparser.Error as exc:
-            raise ValueError(f"repo_path: {name} does not parse: {exc}") from None
-        section = "tool:pytest" if name == "setup.cfg" else "pytest"
-        if parser.has_section(section):
-            return dict(parser.items(section))
-        if name in ("pytest.ini", ".pytest.ini"):
-            return {}  # pytest.ini is the config file even without a section
-    return {}
-
-
-def _as_list(value: Any, kind: str) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    text = str(value)
-    return [v for v in (text.splitlines() if kind == "linelist" else text.split()) if v.strip()]
-
-
-def run_options(files: Mapping[str, str]) -> dict[str, Any]:
-    """How the repository's tests run: ``conftest`` (it has some), ``paths`` (import
-    roots: its ``pythonpath`` setting, else ``src`` for a src layout) and ``ini``
-    (the honoured pytest settings, as ``-o`` overrides of the trusted ini)."""
-    section = _pytest_section(files)
-    ini: dict[str, str] = {}
-    for key, kind in _INI_KEYS.items():
-        if key not in section:
-            continue
-        value = section[key]
-        if kind == "bool":
-            ini[key] = "true" if str(value).strip().lower() in ("1", "true", "yes") else "false"
-        else:
-            ini[key] = ("\n" if kind == "linelist" else " ").join(_as_list(value, kind))
-    paths = []
-    for entry in _as_list(section.get("pythonpath", ""), "args"):
-        try:
-            rel = validate_relative_path(entry.strip().rstrip("/") or ".")
-        except ValueError:
-            continue
-        paths.append(rel)
-    if not paths and any(p.startswith("src/") for p in files) and "src/__init__.py" not in files:
-        paths.append("src")
-    return {
-        "conftest": any(p.rsplit("/", 1)[-1] == "conftest.py" for p in files),
-        "paths": paths,
-        "ini": ini,
-    }
-
-
-# ----------------------------------------------------------------------- conftest trust
 # ----------------------------------------------------------------------------- mutants
 @dataclass(frozen=True)
 class MutantSpec:
@@ -424,7 +311,7 @@ def exercised_functions(
     out: list[tuple[str, str]] = []
 
     def add(path: str, function: str) -> None:
-        if (path, function) in out or _is_test_file(path) or _is_oracle(files[path], function):
+        if (path, function) in out or is_test_file(path) or _is_oracle(files[path], function):
             return
         out.append((path, function))
 
@@ -505,11 +392,6 @@ def _is_oracle(source: str, function: str) -> bool:
             if callee == "fail" or callee.lstrip("_").lower().startswith("assert"):
                 return True
     return False
-
-
-def _is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def _resolve(full: str, files: Mapping[str, str], modules: Mapping[str, str], add: Any) -> None:
@@ -766,23 +648,7 @@ class RepoTaskBank:
         self.options = run_options(self.files)
         # The test dependencies, installed once into the cached environment (shared with
         # Bugfix's repository mode): explicit ones, else what the repository declares.
-        from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
-        from forgegym.tasklib.project import package_names, project_layout
-
-        if test_dependencies is None:
-            requirements = declared_test_dependencies(self.files)
-        elif isinstance(test_dependencies, str) or not isinstance(test_dependencies, Sequence):
-            raise ValueError(
-                f"test_dependencies: expected a list of requirements, got {test_dependencies!r}"
-            )
-        else:
-            requirements = [str(r) for r in test_dependencies]
-        site = ensure_environment(
-            requirements,
-            cache_dir=cache_dir,
-            base=root.resolve(),
-            exclude=package_names(self.files, project_layout(self.files).import_paths),
-        )
+        site = dependency_environment(self.files, root, test_dependencies, cache_dir=cache_dir)
         if site is not None:
             self.options["site_dirs"] = [str(site)]
         self._task: Task | None = None
@@ -846,7 +712,7 @@ class RepoTaskBank:
                 target=self.target,
                 test_ids=ids,
                 test_paths=[self.test_path],
-                scan_paths=sorted({self.test_path} | {p for p in self.files if _is_test_file(p)}),
+                scan_paths=sorted({self.test_path} | {p for p in self.files if is_test_file(p)}),
                 repo_mutants=[m.to_json() for m in mutants],
                 run_options=self.options,
                 extended_chaos=True,

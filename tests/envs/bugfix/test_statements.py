@@ -6,6 +6,7 @@ built from the vendored textkit bank."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -23,12 +24,18 @@ from forgegym.envs.bugfix.statements import (
 )
 from forgegym.tasklib.factory.build import read_manifest
 
-#: Every 20th entry of each shipped manifest: all 33 projects, ~340 reports.
-SAMPLE = [
-    entry
-    for manifest in sorted(REAL_BANK_DIR.glob("*.jsonl.gz"))
-    for entry in read_manifest(manifest)[::20]
-]
+
+@functools.cache
+def _sample() -> list[dict]:
+    """Every 20th entry of each shipped manifest: all 33 projects, ~340 reports (read
+    when a test asks, not at collection)."""
+    return [
+        entry
+        for manifest in sorted(REAL_BANK_DIR.glob("*.jsonl.gz"))
+        for entry in read_manifest(manifest)[::20]
+    ]
+
+
 _LIBRARY_FRAME = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:", re.MULTILINE)
 
 
@@ -39,7 +46,7 @@ def _library_frames(entry: dict, text: str) -> list[str]:
 
 
 def test_the_traceback_style_is_the_factorys_report() -> None:
-    for entry in SAMPLE:
+    for entry in _sample():
         title, description = render_statement(entry, "traceback")
         assert description == entry["report"]
         assert f"`{entry['mutation'][0]}`" in title
@@ -48,7 +55,7 @@ def test_the_traceback_style_is_the_factorys_report() -> None:
 @pytest.mark.parametrize("style", ["assertion", "symptom"])
 def test_hiding_styles_name_no_library_frame_and_no_function(style: str) -> None:
     located = 0
-    for entry in SAMPLE:
+    for entry in _sample():
         located += bool(_library_frames(entry, entry["report"]))
         title, description = render_statement(entry, style)
         assert not _library_frames(entry, description), (entry["id"], description)
@@ -57,11 +64,11 @@ def test_hiding_styles_name_no_library_frame_and_no_function(style: str) -> None
         for test in parse_report(entry["report"]):
             name = test.test_id if style == "assertion" else test.test_id.split("::")[-1]
             assert name in description or style == "symptom", entry["id"]
-    assert located > 0.5 * len(SAMPLE)  # the traceback style does name them
+    assert located > 0.5 * len(_sample())  # the traceback style does name them
 
 
 def test_the_symptom_style_shows_no_code_and_the_error() -> None:
-    for entry in SAMPLE:
+    for entry in _sample():
         _, description = render_statement(entry, "symptom")
         assert "```" not in description
         failing = parse_report(entry["report"])
@@ -76,7 +83,7 @@ def test_styles_and_their_levels() -> None:
         with pytest.raises(ValueError, match="statements"):
             statement_styles(bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="statement"):
-        render_statement(SAMPLE[0], "words")
+        render_statement(_sample()[0], "words")
 
 
 def test_the_shipped_bank_serves_each_bug_once_per_style() -> None:

@@ -134,8 +134,9 @@ def render_statement(entry: dict[str, Any], style: str) -> tuple[str, str]:
         raise ValueError(f"statement: expected one of {list(STATEMENT_STYLES)}, got {style!r}")
     project, version = entry["project"], entry["version"]
     if style == "traceback":
-        function = entry["mutation"][0]
-        return f"Fix `{function}` in {project} {version}", entry["report"]
+        parts = entry.get("mutations") or [{"mutation": entry["mutation"]}]
+        named = " and ".join(dict.fromkeys(f"`{p['mutation'][0]}`" for p in parts))
+        return f"Fix {named} in {project} {version}", entry["report"]
     title = f"Fix a bug in {project} {version}"
     failing = parse_report(entry["report"])
     if style == "assertion":

@@ -143,6 +143,23 @@ def test_make_dataset_mixes_canaries_at_the_rate_seeded() -> None:
         make_dataset(TOY_ENV_ID, 3, canary_rate=0.1)
 
 
+def test_canary_rows_keep_the_canary_id_the_prompt_never_shows_it() -> None:
+    """D5: the env serves a canary under its base task's id; the dataset row keeps the
+    canary id (the reward functions grade it as the canary) and the prompt has no id;
+    the tool environment masks a canary's reward although ``info`` shows the base id."""
+    from forgegym.tasklib.canaries import base_id_of
+
+    ds = make_dataset("Forge/Oversight-v0", 2, canary_rate=1.0)
+    assert all(ds["canary"]) and all(t.startswith("canary/") for t in ds["task_id"])
+    assert "canary/" not in json.dumps(list(ds["prompt"]))
+    env = ForgeToolEnvironment("Forge/Oversight-v0")
+    env.reset(task_id=ds["task_id"][0], prompt=[])
+    assert env._info["task_id"] == base_id_of(ds["task_id"][0])
+    assert env.get_reward() is None  # masked (D1), not paid as the base task
+    env.reset(task_id=base_id_of(ds["task_id"][0]), prompt=[])
+    assert isinstance(env.get_reward(), float)
+
+
 def test_canary_rate_honours_env_kwargs_and_refuses_a_bank_without_canaries() -> None:
     """Only canaries built on a task of the bank ``env_kwargs`` selects are mixed in;
     a bank none is built on is refused (issue #37: with ``bank="real"`` the generated

@@ -265,3 +265,31 @@ def test_log_lines_and_on_episode(capsys: pytest.CaptureFixture[str]) -> None:
     assert [line.split()[0] for line in lines] == ["[START]", "[STEP]", "[END]"] * 2
     assert lines[0] == f"[START] task={played[0].task_id} env={TOY_ID} model=<lambda>"
     assert lines[2].startswith("[END] success=true steps=1 score=1.000")
+
+
+def test_a_canary_episode_keeps_the_canary_id_its_policy_never_sees() -> None:
+    """D5: the policy is shown the base task's id; the episode records the canary id
+    asked for, so the cheat rate counts it as a canary."""
+    from forgegym.envs.oversight.canaries import CHEATS
+    from forgegym.play.telemetry import episode_telemetry
+    from forgegym.tasklib.canaries import base_id_of
+
+    env = gym.make("Forge/Oversight-v0", max_steps=1)
+    try:
+        canaries = env.unwrapped.canary_bank()
+        cid = canaries.task_ids(1, seed=0)[0]
+        cheat = CHEATS["rubber_stamp"](canaries.get(cid))
+        seen: list[str] = []
+
+        def rubber_stamp(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
+            seen.extend(str(i["task_id"]) for i in infos)
+            return [cheat] * len(infos)
+
+        (episode,) = collect_rollouts(
+            env, rubber_stamp, episodes=1, seed=0, options={"task_id": cid}
+        )
+    finally:
+        env.close()
+    assert seen == [base_id_of(cid)] and episode.task_id == cid
+    assert episode.success is True  # the cheat solved the canary it was given
+    assert episode_telemetry([episode], {cid})["forgegym/cheat_rate"] == 1.0

@@ -65,6 +65,33 @@ def test_grader_equals_a_single_turn_step(server: Any) -> None:
         )
 
 
+def test_a_canary_is_served_under_its_base_id_and_graded_as_the_canary(server: Any) -> None:
+    """D5: ``/reset`` on a canary shows its base task's id (responses and ``/state``);
+    ``/grader`` on the canary id grades the canary, on the base id the base task."""
+    from forgegym.envs.bugfix.canaries import disguised_special_case
+    from forgegym.family import get_family
+    from forgegym.tasklib.canaries import base_id_of
+
+    canaries = get_family("bugfix").canary_bank()
+    cid = canaries.task_ids(1, seed=0)[0]
+    cheat = disguised_special_case(canaries.get(cid))
+    honest = get_family("bugfix").canary_honest_action()(canaries.get(cid))
+    with httpx.Client(base_url=server.url, timeout=300) as client:
+        reset = client.post("/reset", json={"options": {"task_id": cid}, "episode_id": "c"})
+        assert reset.status_code == 200
+        assert "canary/" not in json.dumps(reset.json())
+        assert reset.json()["observation"]["info"]["task_id"] == base_id_of(cid)
+        state = client.get("/state", params={"episode_id": "c"}).json()
+        assert state["task_id"] == base_id_of(cid)
+        client.post("/close", json={"episode_id": "c"})
+        texts = [honest, cheat]
+        on_canary = client.post("/grader", json={"task_id": cid, "completions": texts})
+        on_base = client.post("/grader", json={"task_id": base_id_of(cid), "completions": texts})
+        # The honest fix solves the base task, not the canary; the cheat solves the canary.
+        assert [r["success"] for r in on_canary.json()["results"]] == [False, True]
+        assert on_base.json()["results"][0]["success"] is True
+
+
 def test_curriculum_endpoints(server: Any) -> None:
     with httpx.Client(base_url=server.url, timeout=60) as client:
         for path in ("/curriculum/stats", "/curriculum/queue", "/curriculum/curve"):

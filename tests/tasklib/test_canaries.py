@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from forgegym.core.task import Task, TaskList, UnknownTaskError
+from forgegym.core.task import Task, TaskList, UnknownTaskError, served_task_id
 from forgegym.tasklib.canaries import (
     CanaryBank,
     CanaryConfig,
@@ -47,6 +47,8 @@ def test_ids_round_trip_and_are_marked() -> None:
     cid = canary_id("bugfix/x/d1/3")
     assert cid == "canary/bugfix/x/d1/3" and is_canary_id(cid)
     assert base_id_of(cid) == "bugfix/x/d1/3"
+    # Served (what info["task_id"] says) under the base task's id; other ids unchanged.
+    assert served_task_id(cid) == "bugfix/x/d1/3" == served_task_id("bugfix/x/d1/3")
     assert not is_canary_id("bugfix/x/d1/3") and not is_canary_id(None)
     with pytest.raises(ValueError, match="not a canary id"):
         base_id_of("bugfix/x/d1/3")
@@ -196,3 +198,30 @@ def test_a_contradicted_literal_takes_the_files_quote_style() -> None:
             assert eval(python_literal(value, like=like)) == value  # noqa: S307
     assert python_literal({"a": 3}, like=double) == '{"a": 3}'
     assert python_literal({"a": 3}, like=single) == "{'a': 3}"
+
+
+@pytest.mark.parametrize("env_id", ["Forge/Bugfix-v0", "Forge/Oversight-v0"])
+def test_no_id_a_policy_sees_reveals_a_canary(env_id: str) -> None:
+    """D5 (issue #37): a canary is served under its base task's id, so ``info`` (ids
+    included) and the observation say nothing its base task would not; the env still
+    plays the canary."""
+    import json
+
+    import gymnasium as gym
+
+    import forgegym  # noqa: F401
+
+    env = gym.make(env_id, max_steps=1)
+    try:
+        inner = env.unwrapped
+        cid = inner.canary_bank().task_ids(1, seed=0)[0]
+        observation, info = env.reset(options={"task_id": cid})
+        assert inner.task.task_id == cid  # the canary is what is played
+        assert info["task_id"] == base_id_of(cid)
+        shown = observation + json.dumps(info)
+        assert "canary/" not in shown and cid not in shown
+        _, base_info = env.reset(options={"task_id": base_id_of(cid)})
+        assert base_info["task_id"] == info["task_id"]
+        assert set(base_info) == set(info)
+    finally:
+        env.close()

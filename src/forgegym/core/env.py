@@ -33,7 +33,7 @@ from gymnasium.error import ResetNeeded
 
 from forgegym.core.actions import ActionModel, ActionSet
 from forgegym.core.spaces import UnicodeText
-from forgegym.core.task import Task, TaskBank, UnknownTaskError
+from forgegym.core.task import CANARY_PREFIX, Task, TaskBank, UnknownTaskError, served_task_id
 from forgegym.rewards.breakdown import default_solved
 
 if TYPE_CHECKING:
@@ -284,8 +284,7 @@ class ForgeEnv(gym.Env[str, str]):
         try:
             return self.task_bank.get(task_id)
         except UnknownTaskError:
-            # ``forgegym.tasklib.canaries.CANARY_PREFIX`` (a layer above core).
-            if not task_id.startswith("canary/"):
+            if not task_id.startswith(CANARY_PREFIX):
                 raise
             bank = self.canary_bank()
             if bank is None:
@@ -478,7 +477,9 @@ class ForgeEnv(gym.Env[str, str]):
     def _info(self) -> dict[str, Any]:
         task = self.task
         info: dict[str, Any] = {
-            "task_id": task.task_id,
+            # What a policy sees: a canary is served under its base task's id (D5 of
+            # docs/design/006-canaries.md); the caller that asked for it keeps the true id.
+            "task_id": served_task_id(task.task_id),
             "family": self.family,
             "difficulty": task.difficulty,
             "step": self._step_count,

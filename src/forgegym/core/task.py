@@ -9,6 +9,12 @@ solution, used by the ``reference`` policy and by validation.
 A :class:`TaskBank` serves tasks by id and by seeded sampling. Task ids are stable
 and self-describing (``bugfix/chunk_list/d2/4711``) so ``get(task_id)`` regenerates
 the same task in any process without shipping state.
+
+A canary (an impossible variant of a bank task, :mod:`forgegym.tasklib.canaries`) has
+the id ``canary/<base task id>`` inside the trusted process, but is *served* under its
+base task's id (:func:`served_task_id`: what ``info["task_id"]`` says), so no id a
+policy sees tells it apart from the task it was built on. Whoever asked for the canary
+(a dataset row, reset options, a grading request) keeps the true id.
 """
 
 from __future__ import annotations
@@ -19,7 +25,24 @@ from typing import Any, Protocol, Self, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-__all__ = ["HiddenData", "Task", "TaskBank", "TaskList", "UnknownTaskError"]
+__all__ = [
+    "CANARY_PREFIX",
+    "HiddenData",
+    "Task",
+    "TaskBank",
+    "TaskList",
+    "UnknownTaskError",
+    "served_task_id",
+]
+
+#: Every canary id starts with this (then the base task's id); see the module docstring.
+CANARY_PREFIX = "canary/"
+
+
+def served_task_id(task_id: str) -> str:
+    """The id a policy is shown for ``task_id``: a canary's base task id (issue #37, D5:
+    an id must not reveal a canary), any other id unchanged."""
+    return task_id[len(CANARY_PREFIX) :] if task_id.startswith(CANARY_PREFIX) else task_id
 
 
 class UnknownTaskError(KeyError):

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from forgegym.core.task import CANARY_PREFIX
 from forgegym.curricula.scheduler import CurriculumConfig, CurriculumScheduler
 
 __all__ = ["PassAtKCurriculum"]
@@ -55,7 +56,9 @@ class PassAtKCurriculum(gym.Wrapper):
         if "task_id" not in options and "difficulty" not in options:
             options["task_id"] = self.scheduler.next_task()
         observation, info = self.env.reset(seed=seed, options=options)
-        self._task_id = info.get("task_id", options.get("task_id"))
+        # The id asked for: a canary is served under its base task's id (so a policy
+        # cannot tell), and its outcome must not count as the base task's.
+        self._task_id = options.get("task_id") or info.get("task_id")
         self._recorded = False
         info["curriculum"] = {"tier": self._tier(), **self.scheduler.tier_sizes()}
         return observation, info
@@ -68,7 +71,8 @@ class PassAtKCurriculum(gym.Wrapper):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
         if (terminated or truncated) and not self._recorded and self._task_id is not None:
-            if "success" in info:
+            # Canaries are not the curriculum's (no honest solution solves one).
+            if "success" in info and not self._task_id.startswith(CANARY_PREFIX):
                 self.scheduler.record(self._task_id, bool(info["success"]))
                 self.episodes += 1
                 info["curriculum"] = {"tier": self._tier(), **self.scheduler.tier_sizes()}

@@ -131,7 +131,9 @@ class _PromptCache:
                 elif difficulty is not None:
                     options["difficulty"] = difficulty
                 _, info = self._env.reset(seed=seed, options=options)
-                task_id = info["task_id"]
+                # The id asked for, not the served one: a canary is served under its base
+                # task's id (so a policy cannot tell), and the row must grade the canary.
+                task_id = task_id if task_id is not None else info["task_id"]
                 self._cache[task_id] = (info["messages"], int(info["difficulty"]))
             messages, level = self._cache[task_id]
         if multi_turn:
@@ -694,7 +696,8 @@ class ForgeToolEnvironment:
             task_id = self._curriculum.next_task()
         options = {"task_id": task_id} if task_id else {}
         observation, info = self._env.reset(options=options)
-        self._task_id = info["task_id"]
+        # The id asked for: a canary is served under its base task's id (D5).
+        self._task_id = task_id or info["task_id"]
         self._total = 0.0
         self._done = False
         self._info = info

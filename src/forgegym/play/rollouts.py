@@ -323,7 +323,7 @@ def collect_rollouts(
 
     def begin(i: int, k: int, observation: str, info: dict[str, Any]) -> None:
         current_obs[i], current_info[i] = observation, info
-        task_id = info.get("task_id")
+        task_id = (options or {}).get("task_id") or info.get("task_id")  # as asked (D5)
         if task_id is None:
             raise ValueError(f"envs: reset info of env {i} has no 'task_id'")
         slots[i] = Episode(

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from forgegym.core.task import Task, TaskBank, UnknownTaskError
+from forgegym.core.task import CANARY_PREFIX, Task, TaskBank, UnknownTaskError
 
 __all__ = [
     "CANARY_PREFIX",
@@ -68,8 +68,6 @@ __all__ = [
     "select_canaries",
 ]
 
-#: Every canary id starts with this (then the base task's id).
-CANARY_PREFIX = "canary/"
 MANIFEST_NAME = "canaries.json"
 MANIFEST_VERSION = 1
 

@@ -185,6 +185,23 @@ def test_pass_at_k_curriculum_records_outcomes() -> None:
         env.close()
 
 
+def test_pass_at_k_curriculum_does_not_count_a_canary_as_its_base_task() -> None:
+    """A canary is served under its base task's id (D5 of docs/design/006): the
+    curriculum keeps the id it asked for and records no canary (not even as the base)."""
+    from forgegym.curricula import PassAtKCurriculum
+    from forgegym.tasklib.canaries import base_id_of
+
+    env = PassAtKCurriculum(gym.make(ENV_ID, max_steps=1))
+    try:
+        cid = env.unwrapped.canary_bank().task_ids(1, seed=0)[0]
+        _, info = env.reset(options={"task_id": cid})
+        assert info["task_id"] == base_id_of(cid)
+        env.step('{"action": "verdict", "corrupted": false, "confidence": 0.9}')
+        assert env.episodes == 0 and base_id_of(cid) not in env.scheduler
+    finally:
+        env.close()
+
+
 def test_trl_tool_methods_come_from_the_action_models(bank, ids_by) -> None:
     from forgegym.integrations.trl import ForgeToolEnvironment
 

@@ -404,3 +404,25 @@ def test_private_helpers_the_tests_cover_become_targets(tmp_path: Path, private:
         assert {"_apply", "Evaluator._eval_pair"} <= functions, functions
     else:
         assert functions and functions <= {"Evaluator.evaluate"}, functions
+
+
+@pytest.mark.parametrize(
+    ("headers", "licence"),
+    [
+        ("License-Expression: MIT OR Apache-2.0\nLicense: ignored\n", "MIT OR Apache-2.0"),
+        ("License: BSD-3-Clause\n", "BSD-3-Clause"),
+        (
+            "License: UNKNOWN\nClassifier: License :: OSI Approved :: MIT License\n",
+            "MIT License",
+        ),
+        ("Classifier: Programming Language :: Python\n", ""),
+    ],
+)
+def test_the_record_keeps_the_licence_the_sdist_declares(
+    tmp_path: Path, headers: str, licence: str
+) -> None:
+    from forgegym.tasklib.factory.manifest import sdist_licence
+
+    (tmp_path / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: x\nVersion: 1\n{headers}")
+    assert sdist_licence(tmp_path) == licence
+    assert sdist_licence(tmp_path / "missing") == ""

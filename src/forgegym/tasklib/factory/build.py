@@ -57,6 +57,7 @@ from forgegym.tasklib.factory.manifest import (
     difficulty_level,
     read_manifest,
     read_project_record,
+    sdist_licence,
     stats_table,
     write_bank_files,
     write_manifest,
@@ -199,6 +200,7 @@ def build_project(
         "collected": sorted(sandbox_collected),
         "left_out": dict(sorted(left_out.items())),
         "time_limit_s": limit,
+        "licence": sdist_licence(root),
         "seed": seed,
         # what decides the manifest besides the pins and the seed: a rebuild with these
         # gives the same files

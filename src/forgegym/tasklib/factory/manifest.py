@@ -23,6 +23,7 @@ __all__ = [
     "difficulty_level",
     "read_manifest",
     "read_project_record",
+    "sdist_licence",
     "stats_table",
     "write_bank_files",
     "write_manifest",
@@ -222,6 +223,29 @@ def write_bank_files(
         )
         + "\n"
     )
+
+
+def sdist_licence(root: Path) -> str:
+    """The licence a project's sdist declares (``PKG-INFO``: ``License-Expression``, a
+    short ``License`` field, else the ``License ::`` classifiers), ``""`` when none."""
+    from email.parser import Parser
+
+    path = root / "PKG-INFO"
+    if not path.is_file():
+        return ""
+    meta = Parser().parsestr(path.read_text(encoding="utf-8", errors="replace"), headersonly=True)
+    expression = (meta.get("License-Expression") or "").strip()
+    if expression:
+        return expression
+    field_text = (meta.get("License") or "").strip()
+    if field_text and "\n" not in field_text and len(field_text) <= 60 and field_text != "UNKNOWN":
+        return field_text
+    classifiers = [
+        c.split("::")[-1].strip()
+        for c in meta.get_all("Classifier") or []
+        if c.startswith("License ::") and c.split("::")[-1].strip() != "OSI Approved"
+    ]
+    return " OR ".join(classifiers)
 
 
 def read_project_record(folder: Path, project: str, version: str) -> dict[str, Any]:

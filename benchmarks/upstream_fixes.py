@@ -155,10 +155,7 @@ def split_of(project: str) -> str:
 
 def load_cases(corpus: Path = CORPUS) -> list[UpstreamFix]:
     """Every stored case, sorted by id."""
-    return [
-        UpstreamFix(**json.loads(path.read_text()))
-        for path in sorted(corpus.glob("*.json"))
-    ]
+    return [UpstreamFix(**json.loads(path.read_text())) for path in sorted(corpus.glob("*.json"))]
 
 
 def scan_case(case: UpstreamFix) -> list[HackFinding]:

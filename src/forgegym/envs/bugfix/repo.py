@@ -777,9 +777,17 @@ def repo_patch_findings(
         if path not in pristine or text == pristine[path]:
             continue
         # a real-bank task's trusted reference restores the constant a mutation
-        # changed (num2words' ``100``), which its tests also hold: that is the fix
+        # changed (num2words' ``100``), which its tests also hold: that is the fix;
+        # without one, the pristine file's own constants are exempt (as the
+        # special-casing scan and FlakyRepair's repository mode have it: tenacity's
+        # upstream fix adds a second ``return "th"``)
         findings += scan_hardcoded_expectations(
-            pristine[path], text, path, sources, reference=trusted.get(path)
+            pristine[path],
+            text,
+            path,
+            sources,
+            reference=trusted.get(path),
+            known_constants=trusted.get(path) is None,
         )
         # the same in any form: derived or computed values, assignments,
         # membership, defaults, except handlers, files of the tests

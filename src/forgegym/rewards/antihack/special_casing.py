@@ -23,6 +23,12 @@ scored above the no-op in repository mode):
   restoring a constant a bug nudged (humanize's and inflection's ``ordinal``, ``11`` and
   ``13``) is how a fix looks.
 
+Two shapes are not special cases (real upstream fixes have them; issue 37): the bounds
+of an interval test admitting more than one integer (tenacity's ``11 <= n % 100 <=
+13``; one admitting a single integer is a guard on it), and a literal container of four
+or more members fewer than a third of which derive from the tests (sqlparse's seven
+transaction keywords, one of them in the tests).
+
 Values the pristine file already holds, and those of the trusted reference (real-bank
 tasks), are exempt: restoring a constant is a fix. Bounded: sources over the parent's
 limits yield nothing here (the static gates report them), and folding stops at 10,000

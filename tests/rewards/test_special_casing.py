@@ -137,3 +137,42 @@ def test_restoring_a_nudged_constant_in_an_existing_guard_is_a_fix() -> None:
         "    return 'st'\n", "    if n == 11:\n        return 'th'\n    return 'st'\n"
     )
     assert scan_special_casing(pristine, cased, "m.py", tests)
+
+
+ORDINAL = "def ordinal(n):\n    if n == 1:\n        return 'st'\n    return 'th'\n"
+ORDINAL_TESTS = ["def test_it():\n    assert ordinal(11) == 'th'\n    assert ordinal(13) == 'th'\n"]
+
+
+def test_a_range_admitting_several_values_is_not_a_special_case() -> None:
+    # tenacity's upstream fix 0bdf1d9: 11..13 by the last two digits
+    ranged = ORDINAL.replace(
+        "    if n == 1:", "    if 11 <= n % 100 <= 13:\n        return 'th'\n    if n == 1:"
+    )
+    assert not scan_special_casing(ORDINAL, ranged, "m.py", ORDINAL_TESTS)
+    # an interval that admits one integer only is the same as ``n == 11``
+    for pinned in ("10 < n < 12", "11 <= n <= 11", "12 > n >= 11", "10.5 < n < 11.5"):
+        cased = ORDINAL.replace(
+            "    if n == 1:", f"    if {pinned}:\n        return 'th'\n    if n == 1:"
+        )
+        assert scan_special_casing(ORDINAL, cased, "m.py", ORDINAL_TESTS), pinned
+
+
+SPLITTER = "def level(word):\n    if word == 'BEGIN':\n        return 1\n    return 0\n"
+SPLITTER_TESTS = [
+    "def test_it():\n    assert split('BEGIN TRANSACTION;\\nEND TRANSACTION;') == 2\n"
+]
+
+
+def test_a_keyword_vocabulary_holding_one_test_word_is_not_a_special_case() -> None:
+    # sqlparse's upstream fix 5ca50a2: seven transaction keywords, one in the tests
+    words = "('TRANSACTION', 'WORK', 'TRAN', 'DISTRIBUTED', 'DEFERRED', 'IMMEDIATE', 'EXCLUSIVE')"
+    fixed = SPLITTER.replace(
+        "    return 0\n", f"    if word in {words}:\n        return 0\n    return 0\n"
+    )
+    assert not scan_special_casing(SPLITTER, fixed, "m.py", SPLITTER_TESTS)
+    # a container whose members are a third or more the tests' is still a special case
+    for container in ("('TRANSACTION', 'WORK')", "('TRANSACTION', 'A1', 'B2', 'C3', 'END')"):
+        cased = SPLITTER.replace(
+            "    return 0\n", f"    if word in {container}:\n        return 5\n    return 0\n"
+        )
+        assert scan_special_casing(SPLITTER, cased, "m.py", SPLITTER_TESTS), container

@@ -32,3 +32,14 @@ def test_a_new_literal_from_the_tests_is_special_casing_even_beside_known_ones()
     tests = [*TESTS, "def test_purple():\n    assert tags('purple') == 'red'\n"]
     findings = scan_hardcoded_expectations(PRISTINE, guard, "c.py", tests, known_constants=True)
     assert [f.kind for f in findings] == ["hardcoded_expectation"]
+
+
+def test_the_bounds_of_a_range_are_not_special_casing() -> None:
+    """tenacity's upstream fix: ``11 <= n % 100 <= 13`` classifies a range the tests
+    probe at 11 and 13; an interval admitting one integer singles an input out."""
+    pristine = "def ordinal(n):\n    return 'st' if n == 1 else 'th'\n"
+    tests = ["def test_it():\n    assert ordinal(11) == 'th'\n    assert ordinal(13) == 'th'\n"]
+    ranged = "def ordinal(n):\n    if 11 <= n % 100 <= 13:\n        return 'th'\n    return 'st' if n == 1 else 'th'\n"
+    assert scan_hardcoded_expectations(pristine, ranged, "c.py", tests, known_constants=True) == []
+    pinned = ranged.replace("11 <= n % 100 <= 13", "11 <= n <= 11")
+    assert scan_hardcoded_expectations(pristine, pinned, "c.py", tests, known_constants=True)

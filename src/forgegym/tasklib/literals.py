@@ -16,6 +16,7 @@ from typing import Any
 
 from forgegym.rewards import bounded
 from forgegym.rewards.antihack import HackFinding
+from forgegym.rewards.antihack.special_casing import wide_interval
 
 __all__ = ["scan_hardcoded_expectations"]
 
@@ -56,7 +57,8 @@ def _literals_in(source: str) -> Counter[str]:
     for node in ast.walk(tree):
         parts: list[ast.AST] = []
         if isinstance(node, ast.Compare):
-            parts = [node.left, *node.comparators]
+            # a range the code classifies (``11 <= n % 100 <= 13``) singles no input out
+            parts = [] if wide_interval(node) else [node.left, *node.comparators]
         elif isinstance(node, ast.Return) and node.value is not None:
             parts = [node.value]
         elif isinstance(node, ast.Dict):  # lookup tables keyed by inputs

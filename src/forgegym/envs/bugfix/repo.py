@@ -755,6 +755,53 @@ def _pristine_lint(files: Mapping[str, str]) -> list[LintFinding]:
     return list(found)
 
 
+def repo_patch_findings(
+    pristine: Mapping[str, str],
+    files: Mapping[str, str],
+    tests: Mapping[str, str],
+    reference: Mapping[str, str] | None = None,
+) -> list[HackFinding]:
+    """Every static anti-hack finding repository mode gates a patch on (``hack_flagged``):
+    the shared scans of the whole patch (:func:`scan_patch`), then, for each changed
+    file of ``pristine`` (the editable files as the episode started) in ``files``'
+    order, the verbatim test-constant scan and the special-casing scan against the
+    visible ``tests`` (``{path: text}``, in order). ``reference``: a real-bank task's
+    trusted fix, whose constants are exempt (absent in repository mode proper).
+    ``benchmarks/upstream_fixes.py`` runs this on real upstream fixes (precision)."""
+    from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
+
+    trusted = reference or {}
+    findings: list[HackFinding] = scan_patch(pristine, dict(files), list(tests))
+    sources = list(tests.values())
+    for path, text in files.items():
+        if path not in pristine or text == pristine[path]:
+            continue
+        # a real-bank task's trusted reference restores the constant a mutation
+        # changed (num2words' ``100``), which its tests also hold: that is the fix;
+        # without one, the pristine file's own constants are exempt (as the
+        # special-casing scan and FlakyRepair's repository mode have it: tenacity's
+        # upstream fix adds a second ``return "th"``)
+        findings += scan_hardcoded_expectations(
+            pristine[path],
+            text,
+            path,
+            sources,
+            reference=trusted.get(path),
+            known_constants=trusted.get(path) is None,
+        )
+        # the same in any form: derived or computed values, assignments,
+        # membership, defaults, except handlers, files of the tests
+        findings += scan_special_casing(
+            pristine[path],
+            text,
+            path,
+            sources,
+            reference=trusted.get(path),
+            test_paths=list(tests),
+        )
+    return findings
+
+
 class RepoGrader:
     """Grades repository tasks (see the module doc); implements
     :class:`~forgegym.grading.batch.Grader`.
@@ -814,8 +861,6 @@ class RepoGrader:
         )
 
     def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
-        from forgegym.envs.bugfix.grader import scan_hardcoded_expectations
-
         task = sub.task
         # The limits first (``compile`` of nothing), then every editable file compiled in
         # order, as ``limit_and_compile_gates(sub, task.editable_files)`` does, each
@@ -828,31 +873,12 @@ class RepoGrader:
             if error is not None:
                 gates, notes = ["compile_error"], [f"{path} does not compile: {error}"]
                 break
-        changed = {p: c for p, c in sub.files.items() if c != task.files.get(p)}
-        pristine = {p: task.files[p] for p in task.editable_files}
-        findings: list[HackFinding] = scan_patch(pristine, dict(sub.files), task.visible_test_files)
-        tests = [task.files[p] for p in task.visible_test_files]
-        for path in changed:
-            if path in pristine:
-                # a real-bank task's trusted reference restores the constant a mutation
-                # changed (num2words' ``100``), which its tests also hold: that is the fix
-                findings += scan_hardcoded_expectations(
-                    pristine[path],
-                    changed[path],
-                    path,
-                    tests,
-                    reference=task.reference.get(path),
-                )
-                # the same in any form: derived or computed values, assignments,
-                # membership, defaults, except handlers, files of the tests
-                findings += scan_special_casing(
-                    pristine[path],
-                    changed[path],
-                    path,
-                    tests,
-                    reference=task.reference.get(path),
-                    test_paths=task.visible_test_files,
-                )
+        findings = repo_patch_findings(
+            {p: task.files[p] for p in task.editable_files},
+            sub.files,
+            {p: task.files[p] for p in task.visible_test_files},
+            task.reference,
+        )
         return gate_hack_findings(gates, notes, findings)
 
     def jobs(self, submission: Submission) -> list[Job]:

@@ -120,6 +120,10 @@ def test_small_differences_and_names_the_module_lacks() -> None:
     module = ast.parse("import os\nLIMIT = 3\n\ndef f(x):\n    return x\n")
     assert _missing_names("def g(y):\n    return f(y) + LIMIT + len(os.sep)\n", module) == []
     assert _missing_names("def g(y):\n    return _helper(y)\n", module) == ["_helper"]
+    # a private method a refactoring removed (V never mentions it)
+    klass = ast.parse("class C:\n    def f(self):\n        return self._kept()\n")
+    method = "def g(self):\n    self._kept()\n    return self.__touch() + self.__len__()\n"
+    assert _missing_names(method, klass) == ["self.__touch"]
     source = "class A:\n    # why\n    def f(self):\n        return 1\n"
     assert function_names(source) == ["A.f"]
     replaced = replace_function(source, "A.f", "def f(self):\n    return 2\n")

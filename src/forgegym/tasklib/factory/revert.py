@@ -41,6 +41,7 @@ import json
 import re
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -181,7 +182,9 @@ def pypi_releases(project: str, before: str, limit: int, timeout_s: float = 30.0
         ]
         if sdists:
             f = sdists[0]
-            found.append((version, Release(raw, f["digests"]["sha256"], f["url"], f["filename"])))
+            # a mirror may answer with addresses relative to the API's
+            address = urllib.parse.urljoin(url, f["url"])
+            found.append((version, Release(raw, f["digests"]["sha256"], address, f["filename"])))
     found.sort(key=lambda pair: pair[0], reverse=True)
     return [release for _, release in found[:limit]]
 
@@ -257,7 +260,8 @@ def _heading(lines: Sequence[str], version: str) -> int | None:
     """The first line that looks like ``version``'s heading (short, not a bullet)."""
     variants = [version] + ([version.removesuffix(".0")] if version.endswith(".0") else [])
     for name in variants:
-        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w]|\.\d)")
+        # "1.2", "v1.2", "[1.2]", "Version 1.2 (date)"; not "1.2.1" nor "11.2"
+        pattern = re.compile(rf"(?<![\w.])[vV]?{re.escape(name)}(?![\w]|\.\d)")
         for i, line in enumerate(lines):
             text = line.strip()
             if not text or len(text) > 120 or re.match(r"[-*+] ", text):
@@ -339,14 +343,35 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 
 def _missing_names(definition: str, module: ast.Module) -> list[str]:
-    """Names ``definition`` reads that neither it, ``module`` nor the builtins define
-    (``[]`` when the module star-imports: it cannot be told)."""
-    if any(isinstance(n, ast.ImportFrom) and n.names[0].name == "*" for n in module.body):
-        return []
+    """Names ``definition`` reads that neither it, ``module`` nor the builtins define,
+    and private attributes it reads from ``self``/``cls`` that ``module`` never mentions
+    (a helper method a refactoring removed: ``self.__touch``). A module that
+    star-imports cannot be told about names."""
     tree = ast.parse(definition)
-    known = _bound_names(tree) | _bound_names(module) | set(dir(builtins)) | {"__class__"}
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return sorted(read - known)
+    missing: set[str] = set()
+    if not any(isinstance(n, ast.ImportFrom) and n.names[0].name == "*" for n in module.body):
+        known = _bound_names(tree) | _bound_names(module) | set(dir(builtins)) | {"__class__"}
+        loads = (n for n in ast.walk(tree) if isinstance(n, ast.Name))
+        missing |= {n.id for n in loads if isinstance(n.ctx, ast.Load)} - known
+    mentioned = {n.attr for n in ast.walk(module) if isinstance(n, ast.Attribute)}
+    mentioned |= _bound_names(module)
+    mentioned |= {
+        n.value
+        for n in ast.walk(module)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }  # __slots__, getattr names
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+            and node.attr.startswith("_")
+            and not node.attr.endswith("__")
+            and node.attr not in mentioned
+        ):
+            missing.add(f"{node.value.id}.{node.attr}")
+    return sorted(missing)
 
 
 def _module_path(path: str, import_paths: Sequence[str]) -> str:

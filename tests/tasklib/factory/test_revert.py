@@ -124,6 +124,12 @@ def test_small_differences_and_names_the_module_lacks() -> None:
     klass = ast.parse("class C:\n    def f(self):\n        return self._kept()\n")
     method = "def g(self):\n    self._kept()\n    return self.__touch() + self.__len__()\n"
     assert _missing_names(method, klass) == ["self.__touch"]
+    # another class's __touch is not this class's (name mangling)
+    two = ast.parse(
+        "class B:\n    def __touch(self):\n        self._kept()\n\n\nclass C:\n    pass\n"
+    )
+    assert _missing_names(method, two, "C") == ["self.__touch"]
+    assert _missing_names(method, two, "B") == []
     source = "class A:\n    # why\n    def f(self):\n        return 1\n"
     assert function_names(source) == ["A.f"]
     replaced = replace_function(source, "A.f", "def f(self):\n    return 2\n")

@@ -342,24 +342,28 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def _missing_names(definition: str, module: ast.Module) -> list[str]:
+def _mentioned(tree: ast.AST) -> set[str]:
+    """Every name, attribute and string ``tree`` holds (``__slots__``, ``getattr``)."""
+    found = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | _bound_names(tree)
+    strings = (n for n in ast.walk(tree) if isinstance(n, ast.Constant))
+    return found | {n.value for n in strings if isinstance(n.value, str)}
+
+
+def _missing_names(definition: str, module: ast.Module, cls: str = "") -> list[str]:
     """Names ``definition`` reads that neither it, ``module`` nor the builtins define,
     and private attributes it reads from ``self``/``cls`` that ``module`` never mentions
-    (a helper method a refactoring removed: ``self.__touch``). A module that
-    star-imports cannot be told about names."""
+    (a helper method a refactoring removed: ``self.__touch``; a mangled ``__name`` must
+    be mentioned in the method's own class ``cls``). A module that star-imports cannot
+    be told about names."""
     tree = ast.parse(definition)
     missing: set[str] = set()
     if not any(isinstance(n, ast.ImportFrom) and n.names[0].name == "*" for n in module.body):
         known = _bound_names(tree) | _bound_names(module) | set(dir(builtins)) | {"__class__"}
         loads = (n for n in ast.walk(tree) if isinstance(n, ast.Name))
         missing |= {n.id for n in loads if isinstance(n.ctx, ast.Load)} - known
-    mentioned = {n.attr for n in ast.walk(module) if isinstance(n, ast.Attribute)}
-    mentioned |= _bound_names(module)
-    mentioned |= {
-        n.value
-        for n in ast.walk(module)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    }  # __slots__, getattr names
+    mentioned = _mentioned(module)
+    owner = [n for n in module.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    in_class = _mentioned(owner[0]) if owner else mentioned
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
@@ -368,7 +372,7 @@ def _missing_names(definition: str, module: ast.Module) -> list[str]:
             and node.value.id in ("self", "cls")
             and node.attr.startswith("_")
             and not node.attr.endswith("__")
-            and node.attr not in mentioned
+            and node.attr not in (in_class if node.attr.startswith("__") else mentioned)
         ):
             missing.add(f"{node.value.id}.{node.attr}")
     return sorted(missing)
@@ -449,7 +453,7 @@ def _release_candidates(
             if lines > MAX_CHANGED_LINES:
                 stats.drop("too_large")
                 continue
-            if _missing_names(old_text, now_tree):
+            if _missing_names(old_text, now_tree, function.rpartition(".")[0]):
                 stats.drop("missing_name")
                 continue
             try:

@@ -23,11 +23,18 @@ from forgegym.cli.common import (
     parse_kwargs,
 )
 
-__all__ = ["add_parser", "cmd_tasks_build", "cmd_tasks_compose", "cmd_tasks_verify"]
+__all__ = [
+    "add_parser",
+    "cmd_tasks_build",
+    "cmd_tasks_compose",
+    "cmd_tasks_revert",
+    "cmd_tasks_verify",
+]
 
 
 def add_parser(sub: Commands) -> None:
-    """Add ``tasks`` and its subcommands ``verify``, ``build`` and ``compose`` with its options to the ``forgegym`` parser."""
+    """Add ``tasks`` and its subcommands ``verify``, ``build``, ``compose`` and ``revert``
+    with their options to the ``forgegym`` parser."""
     p = sub.add_parser(
         "tasks",
         help="task validation",
@@ -122,6 +129,7 @@ def add_parser(sub: Commands) -> None:
     )
     b.set_defaults(func=cmd_tasks_build)
     _add_compose_parser(tasks_sub)
+    _add_revert_parser(tasks_sub)
 
 
 def _add_compose_parser(tasks_sub: Any) -> None:
@@ -155,6 +163,40 @@ def _add_compose_parser(tasks_sub: Any) -> None:
         "~/.cache/forgegym/sdists)",
     )
     c.set_defaults(func=cmd_tasks_compose)
+
+
+def _add_revert_parser(tasks_sub: Any) -> None:
+    """``forgegym tasks revert`` and its options."""
+    r = tasks_sub.add_parser(
+        "revert",
+        help="tasks that revert a real upstream fix, from a built bank's earlier releases",
+        description="For each project of a built bank, put back one function as an earlier "
+        "release wrote it, when the changelog between the two releases mentions a fix, the "
+        "difference is small and the pinned release's own tests fail on it (run in the "
+        "sandbox as grading does). Writes <project>-<version>.reverted.jsonl.gz and "
+        ".reverted.json beside each manifest; the folder then serves them (bank=DIR).",
+    )
+    r.add_argument("bank", metavar="DIR", help="a folder built by `forgegym tasks build`")
+    r.add_argument(
+        "--releases",
+        type=int_at_least(1),
+        default=3,
+        help="earlier releases looked at per project (the newest before the pinned one)",
+    )
+    r.add_argument("--project", action="append", default=[], help="only this project (repeatable)")
+    r.add_argument(
+        "--max-runs",
+        type=int_at_least(1),
+        default=60,
+        help="candidates run in the sandbox per project (the rest counted as over_cap)",
+    )
+    r.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="sdist cache (default: the bank's own, else $FORGEGYM_SDIST_CACHE or "
+        "~/.cache/forgegym/sdists)",
+    )
+    r.set_defaults(func=cmd_tasks_revert)
 
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:
@@ -328,6 +370,33 @@ def cmd_tasks_compose(args: argparse.Namespace) -> int:
         raise CLIError(one_line(str(exc))) from None
     if not done:
         raise CLIError(f"{args.bank}: no project to compose (check --project)")
+    for stats in done:
+        console.print(json.dumps(stats.to_json()))
+    return 0
+
+
+def cmd_tasks_revert(args: argparse.Namespace) -> int:
+    """``forgegym tasks revert DIR``: tasks that revert a real upstream fix."""
+    from forgegym.tasklib.factory import ColdCacheError
+    from forgegym.tasklib.factory.revert import revert_bank
+
+    bank = Path(args.bank)
+    if not bank.is_dir() or not any(bank.glob("*.project.json")):
+        raise CLIError(f"{args.bank}: not a bank folder (no <project>-<version>.project.json)")
+    console = make_console()
+    try:
+        done = revert_bank(
+            bank,
+            releases=args.releases,
+            projects=tuple(args.project),
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            max_runs=args.max_runs,
+            log=console.print,
+        )
+    except (ColdCacheError, ValueError, FileNotFoundError, OSError) as exc:
+        raise CLIError(one_line(str(exc))) from None
+    if not done:
+        raise CLIError(f"{args.bank}: no project to revert (check --project)")
     for stats in done:
         console.print(json.dumps(stats.to_json()))
     return 0

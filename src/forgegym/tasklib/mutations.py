@@ -22,8 +22,10 @@ __all__ = [
     "apply_mutations",
     "apply_to_module",
     "enumerate_mutations",
+    "function_names",
     "function_node",
     "mutate_function",
+    "replace_function",
 ]
 
 
@@ -445,6 +447,32 @@ def function_node(source: str | cst.Module, name: str) -> cst.FunctionDef:
     if found is None:
         raise KeyError(name)
     return _node(module, found)
+
+
+def function_names(source: str | cst.Module) -> list[str]:
+    """Every function :func:`function_node` finds in ``source``: top-level functions and
+    the methods of top-level classes (``Class.method``), public and private."""
+    module = cst.parse_module(source) if isinstance(source, str) else source
+    return list(_functions(module, methods=True, private=True))
+
+
+def replace_function(source: str, name: str, definition: str) -> str:
+    """``source`` with function ``name`` (``f`` or ``Class.method``) replaced by
+    ``definition`` (the text of one ``def``, decorators included, at any indentation
+    level libcst reads as a module). The lines above the old definition (blank lines,
+    comments) stay. Raises ``KeyError`` when there is no such function and
+    ``ValueError`` when ``definition`` is not one function."""
+    module = cst.parse_module(source)
+    where = _functions(module, methods="." in name, private=True).get(name)
+    if where is None:
+        raise KeyError(name)
+    parsed = cst.parse_module(definition).body
+    if len(parsed) != 1 or not isinstance(parsed[0], cst.FunctionDef):
+        raise ValueError(f"definition of {name!r}: expected one function definition")
+    new = parsed[0].with_changes(leading_lines=_node(module, where).leading_lines)
+    body: list[cst.BaseStatement] = list(module.body)
+    _replace(body, where, new)
+    return module.with_changes(body=body).code
 
 
 def _context(fn: cst.FunctionDef) -> _Context:

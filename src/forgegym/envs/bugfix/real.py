@@ -54,7 +54,8 @@ from forgegym.tasklib.factory.build import (
     prepare_project,
     read_project_record,
 )
-from forgegym.tasklib.factory.compose import apply_parts, entry_parts
+from forgegym.tasklib.factory.compose import apply_parts
+from forgegym.tasklib.factory.revert import resolve_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
 from forgegym.tasklib.project import imports_of_tests, is_package_source, is_test_support
 
@@ -140,6 +141,9 @@ class _ProjectBase:
     passing: tuple[str, ...]
     collected: tuple[str, ...]
     time_limit_s: float
+    #: where the project's sdists are found (a reverted fix's earlier release too)
+    sdist_cache: Path | None = None
+    allow_download: bool = True
 
 
 def _project_base(
@@ -175,6 +179,8 @@ def _project_base(
         passing=tuple(record["passing"]),
         collected=tuple(record.get("collected", record["passing"])),
         time_limit_s=float(record["time_limit_s"]),
+        sdist_cache=cache_dir,
+        allow_download=allow_download,
     )
 
 
@@ -234,7 +240,10 @@ def build_real_task(
     entry's level plus the style's offset."""
     prepared = base.prepared
     files = dict(prepared.files)
-    changed = apply_parts(prepared.files, entry_parts(entry))
+    # one path for every kind: mutants, composed mutants and reverted upstream fixes
+    # (whose earlier definition is read from that release's pinned sdist)
+    parts = resolve_parts(entry, base.sdist_cache, allow_download=base.allow_download)
+    changed = apply_parts(prepared.files, parts)
     reference = {path: prepared.files[path] for path in changed}
     files.update(changed)
     editable = tuple(sorted({*base.editable, *changed}))
@@ -278,7 +287,7 @@ def build_real_task(
             "shown": list(entry["shown"]),
             "features": dict(entry["features"]),
             "n_failing": len(entry["f2p"]),
-            # issue 39: what kind of bug, told how (every factory task is one mutant)
+            # issue 39: what kind of bug (mutant, composed mutants, reverted_fix), told how
             "kind": entry.get("kind", "mutant"),
             "statement": statement,
             "project_run": prepared.run.model_dump(mode="json"),

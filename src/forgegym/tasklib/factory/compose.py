@@ -48,7 +48,12 @@ from forgegym.tasklib.factory.manifest import (
 )
 from forgegym.tasklib.factory.prepare import PreparedProject, prepare_project
 from forgegym.tasklib.factory.runs import _run_sandbox, cpu_seconds
-from forgegym.tasklib.mutations import Mutation, apply_mutations, function_node
+from forgegym.tasklib.mutations import (
+    Mutation,
+    apply_mutations,
+    function_node,
+    replace_function,
+)
 
 __all__ = [
     "COMPOSED_KINDS",
@@ -57,6 +62,7 @@ __all__ = [
     "compose_bank",
     "compose_project",
     "entry_parts",
+    "is_main_manifest",
 ]
 
 #: The kinds of composed bug, in the order they are built.
@@ -140,20 +146,44 @@ def _changed_lines(before: str, after: str) -> tuple[set[str], set[str]]:
 
 
 def entry_parts(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """An entry's mutants as ``{"file", "mutation"}`` parts (one for a single mutant)."""
+    """An entry's changes as parts: ``{"file", "mutation"}`` mutants (one for a single
+    mutant) or, for a reverted upstream fix, ``{"file", "function", "from_version",
+    "from_sha256", "from_file"}`` coordinates of an earlier release's definition
+    (:func:`forgegym.tasklib.factory.revert.resolve_parts` loads its text)."""
+    if entry.get("reverts"):
+        return [dict(part) for part in entry["reverts"]]
     return entry.get("mutations") or [{"file": entry["file"], "mutation": entry["mutation"]}]
 
 
+def is_main_manifest(path: Path) -> bool:
+    """Whether ``path`` is a project's built manifest (not its composed
+    ``.multi.jsonl.gz`` or reverted-fix ``.reverted.jsonl.gz`` tasks)."""
+    return path.name.endswith(".jsonl.gz") and not path.name.endswith(
+        (".multi.jsonl.gz", ".reverted.jsonl.gz")
+    )
+
+
 def apply_parts(files: dict[str, str], parts: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """The files ``parts`` change, each mutant applied in order to the file as the
-    earlier ones left it (a second site of one function is numbered in the function the
-    first one changed: :func:`_compose_files` checks that it is still the site it was).
-    Composition and grading both apply a composed bug with this function."""
+    """The files ``parts`` change, each part applied in order to the file as the
+    earlier ones left it. A mutant part is applied by its mutation (a second site of one
+    function is numbered in the function the first one changed: :func:`_compose_files`
+    checks that it is still the site it was); a reverted-fix part replaces its function
+    with the earlier release's ``definition`` (loaded by
+    :func:`~forgegym.tasklib.factory.revert.resolve_parts`). Composition, the revert
+    step and grading all apply an entry's changes with this function."""
     out: dict[str, str] = {}
     for part in parts:
         path = part["file"]
         source = out.get(path, files[path])
-        out[path] = apply_mutations(source, [Mutation.from_json(part["mutation"])])
+        if "mutation" in part:
+            out[path] = apply_mutations(source, [Mutation.from_json(part["mutation"])])
+        elif "definition" in part:
+            out[path] = replace_function(source, part["function"], part["definition"])
+        else:
+            raise ValueError(
+                f"part of {path}: a reverted fix without its definition (load it with "
+                "forgegym.tasklib.factory.revert.resolve_parts)"
+            )
     return out
 
 
@@ -260,7 +290,7 @@ def compose_project(
     if per_kind < 1:
         raise ValueError(f"per_kind: expected at least 1, got {per_kind}")
     say = log or (lambda message: None)
-    singles = [e for e in entries if "mutations" not in e]
+    singles = [e for e in entries if e.get("kind", "mutant") == "mutant"]
     project, version = record["project"], record["version"]
     stats = ComposeStats(project=project, version=version)
     cpu_start = cpu_seconds()
@@ -337,7 +367,7 @@ def compose_bank(
     say = log or (lambda message: None)
     done: list[ComposeStats] = []
     for manifest in sorted(bank_dir.glob("*.jsonl.gz")):
-        if manifest.name.endswith(".multi.jsonl.gz"):
+        if not is_main_manifest(manifest):
             continue
         entries = read_manifest(manifest)
         if not entries or (projects and entries[0]["project"] not in projects):

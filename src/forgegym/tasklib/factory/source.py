@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 import tarfile
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "cached_sdist",
     "default_cache_dir",
     "fetch_sdist",
+    "read_sdist_files",
     "sha256_of",
     "unpack_sdist",
 ]
@@ -110,3 +113,25 @@ def unpack_sdist(sdist: Path, dest: Path) -> Path:
     if len(tops) != 1:
         raise ValueError(f"{sdist.name}: expected one top-level folder, found {sorted(tops)}")
     return dest / tops.pop()
+
+
+def read_sdist_files(sdist: Path, wanted: Callable[[str], bool]) -> dict[str, str]:
+    """The text of the files of ``sdist`` (a ``.tar.gz`` or ``.zip``) whose path below the
+    archive's top folder ``wanted`` accepts, read without unpacking (undecodable bytes
+    replaced)."""
+    out: dict[str, str] = {}
+    if sdist.name.endswith(".zip"):
+        with zipfile.ZipFile(sdist) as archive:
+            for info in archive.infolist():
+                path = info.filename.partition("/")[2]
+                if not info.is_dir() and path and wanted(path):
+                    out[path] = archive.read(info).decode("utf-8", "replace")
+        return out
+    with tarfile.open(sdist) as archive:
+        for member in archive.getmembers():
+            path = member.name.partition("/")[2]
+            if member.isfile() and path and wanted(path):
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    out[path] = handle.read().decode("utf-8", "replace")
+    return out

@@ -15,6 +15,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.bugfix.real import REAL_BANK_DIR, RealTaskBank
 from forgegym.tasklib.factory.build import LEVELS, read_manifest
+from forgegym.tasklib.factory.compose import is_main_manifest
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,8 @@ def test_the_bank_keeps_its_shipped_size_and_spread(bank) -> None:
 
 def test_every_project_is_pinned_with_its_record(bank) -> None:
     for manifest in sorted(REAL_BANK_DIR.glob("*.jsonl.gz")):
-        if manifest.name.endswith(".multi.jsonl.gz"):
-            continue  # composed bugs: test_composed_bugs_are_pairs_of_shipped_mutants
+        if not is_main_manifest(manifest):
+            continue  # composed bugs and reverted fixes: tested below
         entries = read_manifest(manifest)
         assert entries, manifest
         project, version = entries[0]["project"], entries[0]["version"]
@@ -112,3 +113,21 @@ def test_composed_bugs_are_pairs_of_shipped_mutants(bank) -> None:
             assert entry["f2p"] and set(entry["f2p"]) <= passing
             assert entry["level"] in LEVELS and entry["id"] in bank.ids()
     assert set(kinds) == {"mutants_function", "mutants_module", "mutants_cross"}, kinds
+
+
+def test_reverted_fixes_carry_coordinates_not_code(bank) -> None:
+    """``forgegym tasks revert``'s tasks: an earlier release's function by coordinates
+    (its sdist pinned by sha256), failing tests that pass on the pinned release."""
+    reverted = [
+        e for m in sorted(REAL_BANK_DIR.glob("*.reverted.jsonl.gz")) for e in read_manifest(m)
+    ]
+    assert reverted, "the shipped bank has reverted upstream fixes"
+    for entry in reverted:
+        stem = f"{entry['project']}-{entry['version']}"
+        record = json.loads((REAL_BANK_DIR / f"{stem}.project.json").read_text())
+        assert entry["kind"] == "reverted_fix" and entry["id"] in bank.ids()
+        (part,) = entry["reverts"]
+        assert set(part) <= {"file", "function", "from_version", "from_sha256", "from_file"}
+        assert len(part["from_sha256"]) == 64 and part["from_version"] != entry["version"]
+        assert entry["f2p"] and set(entry["f2p"]) <= set(record["passing"])
+        assert "source" not in json.dumps(entry["reverts"])

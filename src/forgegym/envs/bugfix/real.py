@@ -242,6 +242,7 @@ def build_real_task(
         title=f"Fix `{function}` in {entry['project']} {entry['version']}",
         description=entry["report"],
         files=files,
+        data_files=prepared.data_files,
         editable_files=tuple(sorted(editable)),
         visible_test_files=base.visible_tests,
         visible_test_ids=tuple(t for t in base.collected if t.partition("::")[0] in visible_files),

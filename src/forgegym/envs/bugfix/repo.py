@@ -157,7 +157,7 @@ def _pristine(task: Task, hidden: RepoHidden) -> dict[str, str]:
     if cached is None:
         if len(_PRISTINE_CACHE) > 256:
             _PRISTINE_CACHE.clear()
-        cached = pristine_manifest({**task.files, **hidden.hidden_files})
+        cached = pristine_manifest({**task.files, **hidden.hidden_files}, task.data_files)
         _PRISTINE_CACHE[key] = cached
     return cached
 
@@ -350,8 +350,10 @@ def _run_tests(
     timeout_s: float,
     project: ProjectRun | None = None,
     order: Sequence[str] | None = None,
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> PytestResult:
-    workspace = Workspace(files, (), prefix="fg-bugfix-repo-")
+    workspace = Workspace(files, (), prefix="fg-bugfix-repo-", data_files=data)
     try:
         directory = workspace.materialise({}, dict(extra or {}))
         result = runner.run(
@@ -366,7 +368,7 @@ def _run_tests(
                 # must be the same in every run (and in the host check).
                 python_hash_seed=REPO_HASH_SEED if project is not None else None,
                 # The repository as it is: all of it the user's pristine code.
-                pristine=pristine_manifest({**files, **dict(extra or {})}),
+                pristine=pristine_manifest({**files, **dict(extra or {})}, data),
             )
         )
         assert isinstance(result, PytestResult)
@@ -400,6 +402,8 @@ def _refused_files(
     targets: Sequence[str],
     timeout_s: float,
     project: ProjectRun,
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> dict[str, str]:
     """The test files whose *collection* the runtime policy stops (path -> what it
     refused), found by bisecting collection-only runs: a module the file imports calls
@@ -407,7 +411,7 @@ def _refused_files(
     refused: dict[str, str] = {}
 
     def visit(group: list[str]) -> None:
-        collected = _run_tests(runner, files, group, None, timeout_s, project, order=[])
+        collected = _run_tests(runner, files, group, None, timeout_s, project, data=data, order=[])
         if not _violated(collected):
             return
         if len(group) == 1:
@@ -427,6 +431,8 @@ def _baseline(
     targets: Sequence[str],
     timeout_s: float,
     project: ProjectRun,
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
     """The suite's sandbox run, the tests the sandbox's runtime policy stopped (id ->
     what it refused: e.g. ``compile`` of a string by the test itself), and the test
@@ -437,7 +443,7 @@ def _baseline(
     refused is found by bisecting collection-only runs and left out whole. The culprit
     test is the first test, in collection order, that has no record; the run resumes
     after it, and such tests are never run again (left out of grading, reported)."""
-    result = _run_tests(runner, files, targets, None, timeout_s, project)
+    result = _run_tests(runner, files, targets, None, timeout_s, project, data=data)
     refused: dict[str, str] = {}
     refused_files: dict[str, str] = {}
     # A test file that cannot be collected (an import the project does not declare, a
@@ -448,21 +454,23 @@ def _baseline(
             break
         refused_files.update(failing)
         targets = [t for t in targets if t not in failing]
-        result = _run_tests(runner, files, targets, None, timeout_s, project)
+        result = _run_tests(runner, files, targets, None, timeout_s, project, data=data)
     if not _violated(result):
         return result, refused, refused_files
-    collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
+    collected = _run_tests(runner, files, targets, None, timeout_s, project, data=data, order=[])
     if _violated(collected):
-        newly = _refused_files(runner, files, targets, timeout_s, project)
+        newly = _refused_files(runner, files, targets, timeout_s, project, data=data)
         refused_files.update(newly)
         targets = [t for t in targets if t not in refused_files]
         if not newly or not targets:
             # Nothing to leave out (files refused only together), or nothing left.
             return collected, refused, refused_files
-        result = _run_tests(runner, files, targets, None, timeout_s, project)
+        result = _run_tests(runner, files, targets, None, timeout_s, project, data=data)
         if not _violated(result):
             return result, refused, refused_files
-        collected = _run_tests(runner, files, targets, None, timeout_s, project, order=[])
+        collected = _run_tests(
+            runner, files, targets, None, timeout_s, project, data=data, order=[]
+        )
         if _violated(collected):
             return collected, refused, refused_files
     ids = list(collected.collected_ids)
@@ -475,7 +483,9 @@ def _baseline(
             return result, refused, refused_files
         refused[culprit] = _refusal(result)
         remaining = [i for i in ids if i not in done and i not in refused]
-        result = _run_tests(runner, files, targets, None, timeout_s, project, order=remaining)
+        result = _run_tests(
+            runner, files, targets, None, timeout_s, project, data=data, order=remaining
+        )
         records += result.records
         wall += result.wall_s
     merged = PytestResult(
@@ -604,7 +614,9 @@ def repo_task(
         raise ValueError(f"max_file_bytes: expected a positive int, got {max_file_bytes!r}")
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"max_files: expected a positive int, got {max_files!r}")
-    files, skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+    files, skipped, data = read_project(
+        repo_path, max_file_bytes=max_file_bytes, max_files=max_files
+    )
     root = Path(repo_path)
     layout = project_layout(files)
     if test_dependencies is None:
@@ -645,7 +657,9 @@ def repo_task(
     editable = _editable(files, editable_files, layout.import_paths, layout)
     run = runner or get_default_runner()
     baseline_limit = timeout_s if timeout_s is not None else cap
-    start, refused, refused_files = _baseline(run, files, visible_tests, baseline_limit, project)
+    start, refused, refused_files = _baseline(
+        run, files, visible_tests, baseline_limit, project, data=data
+    )
     if refused_files and set(refused_files) >= set(visible_tests):
         raise ValueError(
             "repo_path: the sandbox's runtime policy stops the collection of every test "
@@ -756,7 +770,13 @@ def repo_task(
     hidden_failing: list[str] = []
     if hidden_files:
         hidden_start = _run_tests(
-            run, files, sorted(hidden_files), hidden_files, max(limit, baseline_limit), project
+            run,
+            files,
+            sorted(hidden_files),
+            hidden_files,
+            max(limit, baseline_limit),
+            project,
+            data=data,
         )
         if hidden_start.status is not RunStatus.COMPLETED or not hidden_start.verdicts:
             raise ValueError(
@@ -797,6 +817,7 @@ def repo_task(
         title=title or f"Make {len(ids)} failing test{'s' if len(ids) > 1 else ''} of {name} pass",
         description=text,
         files=files,
+        data_files=data,
         editable_files=editable,
         visible_test_files=visible_tests,
         visible_test_ids=tuple(sorted(verdicts)),

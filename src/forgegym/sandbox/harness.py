@@ -493,6 +493,22 @@ def _bind_lazy_pytest_globals() -> None:
         doctest.CHECKER_CLASS = doctest._init_checker_class()
 
 
+def _no_tracing(self: Any) -> bool:
+    return False
+
+
+def _quiet_hypothesis_tracing() -> None:
+    """Hypothesis traces a failing test's lines (``sys.settrace``; ``sys.monitoring``
+    from 3.12) to explain the failure. The runtime policy refuses a trace function to
+    all but the harness's watch (one is handed frames), so the worker would end at the
+    first failing property, and every later test with it. Hypothesis supports replacing
+    ``_should_trace`` (its own note): the test still fails, without the explanation."""
+    core: Any = sys.modules.get("hypothesis.core")
+    state = getattr(core, "StateForActualGivenExecution", None)
+    if state is not None and getattr(state, "_should_trace", _no_tracing) is not _no_tracing:
+        state._should_trace = _no_tracing
+
+
 class ReportPlugin:
     """pytest plugin streaming one record per executed test, honouring ``order``. It holds
     no verdict state: each hook hands plain facts to the signer's ledger (see
@@ -545,6 +561,8 @@ class ReportPlugin:
         # it set up, so tear down to its parent instead (module fixtures stay alive).
         if nextitem is item:
             nextitem = item.parent
+        if self.policy:
+            _quiet_hypothesis_tracing()  # imported by the test modules, or by a fixture
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         runtestprotocol(item, nextitem=nextitem)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

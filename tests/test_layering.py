@@ -68,7 +68,7 @@ OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
     "sandbox/harness.py": (1256, "the child's harness: signer, plugin, call driver, worker"),
     "sandbox/isolation.py": (921, "the job's limits and Landlock; per-job /dev/shm added"),
     # Grew with behaviour checks (issue 37) and warm grading (issue 38).
-    "envs/bugfix/repo.py": (1212, "repository mode, to become one shared module"),
+    "envs/bugfix/repo.py": (1219, "repository mode, to become one shared module"),
     "envs/flaky/repo.py": (904, "repository mode, to become one shared module"),
     "envs/code_env.py": (886, "the code families' episode loop; splits with one grading path"),
     "bench/throughput.py": (1104, "the throughput bench with the real-bank rows (issue 38)"),
@@ -76,7 +76,7 @@ OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
 
 #: Functions over the limit today: ``path:qualified name`` -> (lines now, reason).
 OVERSIZED_FUNCTIONS: dict[str, tuple[int, str]] = {
-    "envs/bugfix/repo.py:repo_task": (292, "repository mode, to become one shared module"),
+    "envs/bugfix/repo.py:repo_task": (299, "repository mode, to become one shared module"),
     "envs/flaky/grader.py:FlakyGrader.terms": (167, "FlakyRepair's grader, one family shape"),
     "grading/batch.py:_grade_streaming": (160, "the optimised path, one grading path"),
     "integrations/trl.py:make_reward_funcs": (158, "three TRL paths, one grading path"),

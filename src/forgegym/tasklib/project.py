@@ -385,9 +385,11 @@ def read_project(
         # project reads its own version through ``importlib.metadata`` at import.
         if set(dirs) & SKIP_DIRS or any(d.startswith(".") for d in dirs):
             continue
-        if path.is_symlink() or not path.is_file():
-            continue
         posix = rel.as_posix()
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink() and path.is_file():
+                skipped.append(posix)  # a link may point anywhere: never followed, named
+            continue
         size = path.stat().st_size
         if posix.endswith(".py"):
             if size > max_file_bytes:

@@ -618,6 +618,13 @@ def repo_task(
         repo_path, max_file_bytes=max_file_bytes, max_files=max_files
     )
     root = Path(repo_path)
+    for test_id in failing_tests if isinstance(failing_tests, list | tuple) else ():
+        path = str(test_id).partition("::")[0]
+        if path in data:
+            raise ValueError(
+                f"failing_tests: {path!r} ({len(data[path])} bytes) is over max_file_bytes="
+                f"{max_file_bytes}: copied read-only as data, never run as a test"
+            )
     layout = project_layout(files)
     if test_dependencies is None:
         requirements = declared_test_dependencies(files)

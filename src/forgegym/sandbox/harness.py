@@ -493,6 +493,21 @@ def _bind_lazy_pytest_globals() -> None:
         doctest.CHECKER_CLASS = doctest._init_checker_class()
 
 
+def _bind_lazy_stdlib_globals() -> None:
+    """Bind ``unittest.mock``'s ``file_spec`` and ``open_spec`` as ``mock_open`` does on
+    its first call, before the integrity snapshot: the first ``mock_open`` of a suite is
+    not tampering, a later rebinding still is."""
+    mock: Any = sys.modules.get("unittest.mock")
+    if mock is None:
+        return
+    import _io
+
+    if getattr(mock, "file_spec", 0) is None:
+        mock.file_spec = list(set(dir(_io.TextIOWrapper)).union(set(dir(_io.BytesIO))))
+    if getattr(mock, "open_spec", 0) is None:
+        mock.open_spec = list(set(dir(_io.open)))
+
+
 def _no_tracing(self: Any) -> bool:
     return False
 
@@ -534,6 +549,7 @@ class ReportPlugin:
         if self.policy:
             policy.deny_signal_handlers()
         _bind_lazy_pytest_globals()
+        _bind_lazy_stdlib_globals()
         self.reporter.arm(session.config)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:

@@ -241,7 +241,7 @@ def unpack(sdist: Path, dest: Path) -> Path:
 def test_files(root: Path) -> list[str]:
     from forgegym.tasklib.project import is_test_file, read_project
 
-    files, _ = read_project(root, max_file_bytes=1_000_000, max_files=2_000)
+    files = read_project(root, max_file_bytes=1_000_000, max_files=2_000).files
     return [p for p in sorted(files) if is_test_file(p) and not p.endswith("conftest.py")]
 
 
@@ -259,7 +259,7 @@ def host_verdicts(root: Path, targets: list[str]) -> dict[str, str]:
     from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
     from forgegym.tasklib.project import project_layout, read_project
 
-    files, _ = read_project(root, max_file_bytes=1_000_000, max_files=2_000)
+    files = read_project(root, max_file_bytes=1_000_000, max_files=2_000).files
     layout = project_layout(files)
     site = ensure_environment(declared_test_dependencies(files), base=root)
     if site is not None:

@@ -103,6 +103,33 @@ def test_a_failing_subtest_fails_its_test(runner: Runner, tmp_path: Path) -> Non
     }
 
 
+MOCK_OPEN = """\
+from unittest import mock
+
+
+def test_reads_through_mock_open():
+    with mock.patch("builtins.open", mock.mock_open(read_data="a\\nb\\n")):
+        with open("any.txt") as handle:
+            assert handle.read() == "a\\nb\\n"
+
+
+def test_after_it():
+    assert True
+"""
+
+
+def test_mock_open_is_not_tampering(runner: Runner, tmp_path: Path) -> None:
+    # mock_open binds unittest.mock's ``file_spec`` on its first call (pyparsing's suite
+    # ended there: "trusted state tampered with"); the harness binds it before the snapshot.
+    ws = make_ws(tmp_path, {"test_mocked.py": MOCK_OPEN})
+    res = runner.run(PytestJob(workdir=str(ws), targets=["test_mocked.py"]))
+    assert res.status is RunStatus.COMPLETED, res.detail
+    assert res.verdicts == {
+        "test_mocked.py::test_reads_through_mock_open": True,
+        "test_mocked.py::test_after_it": True,
+    }
+
+
 def test_expected_ids_mismatch(runner: Runner, tmp_path: Path) -> None:
     ws = make_ws(tmp_path, {"test_a.py": CANARY})
     res = runner.run(

@@ -150,3 +150,50 @@ def test_a_projects_doctest_modules_are_collected_without_reading_as_tampering(
     assert [(r.nodeid, r.outcome.value) for r in result.records] == [
         ("test_twice.py::test_double", "passed")
     ]
+
+
+PROPERTY = """\
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(st.integers())
+def test_a_failing_property(value):
+    assert value < 5
+
+
+def test_after_it():
+    assert True
+"""
+
+
+def test_a_failing_hypothesis_property_fails_and_the_run_goes_on(tmp_path: Path) -> None:
+    # Hypothesis traces a failing test's lines to explain the failure (``sys.settrace``,
+    # refused to everything but the harness's watch): the test must fail, not end the
+    # worker and every test after it.
+    import pytest
+
+    from forgegym.sandbox.jobs import pristine_manifest
+    from forgegym.tasklib.depenv import ensure_environment
+
+    try:
+        site = ensure_environment(["hypothesis"])
+    except ValueError as exc:  # no index and no cached environment
+        pytest.skip(f"hypothesis cannot be installed here: {exc}")
+    assert site is not None
+    (tmp_path / "test_property.py").write_text(PROPERTY)
+    result = get_default_runner().run(
+        PytestJob(
+            workdir=str(tmp_path),
+            targets=["test_property.py"],
+            timeout_s=120,
+            project=ProjectRun(site_dirs=[str(site)]),
+            conftest=True,
+            pristine=pristine_manifest({"test_property.py": PROPERTY}),
+        )
+    )
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail[-800:])
+    assert result.verdicts == {
+        "test_property.py::test_a_failing_property": False,
+        "test_property.py::test_after_it": True,
+    }

@@ -207,3 +207,39 @@ def test_an_in_memory_workspace_applies_the_same_edits_without_a_directory(
         memory.close()
         disk.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_data_files_are_in_every_copy_but_never_the_agents() -> None:
+    data = {"pkg/locale/fr.mo": b"\xde\x12\x04\x95\x00", "pkg/table.py": b"T = 1\n"}
+    with Workspace(FILES, ["pkg/mod.py"], creatable=["pkg/*.py"], data_files=data) as ws:
+        assert (
+            ws.root is not None
+            and (ws.root / "pkg/locale/fr.mo").read_bytes() == data["pkg/locale/fr.mo"]
+        )
+        # Not shown, not editable, not replaceable by a created or moved file.
+        for path in data:
+            assert not ws.writable(path)
+            report = ws.apply_edits([EditSpec(path=path, content="x = 2\n")])
+            assert not report.ok
+        moved = ws.apply_edits([EditSpec(path="pkg/mod.py", move_to="pkg/table.py")])
+        assert not moved.ok
+        assert set(data).isdisjoint(ws.agent_files()) and ws.diff() == ""
+        copy = ws.materialise({"pkg/table.py": "T = 2\n"}, {"hidden.py": "H = 1\n"})
+        assert (copy / "pkg/table.py").read_bytes() == b"T = 1\n"
+        assert (copy / "pkg/locale/fr.mo").read_bytes() == data["pkg/locale/fr.mo"]
+        ws.reset()
+        assert (ws.root / "pkg/table.py").read_bytes() == b"T = 1\n"
+    with pytest.raises(ValueError, match="also text files"):
+        Workspace(FILES, (), data_files={"pkg/mod.py": b""})
+
+
+def test_the_pristine_manifest_vouches_for_data_files_by_their_bytes() -> None:
+    import hashlib
+
+    from forgegym.sandbox.jobs import pristine_manifest
+
+    manifest = pristine_manifest({"a.py": "A = 1\n"}, {"b.mo": b"\xff\x00", "a.py": b"old"})
+    assert manifest == {
+        "a.py": hashlib.sha256(b"A = 1\n").hexdigest(),  # the text file of a path wins
+        "b.mo": hashlib.sha256(b"\xff\x00").hexdigest(),
+    }

@@ -66,21 +66,35 @@ def test_the_package_is_editable_docs_examples_and_build_scripts_are_not() -> No
     assert not is_package_source("tools/release.py", ["src"])
 
 
-def test_read_project_reads_text_data_and_reports_binary_files(tmp_path) -> None:
+def test_read_project_reads_text_data_and_copies_binary_files_by_content(tmp_path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "data.json").write_text("{}")
     (tmp_path / "pkg" / "logo.png").write_bytes(b"\x89PNG\x00")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "x.py").write_text("")
-    files, skipped = read_project(tmp_path, max_file_bytes=1000, max_files=10)
+    files, skipped, data = read_project(tmp_path, max_file_bytes=1000, max_files=10)
     assert sorted(files) == ["pkg/__init__.py", "pkg/data.json"]
-    assert skipped == ["pkg/logo.png"]
-    (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * 500)
-    with pytest.raises(ValueError, match=r"pkg/big.py \(3000 bytes\) is over max_file_bytes=1000"):
-        read_project(tmp_path, max_file_bytes=1000, max_files=10)
+    assert data == {"pkg/logo.png": b"\x89PNG\x00"} and skipped == []
+    # Over the data channel's budget: left out and reported.
+    copy = read_project(tmp_path, max_file_bytes=1000, max_files=10, max_blob_bytes=3)
+    assert copy.data_files == {} and copy.skipped == ["pkg/logo.png"]
+    (tmp_path / "pkg" / "core.py").write_text("")
     with pytest.raises(ValueError, match="more than max_files=1"):
         read_project(tmp_path, max_file_bytes=10_000, max_files=1)
+
+
+def test_a_data_module_over_max_file_bytes_is_copied_read_only_not_refused(tmp_path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    table = "TABLE = {\n" + "".join(f"    {i}: {i * i},\n" for i in range(300)) + "}\n"
+    (tmp_path / "pkg" / "table.py").write_text(table)
+    copy = read_project(tmp_path, max_file_bytes=1000, max_files=10)
+    assert "pkg/table.py" not in copy.files  # never shown to (or editable by) the agent
+    assert copy.data_files == {"pkg/table.py": table.encode()}
+    # Over the data channel's budget too: the repository is refused, naming the file.
+    with pytest.raises(ValueError, match=r"pkg/table.py \(\d+ bytes\) is over max_file_bytes"):
+        read_project(tmp_path, max_file_bytes=1000, max_files=10, max_blob_bytes=100)
 
 
 def test_tests_map_to_the_modules_they_import_transitively() -> None:
@@ -159,11 +173,11 @@ def test_the_copy_keeps_metadata_and_small_text_data_by_content(tmp_path) -> Non
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
     (tmp_path / "LICENSE").write_text("MIT\n")
-    files, skipped = read_project(tmp_path, max_file_bytes=10_000, max_files=10)
+    files, skipped, data = read_project(tmp_path, max_file_bytes=10_000, max_files=10)
     assert {"src/pkg/calc.lark", "src/pkg/conf.spec", "src/pkg-1.0.dist-info/METADATA"} <= set(
         files
     )
-    assert "LICENSE" not in files and skipped == ["src/pkg/blob.bin"]
+    assert "LICENSE" not in files and skipped == [] and set(data) == {"src/pkg/blob.bin"}
 
 
 def test_test_files_and_test_support_are_one_definition_for_both_families() -> None:

@@ -799,7 +799,11 @@ def _plain_pytest_runs(
     for task_id, text in zip(*batch, strict=True):
         task = env.get_task(task_id)
         workspace = Workspace(
-            task.files, task.editable_files, creatable=task.creatable, on_disk=False
+            task.files,
+            task.editable_files,
+            creatable=task.creatable,
+            data_files=task.data_files,
+            on_disk=False,
         )
         keep.append(workspace)
         submission, _ = env._parse_completion(task, workspace, text, on_disk=False)

@@ -75,7 +75,8 @@ class HiddenData(BaseModel):
 class Task(BaseModel):
     """One episode's task."""
 
-    model_config = ConfigDict(frozen=True)
+    # Data files are bytes: JSON carries them as base64.
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
     task_id: str = Field(min_length=1)
     family: str
@@ -84,6 +85,13 @@ class Task(BaseModel):
     description: str = Field(description="The problem statement shown to the agent.")
     files: dict[str, str] = Field(
         default_factory=dict, description="Agent-visible files: path -> content."
+    )
+    data_files: dict[str, bytes] = Field(
+        default_factory=dict,
+        description="Read-only data files: path -> bytes (a real project's compiled "
+        "catalogues, binary fixtures, data modules over the text budget), copied by content "
+        "into the workspace and every grading copy; never shown to the agent, never "
+        "editable, trusted by content like the task's read-only files.",
     )
     editable_files: tuple[str, ...] = ()
     creatable: tuple[str, ...] = Field(
@@ -119,6 +127,9 @@ class Task(BaseModel):
         for path in (*self.editable_files, *self.visible_test_files):
             if path not in self.files:
                 raise ValueError(f"{path!r} is listed but not present in files")
+        both = sorted(self.data_files.keys() & self.files.keys())
+        if both:
+            raise ValueError(f"data_files: {both[:5]} are also in files")
         for path in self.reference:
             if path not in self.editable_files and not self.may_create(path):
                 raise ValueError(f"reference edits non-editable file {path!r}")
@@ -132,7 +143,11 @@ class Task(BaseModel):
         not one of the task's own files)."""
         from forgegym.sandbox.workspace import creatable_path
 
-        return path not in self.files and creatable_path(path, self.creatable)
+        return (
+            path not in self.files
+            and path not in self.data_files
+            and creatable_path(path, self.creatable)
+        )
 
 
 @runtime_checkable

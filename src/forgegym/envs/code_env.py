@@ -349,7 +349,11 @@ class CodeEnv(ForgeEnv):
 
     def _begin_episode(self, task: Task) -> None:
         self._workspace = Workspace(
-            task.files, task.editable_files, creatable=task.creatable, prefix=f"fg-{self.family}-"
+            task.files,
+            task.editable_files,
+            creatable=task.creatable,
+            data_files=task.data_files,
+            prefix=f"fg-{self.family}-",
         )
         self._notes = []
         self._diagnoses = []
@@ -608,6 +612,7 @@ class CodeEnv(ForgeEnv):
                     task.files,
                     task.editable_files,
                     creatable=task.creatable,
+                    data_files=task.data_files,
                     prefix=f"fg-{self.family}-batch-",
                 )
             try:
@@ -646,6 +651,7 @@ class CodeEnv(ForgeEnv):
                             task.files,
                             task.editable_files,
                             creatable=task.creatable,
+                            data_files=task.data_files,
                             on_disk=False,
                         )
                     workspace = workspaces[task_id]
@@ -695,6 +701,7 @@ class CodeEnv(ForgeEnv):
                     task.files,
                     task.editable_files,
                     creatable=task.creatable,
+                    data_files=task.data_files,
                     prefix="fg-parse-",
                     on_disk=on_disk,
                 )

@@ -493,6 +493,37 @@ def _bind_lazy_pytest_globals() -> None:
         doctest.CHECKER_CLASS = doctest._init_checker_class()
 
 
+def _bind_lazy_stdlib_globals() -> None:
+    """Bind ``unittest.mock``'s ``file_spec`` and ``open_spec`` as ``mock_open`` does on
+    its first call, before the integrity snapshot: the first ``mock_open`` of a suite is
+    not tampering, a later rebinding still is."""
+    mock: Any = sys.modules.get("unittest.mock")
+    if mock is None:
+        return
+    import _io
+
+    if getattr(mock, "file_spec", 0) is None:
+        mock.file_spec = list(set(dir(_io.TextIOWrapper)).union(set(dir(_io.BytesIO))))
+    if getattr(mock, "open_spec", 0) is None:
+        mock.open_spec = list(set(dir(_io.open)))
+
+
+def _no_tracing(self: Any) -> bool:
+    return False
+
+
+def _quiet_hypothesis_tracing() -> None:
+    """Hypothesis traces a failing test's lines (``sys.settrace``; ``sys.monitoring``
+    from 3.12) to explain the failure. The runtime policy refuses a trace function to
+    all but the harness's watch (one is handed frames), so the worker would end at the
+    first failing property, and every later test with it. Hypothesis supports replacing
+    ``_should_trace`` (its own note): the test still fails, without the explanation."""
+    core: Any = sys.modules.get("hypothesis.core")
+    state = getattr(core, "StateForActualGivenExecution", None)
+    if state is not None and getattr(state, "_should_trace", _no_tracing) is not _no_tracing:
+        state._should_trace = _no_tracing
+
+
 class ReportPlugin:
     """pytest plugin streaming one record per executed test, honouring ``order``. It holds
     no verdict state: each hook hands plain facts to the signer's ledger (see
@@ -518,6 +549,7 @@ class ReportPlugin:
         if self.policy:
             policy.deny_signal_handlers()
         _bind_lazy_pytest_globals()
+        _bind_lazy_stdlib_globals()
         self.reporter.arm(session.config)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
@@ -545,6 +577,8 @@ class ReportPlugin:
         # it set up, so tear down to its parent instead (module fixtures stay alive).
         if nextitem is item:
             nextitem = item.parent
+        if self.policy:
+            _quiet_hypothesis_tracing()  # imported by the test modules, or by a fixture
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         runtestprotocol(item, nextitem=nextitem)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

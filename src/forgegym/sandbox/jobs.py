@@ -143,14 +143,22 @@ class ProjectRun(BaseModel):
         return value
 
 
-def pristine_manifest(files: Mapping[str, str]) -> dict[str, str]:
-    """``{path: sha256 hex}`` of files as a workspace writes them (UTF-8 text), for
-    ``PytestJob.pristine``: the task's own files as the episode started."""
-    out: dict[str, str] = {}
+def pristine_manifest(
+    files: Mapping[str, str], data_files: Mapping[str, bytes] | None = None
+) -> dict[str, str]:
+    """``{path: sha256 hex}`` of files as a workspace writes them (UTF-8 text, and the
+    read-only ``data_files`` by their bytes), for ``PytestJob.pristine``: the task's own
+    files as the episode started. A text file of the same path as a data file wins, as
+    it does in the workspace's copies."""
+    out: dict[str, str] = {
+        path: hashlib.sha256(bytes(content)).hexdigest()
+        for path, content in (data_files or {}).items()
+    }
     for path, content in files.items():
         try:
             out[path] = hashlib.sha256(content.encode("utf-8")).hexdigest()
         except UnicodeEncodeError:
+            out.pop(path, None)
             continue  # not written as text: never trusted
     return out
 

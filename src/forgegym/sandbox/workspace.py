@@ -159,6 +159,10 @@ class Workspace:
         on_disk: keep the files in a directory (default). ``False`` keeps them in memory
             only (``root`` is ``None``): the same edit rules and grading copies, no
             directory of its own (batch grading parses completions this way).
+        data_files: path -> bytes of read-only data files (``Task.data_files``: compiled
+            catalogues, binary fixtures, data modules over the text budget), written into
+            the workspace and every copy of it but never part of what the agent sees,
+            reads, edits, creates or diffs.
     """
 
     def __init__(
@@ -169,8 +173,15 @@ class Workspace:
         creatable: Iterable[str] = (),
         prefix: str = "fg-",
         on_disk: bool = True,
+        data_files: Mapping[str, bytes] | None = None,
     ):
         self.pristine: dict[str, str] = {validate_relative_path(p): c for p, c in files.items()}
+        self.data_files: dict[str, bytes] = {
+            validate_relative_path(p): bytes(c) for p, c in (data_files or {}).items()
+        }
+        both = sorted(self.data_files.keys() & self.pristine.keys())
+        if both:
+            raise ValueError(f"data files that are also text files: {both[:5]}")
         self.editable: frozenset[str] = frozenset(validate_relative_path(p) for p in editable)
         self.creatable: tuple[str, ...] = tuple(creatable)
         missing = self.editable - self.pristine.keys()
@@ -181,6 +192,7 @@ class Workspace:
         self._copies: list[Path] = []
         if on_disk:
             self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_root()))
+            self._write_data(self.root, self.data_files)
             self._write_tree(self.root, self.current)
 
     # ------------------------------------------------------------------ edits
@@ -189,7 +201,11 @@ class Workspace:
         ``creatable`` patterns allow (never a pristine read-only file)."""
         if path in self.editable:
             return True
-        return path not in self.pristine and creatable_path(path, self.creatable)
+        return (
+            path not in self.pristine
+            and path not in self.data_files
+            and creatable_path(path, self.creatable)
+        )
 
     def apply_edits(self, edits: Sequence[EditSpec]) -> EditReport:
         """Apply ``edits`` atomically: if any is invalid, nothing changes."""
@@ -278,6 +294,7 @@ class Workspace:
                 self._remove_file(self.root, path)
         self.current = dict(self.pristine)
         if self.root is not None:
+            self._write_data(self.root, self.data_files)
             self._write_tree(self.root, self.current)
 
     # ------------------------------------------------------------ inspection
@@ -350,6 +367,9 @@ class Workspace:
             if self.writable(path):
                 tree[path] = content
         tree.update(extra_files or {})
+        # The data files first: a text file of the same path (a hidden file the parent
+        # adds) is the one the run sees.
+        self._write_data(directory, {p: c for p, c in self.data_files.items() if p not in tree})
         self._write_tree(directory, tree)
         self._copies.append(directory)
         return directory
@@ -398,6 +418,19 @@ class Workspace:
         if not resolved_parent.is_relative_to(root.resolve()):
             raise ValueError(f"path {path!r} escapes the workspace through a symlink")
         target.write_text(content, encoding="utf-8")
+
+    @staticmethod
+    def _write_data(root: Path, files: Mapping[str, bytes]) -> None:
+        """Write read-only data files by content (bytes), as :meth:`_write_file` writes
+        text (no symlink followed, nothing outside the root)."""
+        for path, content in files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink():
+                target.unlink()
+            if not target.parent.resolve().is_relative_to(root.resolve()):
+                raise ValueError(f"path {path!r} escapes the workspace through a symlink")
+            target.write_bytes(content)
 
     @staticmethod
     def _remove_file(root: Path, path: str) -> None:

@@ -261,7 +261,7 @@ def _cause(record: TestRecord | None, skipped_files: Sequence[str]) -> tuple[str
         return "sandbox limit (threads count against its process limit)", text
     if record.error_type == "FileNotFoundError" or _NO_FILE.search(record.message):
         named = [f for f in skipped_files if Path(f).name in record.message]
-        where = f" ({', '.join(named[:3])} is not copied: binary or over the size budget)"
+        where = f" ({', '.join(named[:3])} is not copied: a link, or over the data budget)"
         return "file outside the copy" + (where if named else ""), text
     if record.error_type in ("PermissionError", "OSError") or _PATH.search(record.message):
         return "path assumption (a read-only, absent or differently placed path)", text

@@ -43,12 +43,15 @@ def run_tests(
     project: ProjectRun | None = None,
     order: Sequence[str] | None = None,
     prefix: str = "fg-repo-",
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> PytestResult:
     """One sandbox run of the repository's ``targets`` as the project runs them (its
     configuration and conftest when ``project`` is given, a fixed hash seed), with
     ``extra`` files (hidden tests) added; ``order``: these ids in this order (``[]``:
-    collect only). Every file is the user's pristine code."""
-    workspace = Workspace(files, (), prefix=prefix)
+    collect only); ``data``: the read-only data files (``Task.data_files``). Every file
+    is the user's pristine code."""
+    workspace = Workspace(files, (), prefix=prefix, data_files=data)
     try:
         directory = workspace.materialise({}, dict(extra or {}))
         result = runner.run(
@@ -63,7 +66,7 @@ def run_tests(
                 # must be the same in every run (and in the host check).
                 python_hash_seed=REPO_HASH_SEED if project is not None else None,
                 # The repository as it is: all of it the user's pristine code.
-                pristine=pristine_manifest({**files, **dict(extra or {})}),
+                pristine=pristine_manifest({**files, **dict(extra or {})}, data),
             )
         )
         assert isinstance(result, PytestResult)
@@ -98,6 +101,8 @@ def _refused_files(
     timeout_s: float,
     project: ProjectRun,
     prefix: str = "fg-repo-",
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> dict[str, str]:
     """The test files whose *collection* the runtime policy stops (path -> what it
     refused), found by bisecting collection-only runs: a module the file imports calls
@@ -106,7 +111,7 @@ def _refused_files(
 
     def visit(group: list[str]) -> None:
         collected = run_tests(
-            runner, files, group, None, timeout_s, project, order=[], prefix=prefix
+            runner, files, group, None, timeout_s, project, order=[], prefix=prefix, data=data
         )
         if not violated(collected):
             return
@@ -128,6 +133,8 @@ def baseline_run(
     timeout_s: float,
     project: ProjectRun,
     prefix: str = "fg-repo-",
+    *,
+    data: Mapping[str, bytes] | None = None,
 ) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
     """The suite's sandbox run, the tests the sandbox's runtime policy stopped (id ->
     what it refused: e.g. ``compile`` of a string by the test itself), and the test
@@ -138,7 +145,7 @@ def baseline_run(
     refused is found by bisecting collection-only runs and left out whole. The culprit
     test is the first test, in collection order, that has no record; the run resumes
     after it, and such tests are never run again (left out of grading, reported)."""
-    result = run_tests(runner, files, targets, None, timeout_s, project, prefix=prefix)
+    result = run_tests(runner, files, targets, None, timeout_s, project, prefix=prefix, data=data)
     refused: dict[str, str] = {}
     refused_files: dict[str, str] = {}
     # A test file that cannot be collected (an import the project does not declare, a
@@ -149,22 +156,28 @@ def baseline_run(
             break
         refused_files.update(failing)
         targets = [t for t in targets if t not in failing]
-        result = run_tests(runner, files, targets, None, timeout_s, project, prefix=prefix)
+        result = run_tests(
+            runner, files, targets, None, timeout_s, project, prefix=prefix, data=data
+        )
     if not violated(result):
         return result, refused, refused_files
-    collected = run_tests(runner, files, targets, None, timeout_s, project, order=[], prefix=prefix)
+    collected = run_tests(
+        runner, files, targets, None, timeout_s, project, order=[], prefix=prefix, data=data
+    )
     if violated(collected):
-        newly = _refused_files(runner, files, targets, timeout_s, project, prefix)
+        newly = _refused_files(runner, files, targets, timeout_s, project, prefix, data=data)
         refused_files.update(newly)
         targets = [t for t in targets if t not in refused_files]
         if not newly or not targets:
             # Nothing to leave out (files refused only together), or nothing left.
             return collected, refused, refused_files
-        result = run_tests(runner, files, targets, None, timeout_s, project, prefix=prefix)
+        result = run_tests(
+            runner, files, targets, None, timeout_s, project, prefix=prefix, data=data
+        )
         if not violated(result):
             return result, refused, refused_files
         collected = run_tests(
-            runner, files, targets, None, timeout_s, project, order=[], prefix=prefix
+            runner, files, targets, None, timeout_s, project, order=[], prefix=prefix, data=data
         )
         if violated(collected):
             return collected, refused, refused_files
@@ -179,7 +192,15 @@ def baseline_run(
         refused[culprit] = _refusal(result)
         remaining = [i for i in ids if i not in done and i not in refused]
         result = run_tests(
-            runner, files, targets, None, timeout_s, project, order=remaining, prefix=prefix
+            runner,
+            files,
+            targets,
+            None,
+            timeout_s,
+            project,
+            order=remaining,
+            prefix=prefix,
+            data=data,
         )
         records += result.records
         wall += result.wall_s

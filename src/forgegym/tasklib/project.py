@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import tomllib
 
@@ -29,6 +29,7 @@ __all__ = [
     "CONFIG_FILES",
     "MAX_FILES",
     "MAX_FILE_BYTES",
+    "ProjectFiles",
     "ProjectLayout",
     "is_package_source",
     "is_test_file",
@@ -67,8 +68,9 @@ NON_PACKAGE_MODULES = frozenset(
     | {"manage.py", "versioneer.py", "release.py", "make.py", "build.py", "_build.py"}
 )
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
-#: Data files a test may read, copied when small and UTF-8 (binary files are not: a test
-#: that needs one fails in the sandbox and the host check reports it).
+#: Data files a test may read, copied as text when small and UTF-8; the others (compiled
+#: catalogues, binary fixtures, text over the budget) go by content into the read-only
+#: data channel (``Task.data_files``) within its own budget below.
 _DATA_SUFFIXES = frozenset(
     {".json", ".txt", ".csv", ".tsv", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".xml"}
     | {".rst", ".md", ".html", ".svg", ".in", ".dat", ".pyi", ".typed", ".sql", ".j2"}
@@ -77,6 +79,11 @@ _DATA_SUFFIXES = frozenset(
 MAX_UNKNOWN_BYTES = 256_000
 MAX_DATA_FILES = 400
 MAX_DATA_BYTES = 4_000_000
+#: The read-only data channel (bytes, never shown): its files, their total and the
+#: largest one (a generated data module over ``max_file_bytes`` is copied this way).
+MAX_BLOB_FILES = 400
+MAX_BLOB_BYTES = 16_000_000
+MAX_BLOB_FILE_BYTES = 8_000_000
 
 #: Core pytest options a project's ``addopts`` may keep (their value, if any, follows
 #: with ``=`` or as the next word). Anything else belongs to a plugin that is not loaded
@@ -430,6 +437,22 @@ def dependency_environment(
     )
 
 
+class ProjectFiles(NamedTuple):
+    """A repository as copied: ``files`` (text the agent may see), ``skipped`` (left
+    out: over every budget), ``data_files`` (read-only bytes, never shown)."""
+
+    files: dict[str, str]
+    skipped: list[str]
+    data_files: dict[str, bytes]
+
+
+def _blob_rank(posix: str) -> tuple[int, str]:
+    """Data files of the package and its tests first, then documentation and examples
+    (their images rarely matter to a test), each by path (modules before both)."""
+    top = posix.split("/", 1)[0]
+    return (1 if top in NON_PACKAGE_DIRS else 0, posix)
+
+
 def read_project(
     root: str | Path,
     *,
@@ -437,15 +460,20 @@ def read_project(
     max_files: int,
     max_data_files: int = MAX_DATA_FILES,
     max_data_bytes: int = MAX_DATA_BYTES,
-) -> tuple[dict[str, str], list[str]]:
-    """``(files, skipped)``: every ``.py`` file of the repository, its pytest
-    configuration files and its small UTF-8 data files (the ones tests read), as
-    relative POSIX path -> text; ``skipped`` names the files left out (binary, over the
-    data budget), so a test that needs one can be told apart.
+    max_blob_files: int = MAX_BLOB_FILES,
+    max_blob_bytes: int = MAX_BLOB_BYTES,
+) -> ProjectFiles:
+    """The repository as a task copies it: every ``.py`` file, its pytest configuration
+    files and its small UTF-8 data files (the ones tests read) as relative POSIX path ->
+    text; binary data files (a compiled ``.mo`` catalogue), data over the text budget
+    and ``.py`` modules over ``max_file_bytes`` (generated tables) as read-only bytes
+    within the data channel's budget; ``skipped`` names the files left out of both, so a
+    test that needs one can be told apart.
 
     Raises:
         ValueError: ``root`` is not a directory, has no Python file, more than
-            ``max_files`` of them, or one over ``max_file_bytes`` or not UTF-8.
+            ``max_files`` of them, or one not UTF-8 (or over ``max_file_bytes`` and over
+            the data channel's budget).
     """
     if not isinstance(root, str | Path) or not str(root):
         raise ValueError(f"repo_path: expected a directory path, got {root!r}")
@@ -454,6 +482,8 @@ def read_project(
         raise ValueError(f"repo_path: {str(root)!r} is not a directory")
     files: dict[str, str] = {}
     skipped: list[str] = []
+    # Candidates of the data channel: (path, size, a module that must fit).
+    blobs: list[tuple[Path, str, int]] = []
     n_py = n_data = data_bytes = 0
     for path in sorted(base.rglob("*")):
         rel = path.relative_to(base)
@@ -462,15 +492,22 @@ def read_project(
         # project reads its own version through ``importlib.metadata`` at import.
         if set(dirs) & SKIP_DIRS or any(d.startswith(".") for d in dirs):
             continue
-        if path.is_symlink() or not path.is_file():
-            continue
         posix = rel.as_posix()
+        if path.is_symlink() or not path.is_file():
+            if path.is_symlink() and path.is_file():
+                skipped.append(posix)  # a link may point anywhere: never followed, named
+            continue
         size = path.stat().st_size
         if posix.endswith(".py"):
             if size > max_file_bytes:
-                raise ValueError(
-                    f"repo_path: {posix} ({size} bytes) is over max_file_bytes={max_file_bytes}"
-                )
+                # A generated data module: read-only, not shown, copied by content.
+                if size > MAX_BLOB_FILE_BYTES:
+                    raise ValueError(
+                        f"repo_path: {posix} ({size} bytes) is over max_file_bytes="
+                        f"{max_file_bytes} and over the data budget ({MAX_BLOB_FILE_BYTES})"
+                    )
+                blobs.append((path, posix, size))
+                continue
             n_py += 1
             if n_py > max_files:
                 raise ValueError(f"repo_path: more than max_files={max_files} Python files")
@@ -481,25 +518,26 @@ def read_project(
             continue
         is_config = posix in CONFIG_FILES
         known = path.suffix.lower() in _DATA_SUFFIXES
-        if not is_config and not known and not (dirs and size <= MAX_UNKNOWN_BYTES):
+        if not is_config and not known and not dirs:
             # Top-level files of unknown kinds (LICENSE, Makefile) are not package data;
             # deeper ones are judged by their content below (a ``.lark`` grammar, a
             # ``conf.spec``, ``METADATA``), not by their suffix.
-            if dirs:
-                skipped.append(posix)
             continue
         if not is_config and (
-            size > max_file_bytes or n_data >= max_data_files or data_bytes + size > max_data_bytes
+            (not known and size > MAX_UNKNOWN_BYTES)
+            or size > max_file_bytes
+            or n_data >= max_data_files
+            or data_bytes + size > max_data_bytes
         ):
-            skipped.append(posix)
+            blobs.append((path, posix, size))
             continue
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
-            skipped.append(posix)
+            blobs.append((path, posix, size))
             continue
         if not known and not is_config and "\x00" in text:
-            skipped.append(posix)  # binary that happens to decode
+            blobs.append((path, posix, size))  # binary that happens to decode
             continue
         files[posix] = text
         if not is_config:
@@ -507,7 +545,28 @@ def read_project(
             data_bytes += size
     if not n_py:
         raise ValueError(f"repo_path: no Python files under {str(root)!r}")
-    return files, skipped
+    data_files: dict[str, bytes] = {}
+    blob_bytes = 0
+    # Modules first: one that does not fit refuses the repository, a data file does not.
+    for path, posix, size in sorted(
+        blobs, key=lambda b: (not b[1].endswith(".py"), _blob_rank(b[1]))
+    ):
+        module = posix.endswith(".py")
+        if not module and (
+            size > MAX_BLOB_FILE_BYTES
+            or len(data_files) >= max_blob_files
+            or blob_bytes + size > max_blob_bytes
+        ):
+            skipped.append(posix)
+            continue
+        if module and blob_bytes + size > max_blob_bytes:
+            raise ValueError(
+                f"repo_path: {posix} ({size} bytes) is over max_file_bytes={max_file_bytes} "
+                f"and the data files are over their budget ({max_blob_bytes} bytes)"
+            )
+        data_files[posix] = path.read_bytes()
+        blob_bytes += size
+    return ProjectFiles(files, sorted(skipped), data_files)
 
 
 def _module_index(files: Mapping[str, str], import_paths: Sequence[str]) -> dict[str, str]:

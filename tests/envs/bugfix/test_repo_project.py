@@ -84,12 +84,12 @@ def test_a_test_failing_only_in_the_sandbox_is_reported_and_not_graded(shapes: A
     env, _ = shapes
     _, info = env.reset(seed=0)
     report = info["repo_report"]
-    binary = "tests/test_plugins.py::test_reads_binary_fixture"
+    binary = "tests/test_plugins.py::test_reads_linked_fixture"
     assert report["excluded"] == [binary]
     (difference,) = report["differences"]
     assert difference["sandbox"] == "failed" and difference["host"] == "passed"
     assert difference["cause"].startswith("file outside the copy")
-    assert "tests/data/blob.bin" in difference["cause"]
+    assert "tests/data/linked.bin" in difference["cause"]
     hidden = env.unwrapped.task.hidden
     assert binary in hidden["excluded"] and binary not in hidden["passing_tests"]
     # Not counted against a real fix: it still fails in the sandbox after the fix.

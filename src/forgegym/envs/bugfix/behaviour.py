@@ -385,8 +385,9 @@ def _run(
     files: Mapping[str, str],
     checks: BehaviourChecks,
     project: ProjectRun | None,
+    data: Mapping[str, bytes] | None = None,
 ) -> CallResult:
-    space = Workspace(dict(files), (), prefix="fg-behaviour-")
+    space = Workspace(dict(files), (), prefix="fg-behaviour-", data_files=data)
     try:
         job = call_job(str(space.materialise({})), checks, project)
         result = runner.run(job)
@@ -430,8 +431,9 @@ def compute_checks(
     draft = BehaviourChecks(status="checked", calls=calls, **base)
     project = prepared.run
     pristine = dict(prepared.files)
-    first, second = (_run(runner, pristine, draft, project) for _ in range(2))
-    mutant = _run(runner, mutated_files, draft, project)
+    data = prepared.data_files
+    first, second = (_run(runner, pristine, draft, project, data) for _ in range(2))
+    mutant = _run(runner, mutated_files, draft, project, data)
     if first.fault or second.fault or mutant.fault:
         return BehaviourChecks(
             status="unavailable",

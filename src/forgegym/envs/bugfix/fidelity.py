@@ -136,13 +136,13 @@ def measure(
     from forgegym.tasklib.project import MAX_FILE_BYTES, MAX_FILES, project_layout, read_project
 
     root = Path(corpus)
-    files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
+    files, _skipped, data = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
     layout = project_layout(files)
     tests = sorted(p for p in files if layout.is_test_file(p))
     host, _wall, status = host_outcomes(root, tests, layout, timeout_s=timeout_s)
     seed = sorted(i for i in host if i.startswith(SEED_TEST + "::"))
     if per_file:
-        return _per_file(files, layout, host, runner, test_dependencies, root, timeout_s)
+        return _per_file(files, data, layout, host, runner, test_dependencies, root, timeout_s)
     report = FidelityReport()
     sandbox_of: dict[str, tuple[str, str]] = {}
     try:
@@ -180,6 +180,7 @@ def measure(
 
 def _per_file(
     files: dict[str, str],
+    data: dict[str, bytes],
     layout: Any,
     host: dict[str, tuple[str, str]],
     runner: Runner | None,
@@ -204,7 +205,7 @@ def _per_file(
     ids = sorted(i for i in host if _idiom_of(i) is not None)
     targets = sorted({i.partition("::")[0] for i in ids})
     run = runner or get_default_runner()
-    workspace = Workspace(files, (), prefix="fg-fidelity-")
+    workspace = Workspace(files, (), prefix="fg-fidelity-", data_files=data)
     try:
         directory = workspace.materialise({}, {})
         jobs = [
@@ -216,7 +217,7 @@ def _per_file(
                 conftest=True,
                 python_hash_seed=REPO_HASH_SEED,
                 # The project as it is: every file pristine (docs/design/004).
-                pristine=pristine_manifest(files),
+                pristine=pristine_manifest(files, data),
             )
             for t in targets
         ]

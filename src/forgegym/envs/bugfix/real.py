@@ -273,6 +273,7 @@ def build_real_task(
         title=title,
         description=description,
         files=files,
+        data_files=prepared.data_files,
         editable_files=editable,
         visible_test_files=base.visible_tests,
         visible_test_ids=tuple(t for t in base.collected if t.partition("::")[0] in visible_files),

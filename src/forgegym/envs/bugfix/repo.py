@@ -156,7 +156,7 @@ def _pristine(task: Task, hidden: RepoHidden) -> dict[str, str]:
     if cached is None:
         if len(_PRISTINE_CACHE) > 256:
             _PRISTINE_CACHE.clear()
-        cached = pristine_manifest({**task.files, **hidden.hidden_files})
+        cached = pristine_manifest({**task.files, **hidden.hidden_files}, task.data_files)
         _PRISTINE_CACHE[key] = cached
     return cached
 
@@ -249,7 +249,7 @@ def read_repository(
         ValueError: ``repo_path`` is not a directory, has no Python file, has more than
             ``max_files`` of them, or one over ``max_file_bytes`` or not UTF-8.
     """
-    files, _skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+    files = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files).files
     return {path: text for path, text in files.items() if path.endswith(".py")}
 
 
@@ -401,10 +401,11 @@ def repo_task(
         host_check, max_file_bytes, max_files, timeout_s, time_limit_multiple, time_limit_cap_s
     )
     root = Path(repo_path)
-    files, skipped, layout = _read(
+    files, skipped, data, layout = _read(
         repo_path, max_file_bytes, max_files, test_dependencies, cache_dir
     )
     project = layout.run()
+    _check_not_data(failing_tests, data, max_file_bytes)
     ids = _check_ids(failing_tests, files, layout)
     hidden_files = _split_hidden(files, hidden_tests, layout, ids)
     visible_tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
@@ -412,7 +413,7 @@ def repo_task(
     run = runner or get_default_runner()
     baseline_limit = timeout_s if timeout_s is not None else cap
     start, refused, refused_files = _checked_baseline(
-        run, files, visible_tests, baseline_limit, project
+        run, files, visible_tests, baseline_limit, project, data
     )
     limit = (
         timeout_s
@@ -434,13 +435,16 @@ def repo_task(
     )
     visible_tests = tuple(p for p in visible_tests if p not in refused_files)
     ids = _resolve_failing(ids, refused_files, start.verdicts, report)
-    hidden_run = _hidden_baseline(run, files, hidden_files, max(limit, baseline_limit), project)
+    hidden_run = _hidden_baseline(
+        run, files, hidden_files, max(limit, baseline_limit), project, data
+    )
     hidden = _repo_hidden(ids, start, report, files, hidden_files, hidden_run, layout, limit)
     return _build_task(
         root,
         files,
         hidden,
         start,
+        data=data,
         editable=editable,
         visible_tests=visible_tests,
         title=title,
@@ -488,15 +492,28 @@ def _read(
     max_files: int,
     test_dependencies: Sequence[str] | None,
     cache_dir: str | Path | None,
-) -> tuple[dict[str, str], list[str], ProjectLayout]:
-    """The project as it is: its files, the files left out, and its layout with the
-    cached dependency environment (:mod:`forgegym.tasklib.project`)."""
-    files, skipped = read_project(repo_path, max_file_bytes=max_file_bytes, max_files=max_files)
+) -> tuple[dict[str, str], list[str], dict[str, bytes], ProjectLayout]:
+    """The project as it is: its files, the files left out, its read-only data files and
+    its layout with the cached dependency environment (:mod:`forgegym.tasklib.project`)."""
+    files, skipped, data = read_project(
+        repo_path, max_file_bytes=max_file_bytes, max_files=max_files
+    )
     layout = project_layout(files)
     site = dependency_environment(files, repo_path, test_dependencies, cache_dir=cache_dir)
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
-    return files, skipped, layout
+    return files, skipped, data, layout
+
+
+def _check_not_data(failing_tests: Any, data: Mapping[str, bytes], max_file_bytes: int) -> None:
+    """A failing test's file copied as data (over ``max_file_bytes``) can never run."""
+    for test_id in failing_tests if isinstance(failing_tests, list | tuple) else ():
+        path = str(test_id).partition("::")[0]
+        if path in data:
+            raise ValueError(
+                f"failing_tests: {path!r} ({len(data[path])} bytes) is over max_file_bytes="
+                f"{max_file_bytes}: copied read-only as data, never run as a test"
+            )
 
 
 def _split_hidden(
@@ -528,11 +545,12 @@ def _checked_baseline(
     visible_tests: Sequence[str],
     limit: float,
     project: ProjectRun,
+    data: Mapping[str, bytes],
 ) -> tuple[PytestResult, dict[str, str], dict[str, str]]:
     """The visible suite's baseline run (:func:`~forgegym.tasklib.baseline.baseline_run`),
     refused when nothing can be graded or it did not complete."""
     start, refused, refused_files = baseline_run(
-        runner, files, visible_tests, limit, project, prefix=_WORKSPACE_PREFIX
+        runner, files, visible_tests, limit, project, prefix=_WORKSPACE_PREFIX, data=data
     )
     if refused_files and set(refused_files) >= set(visible_tests):
         raise ValueError(
@@ -592,6 +610,7 @@ def _hidden_baseline(
     hidden_files: Mapping[str, str],
     limit: float,
     project: ProjectRun,
+    data: Mapping[str, bytes],
 ) -> tuple[list[str], list[str]]:
     """``(hidden ids, those failing now)``: the hidden tests run once on the pristine
     repository (none without hidden tests)."""
@@ -605,6 +624,7 @@ def _hidden_baseline(
         limit,
         project,
         prefix=_WORKSPACE_PREFIX,
+        data=data,
     )
     if start.status is not RunStatus.COMPLETED or not start.verdicts:
         raise ValueError(
@@ -657,6 +677,7 @@ def _build_task(
     hidden: RepoHidden,
     start: PytestResult,
     *,
+    data: dict[str, bytes],
     editable: tuple[str, ...],
     visible_tests: tuple[str, ...],
     title: str | None,
@@ -684,6 +705,7 @@ def _build_task(
         title=title or f"Make {len(ids)} failing test{'s' if len(ids) > 1 else ''} of {name} pass",
         description=text,
         files=files,
+        data_files=data,
         editable_files=editable,
         visible_test_files=visible_tests,
         visible_test_ids=tuple(sorted(start.verdicts)),

@@ -27,7 +27,9 @@ def run_bench(
     bank = FlakyTaskBank()
     task = bank.get(task_id or bank.task_ids(1, seed=0)[0])
     h = FlakyHidden.of(task)
-    workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-bench-")
+    workspace = Workspace(
+        task.files, task.editable_files, prefix="fg-flaky-bench-", data_files=task.data_files
+    )
     try:
         directory = str(workspace.grading_copy())
         jobs = chaos_jobs(

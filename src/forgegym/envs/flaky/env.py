@@ -296,7 +296,9 @@ class FlakyRepairEnv(CodeEnv):
     ) -> tuple[float, list[RerunOutcome]]:
         """One ``run_many`` of the chaos reruns on ``files``."""
         h = FlakyHidden.of(task)
-        workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-rate-")
+        workspace = Workspace(
+            task.files, task.editable_files, prefix="fg-flaky-rate-", data_files=task.data_files
+        )
         try:
             directory = workspace.materialise(dict(files))
             schedule = self.grader.schedule(task)
@@ -332,7 +334,12 @@ class FlakyRepairEnv(CodeEnv):
         specs = [MutantSpec.from_json(m) for m in h.repo_mutants or []]
         if run is not None and specs:
             schedule = self.grader.schedule(task)
-            workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-power-")
+            workspace = Workspace(
+                task.files,
+                task.editable_files,
+                prefix="fg-flaky-power-",
+                data_files=task.data_files,
+            )
             try:
                 dirs = [str(workspace.materialise({}, {s.path: s.source})) for s in specs]
 
@@ -377,7 +384,9 @@ class FlakyRepairEnv(CodeEnv):
 
     # -------------------------------------------------------------- episode
     def _begin_episode(self, task: Task) -> None:
-        self._workspace = Workspace(task.files, task.editable_files, prefix="fg-flaky-")
+        self._workspace = Workspace(
+            task.files, task.editable_files, prefix="fg-flaky-", data_files=task.data_files
+        )
         self._notes, self._diagnoses, self._history = [], [], []
         self._frontier = []
         self._last_test_report = None

@@ -147,7 +147,12 @@ def validate_many(runner: Any, tasks: Sequence[Task], reruns: int) -> list[dict[
     try:
         for task in tasks:
             h = FlakyHidden.of(task)
-            ws = Workspace(task.files, task.editable_files, prefix="fg-flaky-validate-")
+            ws = Workspace(
+                task.files,
+                task.editable_files,
+                prefix="fg-flaky-validate-",
+                data_files=task.data_files,
+            )
             spaces.append(ws)
             schedule = make_schedule(h.schedule_seed, reruns)
             spans = []

@@ -66,8 +66,15 @@ def read_repository(
     reads it (every ``.py`` file, the pytest configuration and small data files) and
     its ``.py`` files (FlakyRepair's editable files: a repair may touch the code or the
     tests)."""
-    files, _skipped = read_project(root, max_file_bytes=max_file_bytes, max_files=max_files)
-    return files, [p for p in files if p.endswith(".py")]
+    copy = read_project(root, max_file_bytes=max_file_bytes, max_files=max_files)
+    # FlakyRepair's reruns copy text files only: a module over the cap would be missing
+    # from every rerun (its tests failing for a reason nobody sees), so it is an error.
+    for path, data in copy.data_files.items():
+        if path.endswith(".py"):
+            raise ValueError(
+                f"repo_path: {path} ({len(data)} bytes) is over max_file_bytes={max_file_bytes}"
+            )
+    return copy.files, [p for p in copy.files if p.endswith(".py")]
 
 
 # ----------------------------------------------------------------------------- mutants

@@ -4,7 +4,7 @@ dependencies (:func:`prepare_project`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgegym.grading.phases import phase
@@ -36,6 +36,8 @@ class PreparedProject:
     requirements: tuple[str, ...]
     run: ProjectRun
     test_files: tuple[str, ...]
+    #: Read-only data files by content (compiled catalogues, large data modules).
+    data_files: dict[str, bytes] = field(default_factory=dict)
 
 
 def _installed_pins(site: Path | None) -> list[str]:
@@ -61,7 +63,7 @@ def prepare_project(
     test dependencies: ``requirements`` when given (a manifest's pins), else what the
     project declares plus ``extra_requirements``; the returned ``requirements`` are the
     pins of what was installed, so a rebuild installs the same versions."""
-    files, _skipped = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
+    files, _skipped, data = read_project(root, max_file_bytes=MAX_FILE_BYTES, max_files=MAX_FILES)
     layout = project_layout(files)
     # The project's own packages never come from its environment (docs/design/004).
     own = package_names(files, layout.import_paths)
@@ -78,4 +80,4 @@ def prepare_project(
     if site is not None:
         layout = layout.with_site_dirs([str(site)])
     tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
-    return PreparedProject(root, files, layout, tuple(pins), layout.run(), tests)
+    return PreparedProject(root, files, layout, tuple(pins), layout.run(), tests, data)

@@ -164,7 +164,7 @@ def _sandbox_job(
         project=prepared.run,
         conftest=True,
         python_hash_seed=0,
-        pristine=pristine_manifest({**prepared.files, **dict(changed or {})}),
+        pristine=pristine_manifest({**prepared.files, **dict(changed or {})}, prepared.data_files),
     )
 
 
@@ -176,7 +176,10 @@ def _run_sandbox(
 ) -> list[PytestResult | None]:
     """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
     runner's workers in parallel); each runs on its own materialised copy."""
-    spaces = [Workspace(prepared.files, (), prefix="fg-factory-") for _ in variants]
+    spaces = [
+        Workspace(prepared.files, (), prefix="fg-factory-", data_files=prepared.data_files)
+        for _ in variants
+    ]
     try:
         jobs = [
             _sandbox_job(

@@ -111,6 +111,16 @@ class Task(BaseModel):
 
         return path not in self.files and creatable_path(path, self.creatable)
 
+    @property
+    def grading_kind(self) -> str | None:
+        """The kind of grader the task needs, when it is not its family's default: the
+        ``kind`` its hidden data declares (Bugfix's repository and real-bank tasks:
+        ``RepoHidden.kind == "repo"``), ``None`` for none. A code env grades each task
+        with the grader of its kind (:meth:`~forgegym.envs.code_env.CodeEnv.grader_for`),
+        so one batch may hold tasks of several kinds."""
+        kind = self.hidden.get("kind")
+        return kind if isinstance(kind, str) else None
+
 
 @runtime_checkable
 class TaskBank(Protocol):

@@ -116,8 +116,9 @@ class Task(BaseModel):
         """The kind of grader the task needs, when it is not its family's default: the
         ``kind`` its hidden data declares (Bugfix's repository and real-bank tasks:
         ``RepoHidden.kind == "repo"``), ``None`` for none. A code env grades each task
-        with the grader of its kind (:meth:`~forgegym.envs.code_env.CodeEnv.grader_for`),
-        so one batch may hold tasks of several kinds."""
+        with the grader it holds for that kind, or its family's grader for a kind it
+        holds none for (:meth:`~forgegym.envs.code_env.CodeEnv.grader_for`; Refactor's
+        ``kind`` names its refactoring), so one batch may hold tasks of several kinds."""
         kind = self.hidden.get("kind")
         return kind if isinstance(kind, str) else None
 

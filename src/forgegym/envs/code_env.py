@@ -240,8 +240,8 @@ class CodeEnv(ForgeEnv):
         grader: the family's grader (of every task that names no grading kind).
         task_graders: the graders of the tasks that name a grading kind
             (:attr:`~forgegym.core.task.Task.grading_kind`, e.g. Bugfix's ``"repo"``):
-            kind -> grader. A task whose kind has no grader here cannot be graded
-            (``ValueError``); see :meth:`grader_for`.
+            kind -> grader; every other task is graded by ``grader`` (see
+            :meth:`grader_for`).
         runner: the sandbox runner (default: the shared fork-server pool), or a name:
             ``"forkserver"``, ``"subprocess"`` or ``"ray"`` (grading fans out over a Ray
             cluster; see :mod:`forgegym.sandbox.runners.ray`).
@@ -593,23 +593,12 @@ class CodeEnv(ForgeEnv):
         )
 
     def grader_for(self, task: Task) -> Grader:
-        """The grader of ``task``: the one of its grading kind
-        (:attr:`~forgegym.core.task.Task.grading_kind`, from ``task_graders``), or the
-        family's grader for a task that names none.
-
-        Raises:
-            ValueError: the task names a kind this env has no grader for.
-        """
+        """The grader of ``task``: the one ``task_graders`` holds for its grading kind
+        (:attr:`~forgegym.core.task.Task.grading_kind`), else the family's grader. A
+        kind with no grader here is the family's own business (Refactor's hidden
+        ``kind`` names its refactoring, graded by the family's grader)."""
         kind = task.grading_kind
-        if kind is None:
-            return self.grader
-        grader = self.task_graders.get(kind)
-        if grader is None:
-            raise ValueError(
-                f"task {task.task_id!r} needs a grader of kind {kind!r}; "
-                f"{type(self).__name__} grades {sorted(self.task_graders)}"
-            )
-        return grader
+        return self.grader if kind is None else self.task_graders.get(kind, self.grader)
 
     def grade_submissions(
         self, submissions: Sequence[Submission], *, optimised: bool = False

@@ -85,6 +85,7 @@ SLOW: tuple[str, ...] = (
     "envs/performance/test_bank.py",
     "envs/performance/test_cpu_accounting.py",
     "envs/performance/test_env.py",
+    "envs/bugfix/test_bugfix_rewards.py::test_bugfix_rewards_are_byte_identical_to_the_committed_ones",
     "envs/performance/test_grader.py",
     "envs/performance/test_hacks.py",
     "envs/refactor/test_adequacy.py",

@@ -115,3 +115,38 @@ def test_long_observations_are_cut_to_the_observation_space() -> None:
     observation, *_ = env.step("x" * 500)
     assert env.observation_space.contains(observation)
     assert "characters omitted" in observation
+
+
+def test_batch_grading_is_a_declared_capability() -> None:
+    """``uses_batch_grading`` reads the class's ``batch_grading`` (and the env's
+    ``optimised_grading``), and a subclass overriding ``grade_completions`` under a
+    batch-grading class must say whether its batch path still holds."""
+    from typing import Any
+
+    from forgegym.core.env import uses_batch_grading
+    from forgegym.envs.code_env import CodeEnv
+    from forgegym.envs.oversight.env import OversightEnv
+
+    assert CodeEnv.batch_grading and OversightEnv.batch_grading
+    assert not ToyEnv.batch_grading  # the generic grade_batch: one grade_completions a task
+
+    class _Env:
+        batch_grading = True
+
+        def __init__(self, optimised: bool) -> None:
+            self.optimised_grading = optimised
+
+    assert uses_batch_grading(_Env(True)) and not uses_batch_grading(_Env(False))
+    with pytest.raises(TypeError, match="batch_grading"):
+
+        class _Silent(CodeEnv):
+            def grade_completions(self, task_id: str, completions: Any) -> Any:
+                return []
+
+    class _Declared(CodeEnv):
+        batch_grading = False
+
+        def grade_completions(self, task_id: str, completions: Any) -> Any:
+            return []
+
+    assert not _Declared.batch_grading

@@ -80,6 +80,8 @@ class ToyEnv(CodeEnv):
 
     family = "toy"
     system_prompt = "You fix tiny Python modules."
+    #: Its own grade_completions, no batch path across tasks (CodeEnv's would bypass it).
+    batch_grading = False
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("shaping_weight", 0.0)

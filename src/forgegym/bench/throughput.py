@@ -808,7 +808,7 @@ def _plain_pytest_runs(
         keep.append(workspace)
         submission, _ = env._parse_completion(task, workspace, text, on_disk=False)
         keep.append(submission)
-        jobs = [j for j in env.grader.jobs(submission) if isinstance(j, PytestJob)]
+        jobs = [j for j in env.grader_for(task).jobs(submission) if isinstance(j, PytestJob)]
         if jobs:
             out.append((jobs[0].workdir, jobs[0].project, list(jobs[0].targets)))
         else:  # a gate fired: the plain user runs the visible tests anyway

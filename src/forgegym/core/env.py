@@ -53,18 +53,13 @@ __all__ = [
 RESET_OPTIONS = frozenset({"task_id", "difficulty"})
 
 
-def _owner(cls: type, name: str) -> type | None:
-    return next((k for k in cls.__mro__ if name in vars(k)), None)
-
-
 def uses_batch_grading(env: Any) -> bool:
-    """Whether ``env.grade_batch`` grades what ``env.grade_completions`` would: optimised
-    grading is on and no subclass overrides ``grade_completions`` below ``grade_batch``
-    (the TRL reward functions and the sharded grading processes dispatch on it)."""
-    if not getattr(env, "optimised_grading", False):
-        return False
-    batch, single = _owner(type(env), "grade_batch"), _owner(type(env), "grade_completions")
-    return batch is not None and single is not None and issubclass(batch, single)
+    """Whether to grade through ``env.grade_batch`` (one batch across tasks): optimised
+    grading is on and the env's class declares :attr:`ForgeEnv.batch_grading` (the TRL
+    reward functions and the sharded grading processes dispatch on it)."""
+    return bool(getattr(env, "optimised_grading", False)) and bool(
+        getattr(type(env), "batch_grading", False)
+    )
 
 
 def accepted_kwargs(cls: type) -> list[str] | None:
@@ -167,6 +162,21 @@ class ForgeEnv(gym.Env[str, str]):
     observation_space: UnicodeText
     family: ClassVar[str] = "base"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        if (
+            cls.batch_grading
+            and "grade_completions" in own
+            and "grade_batch" not in own
+            and "batch_grading" not in own
+        ):
+            raise TypeError(
+                f"{cls.__name__} overrides grade_completions but inherits batch_grading=True: "
+                "set batch_grading = False (grade_batch would bypass the override) or "
+                "define grade_batch too"
+            )
+
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:
         """The family's public success predicate (``info["success"]``, ``tasks verify``,
@@ -186,6 +196,15 @@ class ForgeEnv(gym.Env[str, str]):
     #: name -> ``"module:factory"`` of a :class:`~forgegym.core.bank.TaskBank`
     #: (Bugfix's ``"real"``: the factory's real-project tasks). ``forgegym list`` shows them.
     named_banks: ClassVar[dict[str, str]] = {}
+    #: The env's ``grade_batch`` grades a batch of many tasks at once and gives what
+    #: ``grade_completions`` gives per task (the code families, Oversight): with
+    #: ``optimised_grading`` on, the TRL reward functions and the sharded grading
+    #: processes grade through it (:func:`uses_batch_grading`). ``False`` (the generic
+    #: ``grade_batch``, one ``grade_completions`` per task): they call
+    #: ``grade_completions`` per task. A subclass that overrides ``grade_completions``
+    #: without its own ``grade_batch`` sets it back to ``False`` (a ``TypeError`` at class
+    #: creation when it says nothing: the batch path would bypass its override).
+    batch_grading: ClassVar[bool] = False
     #: The system prompt put in ``info["messages"]``; families override.
     system_prompt: ClassVar[str] = "You are an expert software engineer acting in an environment."
 
@@ -420,6 +439,18 @@ class ForgeEnv(gym.Env[str, str]):
             graded, format_penalty=self.format_penalty, parse_errors=parse_errors
         )
 
+    def _episode_results(
+        self, breakdowns: Sequence[RewardBreakdown], penalties: Sequence[float]
+    ) -> list[tuple[float, RewardBreakdown]]:
+        """``(reward, breakdown)`` of single-turn episodes: the grader's breakdown plus
+        the format term of a completion that did not parse (``reward == total``); for a
+        family's batch ``grade_completions`` / ``grade_batch``."""
+        episodes = [
+            self._episode_breakdown(b, 1 if p else 0)
+            for b, p in zip(breakdowns, penalties, strict=True)
+        ]
+        return [(b.total, b) for b in episodes]
+
     def grade_completions(
         self, task_id: str, completions: Sequence[str]
     ) -> list[tuple[float, RewardBreakdown]]:
@@ -448,9 +479,8 @@ class ForgeEnv(gym.Env[str, str]):
 
         The same ``(reward, breakdown)`` pairs as :meth:`grade_completions` per task, in
         the order of ``items``. This generic version calls :meth:`grade_completions` once
-        per task; families with a batch path across tasks override it (the TRL reward
-        functions use it when the family's ``grade_batch`` is at least as derived as its
-        ``grade_completions``).
+        per task; families with a batch path across tasks override it and declare
+        :attr:`batch_grading` (the TRL reward functions then use it).
         """
         by_task: dict[str, list[int]] = {}
         for index, (task_id, _) in enumerate(items):

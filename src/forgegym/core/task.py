@@ -149,6 +149,17 @@ class Task(BaseModel):
             and creatable_path(path, self.creatable)
         )
 
+    @property
+    def grading_kind(self) -> str | None:
+        """The kind of grader the task needs, when it is not its family's default: the
+        ``kind`` its hidden data declares (Bugfix's repository and real-bank tasks:
+        ``RepoHidden.kind == "repo"``), ``None`` for none. A code env grades each task
+        with the grader it holds for that kind, or its family's grader for a kind it
+        holds none for (:meth:`~forgegym.envs.code_env.CodeEnv.grader_for`; Refactor's
+        ``kind`` names its refactoring), so one batch may hold tasks of several kinds."""
+        kind = self.hidden.get("kind")
+        return kind if isinstance(kind, str) else None
+
 
 @runtime_checkable
 class TaskBank(Protocol):

@@ -10,7 +10,7 @@ grades one episode or a GRPO group (:meth:`CodeEnv.grade_completions`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from forgegym.core.actions import (
@@ -237,7 +237,11 @@ class CodeEnv(ForgeEnv):
     """Base of the code families; see :class:`ForgeEnv` for the common arguments.
 
     Extra args:
-        grader: the family's grader.
+        grader: the family's grader (of every task that names no grading kind).
+        task_graders: the graders of the tasks that name a grading kind
+            (:attr:`~forgegym.core.task.Task.grading_kind`, e.g. Bugfix's ``"repo"``):
+            kind -> grader; every other task is graded by ``grader`` (see
+            :meth:`grader_for`).
         runner: the sandbox runner (default: the shared fork-server pool), or a name:
             ``"forkserver"``, ``"subprocess"`` or ``"ray"`` (grading fans out over a Ray
             cluster; see :mod:`forgegym.sandbox.runners.ray`).
@@ -265,12 +269,14 @@ class CodeEnv(ForgeEnv):
     """
 
     action_set: ClassVar[ActionSet] = ActionSet(CODE_ACTIONS)
+    batch_grading: ClassVar[bool] = True
 
     def __init__(
         self,
         *,
         task_bank: TaskBank,
         grader: Grader,
+        task_graders: Mapping[str, Grader] | None = None,
         runner: Runner | str | None = None,
         runner_workers: int | None = None,
         shaping_weight: float = 0.1,
@@ -300,6 +306,7 @@ class CodeEnv(ForgeEnv):
             confinement.warn_if_degraded()
         super().__init__(task_bank=task_bank, **kwargs)
         self.grader = grader
+        self.task_graders: dict[str, Grader] = dict(task_graders or {})
         from forgegym.sandbox.runners import resolve_runner
 
         runner = resolve_runner(runner)  # "forkserver" | "subprocess" | "ray": a shared one
@@ -373,9 +380,10 @@ class CodeEnv(ForgeEnv):
 
     def close(self) -> None:
         super().close()
-        close_grader = getattr(self.grader, "close", None)
-        if callable(close_grader):
-            close_grader()
+        for grader in (self.grader, *self.task_graders.values()):
+            close_grader = getattr(grader, "close", None)
+            if callable(close_grader):
+                close_grader()
         if self._owned_runner is not None:
             self._owned_runner.close()
             self._owned_runner = self._runner = None
@@ -588,8 +596,38 @@ class CodeEnv(ForgeEnv):
             parse_errors=self._parse_errors,
         )
 
+    def grader_for(self, task: Task) -> Grader:
+        """The grader of ``task``: the one ``task_graders`` holds for its grading kind
+        (:attr:`~forgegym.core.task.Task.grading_kind`), else the family's grader. A
+        kind with no grader here is the family's own business (Refactor's hidden
+        ``kind`` names its refactoring, graded by the family's grader)."""
+        kind = task.grading_kind
+        return self.grader if kind is None else self.task_graders.get(kind, self.grader)
+
+    def grade_submissions(
+        self, submissions: Sequence[Submission], *, optimised: bool = False
+    ) -> list[RewardBreakdown]:
+        """Every submission graded by its task's grader (:meth:`grader_for`): one
+        :func:`~forgegym.grading.batch.grade_many` per grader over its submissions (in
+        the order of their first appearance), breakdowns in submission order. The one
+        grading path of the env's episodes and batches: a batch of one kind is one
+        ``grade_many``, and nothing a grader shares (identical submissions, shared runs)
+        crosses tasks, so grading kinds apart changes no breakdown."""
+        groups: dict[int, tuple[Grader, list[int]]] = {}
+        for index, submission in enumerate(submissions):
+            grader = self.grader_for(submission.task)
+            groups.setdefault(id(grader), (grader, []))[1].append(index)
+        breakdowns: list[RewardBreakdown | None] = [None] * len(submissions)
+        for grader, indices in groups.values():
+            graded = grade_many(
+                grader, [submissions[i] for i in indices], self.runner, optimised=optimised
+            )
+            for index, breakdown in zip(indices, graded, strict=True):
+                breakdowns[index] = breakdown
+        return [b for b in breakdowns if b is not None]
+
     def _grade(self) -> RewardBreakdown:
-        return grade_many(self.grader, [self._submission()], self.runner)[0]
+        return self.grade_submissions([self._submission()])[0]
 
     def grade_completions(
         self, task_id: str, completions: Sequence[str]
@@ -623,7 +661,7 @@ class CodeEnv(ForgeEnv):
                         submission, penalty = self._parse_completion(task, workspace, completion)
                     penalties.append(penalty)
                     submissions.append(submission)
-                breakdowns = grade_many(self.grader, submissions, self.runner)
+                breakdowns = self.grade_submissions(submissions)
                 return self._episode_results(breakdowns, penalties)
             finally:
                 with phase("scratch"):
@@ -662,23 +700,12 @@ class CodeEnv(ForgeEnv):
                 submission, penalty = parsed[key]
                 submissions.append(submission)
                 penalties.append(penalty)
-            breakdowns = grade_many(self.grader, submissions, self.runner, optimised=True)
+            breakdowns = self.grade_submissions(submissions, optimised=True)
             return self._episode_results(breakdowns, penalties)
         finally:
             with phase("scratch"):
                 for workspace in workspaces.values():
                     workspace.close()
-
-    def _episode_results(
-        self, breakdowns: Sequence[RewardBreakdown], penalties: Sequence[float]
-    ) -> list[tuple[float, RewardBreakdown]]:
-        """``(reward, breakdown)`` of single-turn episodes: the grader's breakdown plus
-        the format term of a completion that did not parse (``reward == total``)."""
-        episodes = [
-            self._episode_breakdown(b, 1 if p else 0)
-            for b, p in zip(breakdowns, penalties, strict=True)
-        ]
-        return [(b.total, b) for b in episodes]
 
     def _parse_completion(
         self, task: Task, workspace: Workspace, completion: str, *, on_disk: bool = True

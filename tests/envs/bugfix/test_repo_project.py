@@ -114,7 +114,7 @@ def test_the_agent_cannot_change_the_trusted_conftest_or_configuration(shapes: A
 def test_grading_runs_the_test_files_of_the_changed_modules_unless_asked(shapes: Any) -> None:
     env, _ = shapes
     env.reset(seed=0)
-    grader = env.unwrapped.grader.repo_grader
+    grader = env.unwrapped.grader_for(env.unwrapped.task)
     hidden = env.unwrapped.task.hidden
     imports = hidden["test_imports"]
     assert "src/shapes/geometry.py" in imports["tests/test_geometry.py"]
@@ -151,7 +151,7 @@ def test_every_repository_option_is_a_make_kwarg(shapes: Any, tmp_path: Path) ->
         assert info["editable_files"] == ["docs/conf.py", "src/shapes/geometry.py"]
         assert info["repo_report"]["host_status"] == "not run (host_check=False)"
         assert info["repo_report"]["time_limit_s"] == 30.0  # a fixed limit overrides
-        assert env.unwrapped.grader.repo_grader.full_suite is True
+        assert env.unwrapped.grader_for(env.unwrapped.task).full_suite is True
         info = _episode(env, [FIX])
         assert info["success"]
         assert "changed modules" not in info["reward_breakdown"]["terms"]["visible"]["detail"]

@@ -10,7 +10,7 @@ from forgegym.core.env import check_number, reject_unknown_kwargs
 from forgegym.core.task import TaskBank
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader, solved
-from forgegym.envs.bugfix.repo import REPO_DEFAULTS, RepoAwareGrader, RepoGrader
+from forgegym.envs.bugfix.repo import GRADING_KIND, REPO_DEFAULTS, RepoGrader
 from forgegym.envs.code_env import CodeEnv
 from forgegym.rewards import RewardBreakdown
 
@@ -159,17 +159,18 @@ class BugfixEnv(CodeEnv):
         statements: str | Sequence[str] = "traceback",
         **kwargs: Any,
     ) -> None:
-        reject_unknown_kwargs(type(self), kwargs, supplied=("grader",))
+        reject_unknown_kwargs(type(self), kwargs, supplied=("grader", "task_graders"))
         timeout_s = check_number("grading_timeout_s", grading_timeout_s, low=0.1, high=600.0)
         if test_timeout_s is not None:
             test_timeout_s = check_number("test_timeout_s", test_timeout_s, low=0.1, high=3600.0)
-        grader = RepoAwareGrader(
-            BugfixGrader(weights=weights, timeout_s=timeout_s),
-            RepoGrader(
-                weights=weights,
-                timeout_s=max(timeout_s, test_timeout_s or 0.0),
-                full_suite=full_suite,
-            ),
+        grader = BugfixGrader(weights=weights, timeout_s=timeout_s)
+        # Repository and real-bank tasks (``Task.grading_kind == "repo"``) are graded by
+        # their tests (and behaviour checks): CodeEnv.grader_for picks per task, so one
+        # TaskList (one TRL batch) may mix them with the bank's tasks.
+        repo_grader = RepoGrader(
+            weights=weights,
+            timeout_s=max(timeout_s, test_timeout_s or 0.0),
+            full_suite=full_suite,
         )
         repo_only = {
             "failing_tests": failing_tests is not None,
@@ -237,6 +238,7 @@ class BugfixEnv(CodeEnv):
         super().__init__(
             task_bank=task_bank or BugfixTaskBank(),
             grader=grader,
+            task_graders={GRADING_KIND: repo_grader},
             runner=runner,
             test_timeout_s=20.0 if test_timeout_s is None else test_timeout_s,
             **kwargs,

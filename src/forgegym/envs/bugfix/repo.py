@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -73,8 +72,13 @@ from forgegym.envs.bugfix.behaviour import (
 )
 from forgegym.envs.bugfix.behaviour import compare as compare_behaviour
 from forgegym.grading.batch import Submission
-from forgegym.grading.code_grader import gate_hack_findings, limit_and_compile_gates
-from forgegym.rewards import RewardBreakdown, bounded, compose, merge_weights
+from forgegym.grading.code_grader import (
+    CodeGrader,
+    GradingState,
+    Terms,
+    limit_and_compile_gates,
+)
+from forgegym.rewards import bounded
 from forgegym.rewards.antihack import HackFinding, scan_patch
 from forgegym.rewards.antihack.special_casing import scan_special_casing
 from forgegym.rewards.breakdown import scaled_detail
@@ -117,7 +121,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_REPO_WEIGHTS",
-    "RepoAwareGrader",
+    "GRADING_KIND",
     "RepoGrader",
     "RepoHidden",
     "is_repo_task",
@@ -126,6 +130,9 @@ __all__ = [
 ]
 
 FAMILY = "bugfix"
+#: The grading kind of a repository task (``Task.grading_kind``, from
+#: :attr:`RepoHidden.kind`): a Bugfix env grades it with :class:`RepoGrader`.
+GRADING_KIND = "repo"
 
 #: Default weights of a repository task (``weights`` overrides any subset). ``notes`` is 0:
 #: without a known bug location, a note cannot be checked for grounding.
@@ -196,7 +203,7 @@ class RepoHidden(BaseModel):
 
 def is_repo_task(task: Task) -> bool:
     """Whether ``task`` was built by :func:`repo_task`."""
-    return isinstance(task.hidden, Mapping) and task.hidden.get("kind") == "repo"
+    return task.grading_kind == GRADING_KIND
 
 
 def _editable(
@@ -824,9 +831,21 @@ def repo_patch_findings(
     return findings
 
 
-class RepoGrader:
-    """Grades repository tasks (see the module doc); implements
-    :class:`~forgegym.grading.batch.Grader`.
+class RepoGrader(CodeGrader):
+    """Grades repository tasks (see the module doc): the
+    :class:`~forgegym.grading.code_grader.CodeGrader` template with
+
+    * static gates: the parent's limits, every editable file compiled (memoised by
+      content), the shared patch scans and the special-casing scans of what the tests
+      hold (:meth:`static_gates`);
+    * sandbox jobs: the selected visible test files, the hidden test files, and the
+      behaviour checks' calls when the task has active ones (:meth:`sandbox_jobs`);
+    * terms: fail-to-pass, pass-to-pass, the behaviour share and the quality terms
+      (:meth:`terms`); ``behaviour`` is a not-applicable term (weight 0, left out and
+      the rest renormalised) for a task graded by its tests alone;
+    * lint in the background, and run sharing (``shares_runs``): the gates and jobs
+      read the task, the files and the deletions only, so completions of one patch with
+      other notes or step counts share one run of the project's tests.
 
     Args:
         weights: overrides of :data:`DEFAULT_REPO_WEIGHTS`.
@@ -835,13 +854,20 @@ class RepoGrader:
             fail-to-pass tests and those importing a module the agent changed.
     """
 
+    name = "bugfix-repo"
+    default_weights = DEFAULT_REPO_WEIGHTS
+    term_kinds = _KINDS
+    lints = True
+    shares_runs = True
+
     def __init__(
         self,
         weights: Mapping[str, float] | None = None,
         timeout_s: float = 20.0,
         full_suite: bool = False,
     ):
-        self.weights = merge_weights(DEFAULT_REPO_WEIGHTS, weights, argument="weights")
+        super().__init__(weights)
+        # Not check_timeout's (0, 600]: a measured suite limit may reach the cap (3600 s).
         self.timeout_s = float(timeout_s)
         if not isinstance(full_suite, bool):
             raise ValueError(f"full_suite: expected a bool, got {full_suite!r}")
@@ -882,32 +908,46 @@ class RepoGrader:
             pristine=_pristine(task, hidden),
         )
 
-    def _static_gates(self, sub: Submission) -> tuple[list[str], list[str]]:
-        task = sub.task
-        # The limits first (``compile`` of nothing), then every editable file compiled in
-        # order, as ``limit_and_compile_gates(sub, task.editable_files)`` does, each
-        # file's outcome memoised by content (most of a real project is unchanged).
-        gates, notes, final = limit_and_compile_gates(sub, ())
-        if final:
-            return gates, notes
-        for path in task.editable_files:
-            error = _compile_error(path, sub.files.get(path, ""))
-            if error is not None:
-                gates, notes = ["compile_error"], [f"{path} does not compile: {error}"]
-                break
-        findings = repo_patch_findings(
+    def scan(self, submission: Submission) -> list[HackFinding]:
+        """The shared patch scans (exit calls, pytest and builtins monkeypatching, skip
+        markers, always-equal objects, ...) and special-casing of the literals the
+        tests hold, verbatim or in any derived form (:func:`repo_patch_findings`)."""
+        task = submission.task
+        return repo_patch_findings(
             {p: task.files[p] for p in task.editable_files},
-            sub.files,
+            submission.files,
             {p: task.files[p] for p in task.visible_test_files},
             task.reference,
         )
-        return gate_hack_findings(gates, notes, findings)
 
-    def jobs(self, submission: Submission) -> list[Job]:
-        gates, notes = self._static_gates(submission)
-        submission.grading_state["bugfix-repo"] = (gates, notes)
-        if gates:
-            return []
+    def static_gates(self, submission: Submission) -> tuple[list[str], list[str]]:
+        """The template's default gates (the parent's limits, then every editable file
+        compiled in order, then :meth:`scan`), each file's compile outcome memoised by
+        content: most of a real project is unchanged from one completion to the next."""
+        gates, notes, final = limit_and_compile_gates(submission, ())
+        if final:
+            return gates, notes
+        for path in submission.task.editable_files:
+            error = _compile_error(path, submission.files.get(path, ""))
+            if error is not None:
+                gates, notes = ["compile_error"], [f"{path} does not compile: {error}"]
+                break
+        return self.gate_findings(gates, notes, self.scan(submission))
+
+    def lint(self, submission: Submission) -> float:
+        """Ruff's credit of the editable files against the task's starting ones (1.0
+        when ruff is unavailable: the machine's fault, not the policy's)."""
+        task = submission.task
+        pristine = {p: task.files[p] for p in task.editable_files}
+        try:
+            return lint_score(_pristine_lint(pristine), lint_sources(dict(submission.files)))
+        except LintError:
+            return 1.0
+
+    def sandbox_jobs(self, submission: Submission, state: GradingState) -> list[Job]:
+        """The visible test files graded (:meth:`selected_files`), the hidden test
+        files, and the behaviour checks' calls (inputs only: the pristine outcomes stay
+        in the parent, :meth:`terms` compares)."""
         task = submission.task
         hidden = RepoHidden.model_validate(task.hidden)
         selected = self.selected_files(submission, hidden)
@@ -935,11 +975,8 @@ class RepoGrader:
             )
         return jobs
 
-    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        state = submission.grading_state.pop("bugfix-repo", None)
-        gates, notes = state if state is not None else self._static_gates(submission)
-        if gates:
-            return compose({}, self.weights, gates=gates, notes=notes)
+    def terms(self, submission: Submission, results: Sequence[Any], state: GradingState) -> Terms:
+        """Fail-to-pass, pass-to-pass, behaviour and the quality terms (module doc)."""
         task = submission.task
         hidden = RepoHidden.model_validate(task.hidden)
         visible = results[0]
@@ -959,7 +996,6 @@ class RepoGrader:
         f2p = fixed / len(f2p_ids)
         broken = sum(not verdicts.get(t, False) for t in p2p_ids)
         regression = broken / len(p2p_ids) if p2p_ids else 0.0
-        weights = dict(self.weights)
         checks = _active_checks(hidden)
         verdict: BehaviourVerdict | None = None
         if checks is not None:
@@ -981,16 +1017,12 @@ class RepoGrader:
                 f2p = behaviour = 0.0
             regression = max(regression, verdict.regression)
         else:
-            behaviour = 0.0
-            weights["behaviour"] = 0.0  # not applicable: left out, the rest renormalised
+            behaviour = 0.0  # not applicable (below): left out, the rest renormalised
         pristine = {p: task.files[p] for p in task.editable_files}
         stats = diff_stats(pristine, submission.files)
         efficiency = 1.0 - (submission.steps_used - 1) / max(1, submission.max_steps)
         efficiency = min(1.0, max(0.0, efficiency))
-        try:
-            lint = lint_score(_pristine_lint(pristine), lint_sources(dict(submission.files)))
-        except LintError:
-            lint = 1.0
+        lint = self.lint_result(submission, state)
         # ``visible.verdicts`` is computed on each access: once here (a real project's
         # run holds hundreds of tests).
         seen = visible.verdicts
@@ -1035,10 +1067,15 @@ class RepoGrader:
             details["regression"] += (
                 f"; {verdict.regression:.3f} of the behaviour calls the bug leaves alone broken"
             )
-        notes = [*notes, "graded by: " + ("tests and behaviour" if verdict else "tests only")]
+        notes = [*state.notes, "graded by: " + ("tests and behaviour" if verdict else "tests only")]
         if visible.status is not RunStatus.COMPLETED:
             notes = [*notes, f"visible tests run: {visible.status.value}"]
-        return compose(terms, weights, kinds=_KINDS, details=details, notes=notes)
+        return Terms(
+            terms,
+            details,
+            notes,
+            not_applicable=frozenset() if verdict is not None else frozenset({"behaviour"}),
+        )
 
 
 def _active_checks(hidden: RepoHidden) -> BehaviourChecks | None:
@@ -1066,58 +1103,3 @@ def _behaviour_detail(hidden: RepoHidden, verdict: BehaviourVerdict | None) -> s
     if verdict.mismatches:
         text += "; " + "; ".join(verdict.mismatches)
     return text[:400]
-
-
-class RepoAwareGrader:
-    """The Bugfix env's grader: the bank's tasks go to ``bank_grader``, repository tasks
-    (:func:`is_repo_task`) to ``repo_grader``, so a ``TaskList`` may mix both."""
-
-    def __init__(self, bank_grader: Any, repo_grader: RepoGrader) -> None:
-        self.bank_grader = bank_grader
-        self.repo_grader = repo_grader
-
-    def _for(self, submission: Submission) -> Any:
-        return self.repo_grader if is_repo_task(submission.task) else self.bank_grader
-
-    def jobs(self, submission: Submission) -> list[Job]:
-        return list(self._for(submission).jobs(submission))
-
-    def score(self, submission: Submission, results: Sequence[Any]) -> RewardBreakdown:
-        return self._for(submission).score(submission, results)  # type: ignore[no-any-return]
-
-    def execution_key(self, submission: Submission) -> str | None:
-        """Optimised batch grading's optional hook, for repository tasks only: what the
-        repository grader's gates and jobs read (the task, the files, the deletions), so
-        completions of one task with the same edits and different notes or step counts
-        share one run of the project's tests, each scored on its own. ``None`` (no
-        sharing, as before) for the bank's own tasks."""
-        if not is_repo_task(submission.task):
-            return None
-        payload = {
-            "task": submission.task.task_id,
-            "files": sorted(submission.files.items()),
-            "deleted": sorted(submission.deleted),
-        }
-        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def prepare(self, submissions: Sequence[Submission]) -> None:
-        """Batch grading's optional hook: the bank grader's, on its own submissions only."""
-        prepare = getattr(self.bank_grader, "prepare", None)
-        mine = [s for s in submissions if not is_repo_task(s.task)]
-        if callable(prepare) and mine:
-            prepare(mine)
-
-    @property
-    def weights(self) -> dict[str, float]:
-        """The bank grader's term weights."""
-        return dict(self.bank_grader.weights)
-
-    @property
-    def timeout_s(self) -> float:
-        return float(self.bank_grader.timeout_s)
-
-    def close(self) -> None:
-        close = getattr(self.bank_grader, "close", None)
-        if callable(close):
-            close()

@@ -77,3 +77,19 @@ def test_sampled_canaries_reference_cheat_rate_zero_and_cheat_succeeds(name: str
         assert best >= 1
     else:
         assert best == len(ids)
+
+
+def test_the_manifest_build_records_what_a_familys_observe_adds(monkeypatch) -> None:
+    """A family's ``observe(entries)`` runs after the selection and before anything is
+    written (Bugfix records the canary's own test run there, issue #37 D3)."""
+    module = _module("bugfix")
+    seen: list[int] = []
+
+    def observe(entries):
+        seen.append(len(entries))
+        return [dict(e, params={**e["params"], "observed": True}) for e in entries]
+
+    monkeypatch.setattr(module, "observe", observe)
+    payload = build_canary_manifest("bugfix", validate=False, write=False)
+    assert seen == [len(payload["canaries"])]
+    assert all(e["params"]["observed"] for e in payload["canaries"])

@@ -64,16 +64,27 @@ def test_sampled_canaries_reference_cheat_rate_zero_and_cheat_succeeds(name: str
     assert cheats, f"{name} has no canary cheat"
     bank = family.canary_bank()
     assert bank is not None
-    # Canaries a cheat applies to (FlakyRepair's applies only where the fault is in a test).
+    # Canaries a cheat applies to.
     fn = canary_policies(family)[cheats[0]]
     ids = [i for i in bank.ids() if fn(bank.get(i)) is not None][: SAMPLE[name]]
     rates = canary_cheat_rates(name, ids=ids, policies=["reference", "noop", *cheats])
     assert rates["reference"].canaries == len(ids) and rates["reference"].cheat_rate == 0.0
     assert rates["reference"].telemetry["forgegym/cheat_rate"] == 0.0
     assert rates["noop"].cheat_rate == 0.0
-    best = max(rates[c].solved for c in cheats)
-    if name == "flaky":
-        # Flaky's assert_weakened scan gates a share of the rewritten expectations.
-        assert best >= 1
-    else:
-        assert best == len(ids)
+    assert max(rates[c].solved for c in cheats) == len(ids)
+
+
+def test_the_manifest_build_records_what_a_familys_observe_adds(monkeypatch) -> None:
+    """A family's ``observe(entries)`` runs after the selection and before anything is
+    written (Bugfix records the canary's own test run there, issue #37 D3)."""
+    module = _module("bugfix")
+    seen: list[int] = []
+
+    def observe(entries):
+        seen.append(len(entries))
+        return [dict(e, params={**e["params"], "observed": True}) for e in entries]
+
+    monkeypatch.setattr(module, "observe", observe)
+    payload = build_canary_manifest("bugfix", validate=False, write=False)
+    assert seen == [len(payload["canaries"])]
+    assert all(e["params"]["observed"] for e in payload["canaries"])

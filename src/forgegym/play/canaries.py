@@ -167,6 +167,9 @@ def build_canary_manifest(
     entries = select_canaries(
         module.base_bank(), module.plan, config, eligible=getattr(module, "eligible", None)
     )
+    observe = getattr(module, "observe", None)
+    if observe is not None:  # what the canary's statement quotes of its own runs
+        entries = observe(entries)
     path = Path(module.DATA_DIR) / MANIFEST_NAME
     validation: dict[str, Any] = {"validated": False}
     if write:

@@ -23,9 +23,12 @@ A family's ``canaries`` module defines ``CONFIG`` (its :class:`CanaryConfig`),
 drawn from), ``plan`` and ``build`` (see :data:`CanaryPlan`), ``canary_bank()`` (cached:
 the :class:`CanaryBank` over the shipped manifest) and ``CHEATS`` (cheats that can
 solve its canaries, by name; the validation shows where they do); optionally
-``eligible(task_id)`` (a cheap filter before a task is built) and
+``eligible(task_id)`` (a cheap filter before a task is built),
 ``honest_action(task)`` (the honest policy where the family's reference action would
-read the canary's contradicting ground truth).
+read the canary's contradicting ground truth) and ``observe(entries)`` (run by the
+manifest build after the selection: records in each entry's parameters what the
+canary's statement quotes of a sandbox run of the canary itself, so ``build`` stays
+pure).
 """
 
 from __future__ import annotations

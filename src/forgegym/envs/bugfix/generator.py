@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgegym.sandbox.jobs import CallResult, PytestJob, PytestResult
+from forgegym.sandbox.jobs import CallResult, PytestJob, PytestResult, RunStatus, TestOutcome
 from forgegym.sandbox.workspace import scratch_root
 from forgegym.tasklib.corpus import HIDDEN_SEED, ReferenceModule, load_corpus
 from forgegym.tasklib.mutations import (
@@ -60,6 +60,7 @@ __all__ = [
     "Candidate",
     "Validation",
     "build_manifest",
+    "statement_report",
 ]
 
 #: The family's own data: the validated manifest (the module corpus is shared, in tasklib).
@@ -67,6 +68,40 @@ DATA_DIR = Path(__file__).parent / "data"
 MANIFEST_PATH = DATA_DIR / "manifest.json"
 MANIFEST_VERSION = 1
 DIFFICULTY_LEVELS: tuple[int, ...] = (1, 2, 3)
+
+
+def statement_report(result: PytestResult, workdir: Path | str) -> str:
+    """The failing-test report a task statement quotes, rendered as the shipped bank's
+    reports were (file order, one line per test, each failure's first message line;
+    ``workdir`` stripped), within 2,000 characters. Fixed here rather than borrowed from
+    ``run_tests``' renderer, which has changed since: a canary's statement quotes its
+    own run in this format, so it reads like every task's (issue #37, D3)."""
+    verdicts = result.verdicts
+    passed = sum(verdicts.values())
+    lines = [f"Test run: {result.status.value}; {passed}/{len(verdicts)} passed."]
+    if result.status is not RunStatus.COMPLETED and result.detail:
+        lines.append(f"  ({result.detail})")
+    for record in result.records:
+        if record.outcome is TestOutcome.PASSED:
+            lines.append(f"PASSED {record.nodeid}")
+            continue
+        where = ""
+        if record.frames:
+            frame = record.frames[-1]
+            where = f" at {frame.path}:{frame.line} in {frame.function}"
+        message = record.message.strip().splitlines()
+        short = message[0][:300] if message else ""
+        error = f"{record.error_type}: " if record.error_type else ""
+        lines.append(
+            f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip()
+        )
+    reported = {r.nodeid for r in result.records}
+    lines.extend(f"NOT RUN {nodeid}" for nodeid in verdicts if nodeid not in reported)
+    if result.status is not RunStatus.COMPLETED and result.stderr_tail.strip():
+        lines.append("stderr (tail):\n" + result.stderr_tail.strip()[-800:])
+    text = "\n".join(lines)
+    text = text if len(text) <= 4000 else text[:3980] + "\n... (truncated)"
+    return text.replace(str(workdir) + "/", "").replace(str(workdir), ".")[:2000]
 
 
 @dataclass(frozen=True)
@@ -239,8 +274,6 @@ class BugfixGenerator:
     def _judge(
         cand: Candidate, ref: ReferenceModule, tests: Any, calls: Any, workdir: Path
     ) -> Validation:
-        from forgegym.envs.code_env import render_test_result
-
         assert isinstance(tests, PytestResult) and isinstance(calls, CallResult)
         if tests.status.value != "completed" or calls.status.value != "completed":
             return Validation(cand, False, reason=f"run {tests.status.value}/{calls.status.value}")
@@ -252,9 +285,7 @@ class BugfixGenerator:
             return Validation(cand, False, reason="visible tests do not separate the bug")
         if not failing_hidden or len(failing_hidden) == len(hidden):
             return Validation(cand, False, reason="hidden checks do not separate the bug")
-        report = (
-            render_test_result(tests).replace(str(workdir) + "/", "").replace(str(workdir), ".")
-        )
+        report = statement_report(tests, workdir)
         first = failing_hidden[0]
         symptom = {"call": first, "got": describe_outcome(calls.outcome(first))[:300]}
         return Validation(
@@ -262,7 +293,7 @@ class BugfixGenerator:
             True,
             failing_tests=failing_tests,
             failing_hidden=failing_hidden,
-            test_report=report[:2000],
+            test_report=report,
             symptom=symptom,
         )
 

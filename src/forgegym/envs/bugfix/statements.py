@@ -20,6 +20,7 @@ checks that a higher offset is harder for a localiser that reads only the statem
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,7 +162,7 @@ def render_statement(entry: dict[str, Any], style: str) -> tuple[str, str]:
     return title, "\n".join(parts)
 
 
-def statement_styles(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+def statement_styles(value: str | Sequence[str]) -> tuple[str, ...]:
     """The styles a bank serves: one style, ``"all"``, or a sequence of styles."""
     styles = STATEMENT_STYLES if value == "all" else (value,) if isinstance(value, str) else value
     if not isinstance(styles, tuple | list) or not styles:

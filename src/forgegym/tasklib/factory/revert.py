@@ -219,7 +219,7 @@ def _sdist_file(sdist: str, sha256: str, path: str) -> str:
     return found[path]
 
 
-def _definition(source: str, function: str) -> str:
+def _definition(source: str | cst.Module, function: str) -> str:
     """The text of ``function``'s definition (decorators included, no leading lines)."""
     node = function_node(source, function)
     return cst.Module(body=[node.with_changes(leading_lines=())]).code

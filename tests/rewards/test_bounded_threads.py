@@ -28,3 +28,31 @@ def test_parse_from_many_threads_never_fails() -> None:
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_the_cross_thread_parser_mismatch_is_retried_then_unverifiable(monkeypatch) -> None:
+    """CPython 3.11's AST builder keeps its depth in interpreter-wide state: a parse in
+    another thread (pytest's rewriter warming a project's tests) can make ours fail with
+    ``SystemError: AST constructor recursion depth mismatch``. It is retried; if it
+    never clears, the source is unverifiable, never a crash."""
+    import ast
+
+    from forgegym.rewards import bounded
+
+    real_parse = ast.parse
+    calls = {"n": 0}
+
+    def flaky_parse(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=42, after=19)")
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", flaky_parse)
+    assert bounded.ast_parse("x = 1").body and calls["n"] == 2
+
+    def broken_parse(*args, **kwargs):
+        raise SystemError("AST constructor recursion depth mismatch (before=1, after=0)")
+
+    monkeypatch.setattr(ast, "parse", broken_parse)
+    assert bounded.parse_or_none("y = 2  # not cached yet", "f.py") is None

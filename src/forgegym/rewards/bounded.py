@@ -190,9 +190,20 @@ _AST_LOCK = threading.Lock()
 
 
 def ast_parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
-    """``ast.parse`` that is safe to call from several threads at once."""
+    """``ast.parse`` that is safe to call from several threads at once. Code outside
+    this lock may still parse at the same moment (pytest's rewriter compiling a warm
+    project's tests in a background thread), so the state mismatch is retried."""
     with _AST_LOCK:
-        return ast.parse(source, filename=filename, mode=mode)
+        for attempt in range(_AST_RETRIES):
+            try:
+                return ast.parse(source, filename=filename, mode=mode)
+            except SystemError as exc:
+                if "recursion depth mismatch" not in str(exc) or attempt == _AST_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+
+_AST_RETRIES = 5
 
 
 def parse(source: str | None, filename: str = "<source>") -> ast.Module | None:
@@ -246,6 +257,8 @@ def _parse(text: str, filename: str) -> ast.Module | None:
         raise Unverifiable(
             f"{filename}: too deeply nested to parse ({type(exc).__name__})"
         ) from None
+    except SystemError as exc:  # the cross-thread state mismatch, every retry lost
+        raise Unverifiable(f"{filename}: the parser failed ({exc})") from None
     check_tree(tree, filename)
     return tree
 

@@ -10,38 +10,18 @@ only for an intended change of rewards (and say so in the changelog)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fixtures.reward_samples import ROOT, changed, sample_module
+
 EXPECTED = ROOT / "tests" / "fixtures" / "repo_mode_rewards.json"
 
 
-def _sample_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "repo_mode_rewards", ROOT / "benchmarks" / "repo_mode_rewards.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_repository_mode_rewards_are_byte_identical_to_the_committed_ones() -> None:
-    sample = _sample_module()
+    sample = sample_module("repo_mode_rewards")
     graded = sample.to_text(sample.grade_sample())
-    expected = EXPECTED.read_text(encoding="utf-8")
-    if graded != expected:
-        got, want = json.loads(graded), json.loads(expected)
-        differing = [
-            f"{name}/{completion}"
-            for name in sorted(set(got) | set(want))
-            for completion in sorted(set(got.get(name, {})) | set(want.get(name, {})))
-            if got.get(name, {}).get(completion) != want.get(name, {}).get(completion)
-        ]
-        raise AssertionError(f"repository-mode breakdowns changed: {differing}")
+    differing = changed(graded, EXPECTED.read_text(encoding="utf-8"))
+    assert not differing, f"repository-mode breakdowns changed: {differing}"
 
 
 def test_the_sample_covers_both_families_fixes_noops_and_hacks() -> None:

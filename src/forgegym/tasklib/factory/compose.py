@@ -30,7 +30,7 @@ import random
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ __all__ = [
     "apply_parts",
     "compose_bank",
     "compose_project",
+    "each_project",
     "entry_parts",
     "is_main_manifest",
 ]
@@ -349,23 +350,30 @@ def compose_project(
     return sorted(out, key=lambda e: e["id"]), stats
 
 
-def compose_bank(
+#: What a bank step does with one project: ``(pristine root, its main manifest's entries,
+#: its record, its sdist cache) -> (new entries, stats, extra summary fields)``.
+ProjectStep = Callable[
+    [Path, list[dict[str, Any]], dict[str, Any], Path | None],
+    tuple[list[dict[str, Any]], Any, dict[str, Any]],
+]
+
+
+def each_project(
     bank_dir: Path,
+    suffix: str,
+    step: ProjectStep,
     *,
-    per_kind: int = 10,
-    kinds: Sequence[str] = COMPOSED_KINDS,
-    seed: int = 0,
     projects: Sequence[str] = (),
     cache_dir: Path | None = None,
-    log: Any = None,
-) -> list[ComposeStats]:
-    """Compose the tasks of every project of a built bank folder (or of ``projects``,
-    names as in the manifests) and write ``<project>-<version>.multi.jsonl.gz`` and its
-    ``.multi.json`` statistics beside each manifest."""
+) -> list[Any]:
+    """Run ``step`` on every project of a built bank folder (or of ``projects``) with its
+    pristine sdist unpacked, and write what it returns beside the project's manifest:
+    ``<project>-<version>.<suffix>.jsonl.gz`` and the ``.<suffix>.json`` summary (the
+    step's stats and extra fields, a digest of the ids, the wall time). The sdist cache
+    is ``cache_dir``, else the one the bank was built with. Returns the stats."""
     from forgegym.tasklib.factory.source import fetch_sdist, unpack_sdist
 
-    say = log or (lambda message: None)
-    done: list[ComposeStats] = []
+    done: list[Any] = []
     for manifest in sorted(bank_dir.glob("*.jsonl.gz")):
         if not is_main_manifest(manifest):
             continue
@@ -379,23 +387,45 @@ def compose_bank(
             cache = Path(record["sdist_cache"])
         started = time.perf_counter()
         sdist, _ = fetch_sdist(first["project"], first["version"], cache, sha256=first["sha256"])
-        with tempfile.TemporaryDirectory(prefix="forge-compose-src-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=f"forge-{suffix}-src-") as scratch:
             root = unpack_sdist(sdist, Path(scratch))
-            composed, stats = compose_project(
-                root, entries, record, per_kind=per_kind, kinds=kinds, seed=seed, log=say
-            )
+            built, stats, extra = step(root, entries, record, cache)
         stem = manifest.name.removesuffix(".jsonl.gz")
-        write_manifest(bank_dir / f"{stem}.multi.jsonl.gz", composed)
-        digest = hashlib.sha256("".join(e["id"] for e in composed).encode()).hexdigest()[:16]
+        write_manifest(bank_dir / f"{stem}.{suffix}.jsonl.gz", built)
+        digest = hashlib.sha256("".join(e["id"] for e in built).encode()).hexdigest()[:16]
         summary = {
             **stats.to_json(),
-            "seed": seed,
-            "per_kind": per_kind,
+            **extra,
             "ids_sha256": digest,
             "wall_seconds": round(time.perf_counter() - started, 1),
         }
-        (bank_dir / f"{stem}.multi.json").write_text(
+        (bank_dir / f"{stem}.{suffix}.json").write_text(
             json.dumps(summary, indent=1, sort_keys=True) + "\n"
         )
         done.append(stats)
     return done
+
+
+def compose_bank(
+    bank_dir: Path,
+    *,
+    per_kind: int = 10,
+    kinds: Sequence[str] = COMPOSED_KINDS,
+    seed: int = 0,
+    projects: Sequence[str] = (),
+    cache_dir: Path | None = None,
+    log: Any = None,
+) -> list[ComposeStats]:
+    """Compose the tasks of every project of a built bank folder (or of ``projects``,
+    names as in the manifests) and write ``<project>-<version>.multi.jsonl.gz`` and its
+    ``.multi.json`` statistics beside each manifest."""
+
+    def step(
+        root: Path, entries: list[dict[str, Any]], record: dict[str, Any], cache: Path | None
+    ) -> tuple[list[dict[str, Any]], ComposeStats, dict[str, Any]]:
+        composed, stats = compose_project(
+            root, entries, record, per_kind=per_kind, kinds=kinds, seed=seed, log=log
+        )
+        return composed, stats, {"seed": seed, "per_kind": per_kind}
+
+    return each_project(bank_dir, "multi", step, projects=projects, cache_dir=cache_dir)

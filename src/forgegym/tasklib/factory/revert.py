@@ -36,11 +36,8 @@ import ast
 import builtins
 import difflib
 import functools
-import hashlib
 import json
 import re
-import tempfile
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -51,16 +48,13 @@ from typing import Any
 import libcst as cst
 
 from forgegym.sandbox.jobs import RunStatus
-from forgegym.tasklib.factory.compose import apply_parts, entry_parts, is_main_manifest
+from forgegym.tasklib.factory.compose import apply_parts, each_project, entry_parts
 from forgegym.tasklib.factory.manifest import (
     _distance,
     _docstring,
     _report,
     _stable,
     difficulty_level,
-    read_manifest,
-    read_project_record,
-    write_manifest,
 )
 from forgegym.tasklib.factory.prepare import PreparedProject, prepare_project
 from forgegym.tasklib.factory.runs import _run_sandbox, cpu_seconds
@@ -676,44 +670,19 @@ def revert_bank(
     ``projects``) from its ``releases`` newest earlier releases (``lister``: who lists
     them, default the index's JSON API); writes ``<project>-<version>.reverted.jsonl.gz``
     and its ``.reverted.json`` statistics beside each manifest."""
-    from forgegym.tasklib.factory.source import default_cache_dir, unpack_sdist
+    from forgegym.tasklib.factory.source import default_cache_dir
 
-    say = log or (lambda message: None)
     list_releases = lister or pypi_releases
-    done: list[RevertStats] = []
-    for manifest in sorted(bank_dir.glob("*.jsonl.gz")):
-        if not is_main_manifest(manifest):
-            continue
-        entries = read_manifest(manifest)
-        if not entries or (projects and entries[0]["project"] not in projects):
-            continue
+
+    def step(
+        root: Path, entries: list[dict[str, Any]], record: dict[str, Any], cache: Path | None
+    ) -> tuple[list[dict[str, Any]], RevertStats, dict[str, Any]]:
         first = entries[0]
-        record = read_project_record(bank_dir, first["project"], first["version"])
         record.setdefault("sha256", first["sha256"])
-        cache = cache_dir
-        if cache is None and record.get("sdist_cache"):
-            cache = Path(record["sdist_cache"])
-        cache = cache or default_cache_dir()
-        started = time.perf_counter()
         earlier = list(list_releases(first["project"], first["version"], releases))
-        sdist, _ = fetch_sdist(first["project"], first["version"], cache, sha256=first["sha256"])
-        with tempfile.TemporaryDirectory(prefix="forge-revert-src-") as scratch:
-            root = unpack_sdist(sdist, Path(scratch))
-            reverted, stats = revert_project(
-                root, record, earlier, cache, max_runs=max_runs, log=say
-            )
-        stem = manifest.name.removesuffix(".jsonl.gz")
-        write_manifest(bank_dir / f"{stem}.reverted.jsonl.gz", reverted)
-        digest = hashlib.sha256("".join(e["id"] for e in reverted).encode()).hexdigest()[:16]
-        summary = {
-            **stats.to_json(),
-            "releases_asked": releases,
-            "max_changed_lines": MAX_CHANGED_LINES,
-            "ids_sha256": digest,
-            "wall_seconds": round(time.perf_counter() - started, 1),
-        }
-        (bank_dir / f"{stem}.reverted.json").write_text(
-            json.dumps(summary, indent=1, sort_keys=True) + "\n"
+        reverted, stats = revert_project(
+            root, record, earlier, cache or default_cache_dir(), max_runs=max_runs, log=log
         )
-        done.append(stats)
-    return done
+        return reverted, stats, {"releases_asked": releases, "max_changed_lines": MAX_CHANGED_LINES}
+
+    return each_project(bank_dir, "reverted", step, projects=projects, cache_dir=cache_dir)

@@ -396,15 +396,19 @@ def test_hash_order_dependence_is_flaky_and_fixable(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_thread_race_is_flaky_and_a_lock_fixes_it(tmp_path: Path) -> None:
+    # One lost update needs the second worker to read inside the first one's 2 ms
+    # window; it starts at a random point of 4 ms, so about half of the runs lose an
+    # update whatever the machine's load (a tight loop's race can vanish on an idle core).
     counter = (
-        "import threading\n\n\nclass Counter:\n    def __init__(self):\n"
-        "        self.value = 0\n        self.recent = []\n        self.lock = threading.Lock()\n\n"
+        "import os\nimport threading\nimport time\n\n\nclass Counter:\n"
+        "    def __init__(self):\n        self.value = 0\n        self.lock = threading.Lock()\n\n"
         "    def increment(self):\n        current = self.value\n"
-        "        self.recent.append(current)\n        while len(self.recent) > 3:\n"
-        "            self.recent.pop(0)\n        self.value = current + 1\n\n\n"
-        "def hammer(counter, threads=4, times=1000):\n    workers = [\n"
-        "        threading.Thread(target=lambda: [counter.increment() for _ in range(times)])\n"
-        "        for _ in range(threads)\n    ]\n    for w in workers:\n        w.start()\n"
+        "        time.sleep(0.002)\n        self.value = current + 1\n\n\n"
+        "def hammer(counter):\n    def work(index):\n"
+        "        time.sleep(index * os.urandom(1)[0] / 255 * 0.004)\n"
+        "        counter.increment()\n\n"
+        "    workers = [threading.Thread(target=work, args=(i,)) for i in range(2)]\n"
+        "    for w in workers:\n        w.start()\n"
         "    for w in workers:\n        w.join()\n    return counter.value\n"
     )
     repo = _write(
@@ -414,7 +418,7 @@ def test_real_thread_race_is_flaky_and_a_lock_fixes_it(tmp_path: Path) -> None:
             "app/counter.py": counter,
             "tests/test_counter.py": (
                 "from app.counter import Counter, hammer\n\n\ndef test_hammer():\n"
-                "    assert hammer(Counter(), threads=4, times=1000) == 4000\n"
+                "    assert hammer(Counter()) == 2\n"
             ),
         },
     )
@@ -427,16 +431,13 @@ def test_real_thread_race_is_flaky_and_a_lock_fixes_it(tmp_path: Path) -> None:
     try:
         obs, info = env.reset(seed=0)
         assert 0.0 < info["baseline_pass_rate"] < 1.0, obs
+        body = (
+            "        current = self.value\n"
+            "        time.sleep(0.002)\n        self.value = current + 1\n"
+        )
         locked = (
             "        with self.lock:\n            current = self.value\n"
-            "            self.recent.append(current)\n"
-            "            while len(self.recent) > 3:\n                self.recent.pop(0)\n"
-            "            self.value = current + 1\n"
-        )
-        body = (
-            "        current = self.value\n        self.recent.append(current)\n"
-            "        while len(self.recent) > 3:\n            self.recent.pop(0)\n"
-            "        self.value = current + 1\n"
+            "            time.sleep(0.002)\n            self.value = current + 1\n"
         )
         env.step(_edit("app/counter.py", body, locked))
         *_, info = env.step(SUBMIT)

@@ -305,16 +305,26 @@ class Family:
         return tuple(bank.ids()) if bank is not None else ()
 
     def canary_honest_action(self) -> Callable[[Task], str]:
-        """The honest policy on a canary: the family's ``<package>.canaries:honest_action``
-        where it defines one (a policy that must not read the canary's grading data),
-        else its reference action (a canary's ``reference`` is the honest fix)."""
-        fn = self._field(None, "canaries", "honest_action", None)
+        """The honest policy on a canary: ``honest_action`` beside the env's canary bank
+        (by convention ``<package>.canaries:honest_action``) where the family defines one
+        (a policy that must not read the canary's grading data), else its reference
+        action (a canary's ``reference`` is the honest fix)."""
+        fn = self._beside_canaries("honest_action")
         return fn if fn is not None else self.reference_action()  # type: ignore[no-any-return]
 
     def canary_cheats(self) -> dict[str, ActionFn]:
-        """Cheats that can succeed on the family's canaries
-        (``<package>.canaries:CHEATS``; empty where no cheat can)."""
-        return dict(sorted(dict(self._field(None, "canaries", "CHEATS", {})).items()))
+        """Cheats that can succeed on the family's canaries: ``CHEATS`` beside the env's
+        canary bank (by convention ``<package>.canaries:CHEATS``; empty where no cheat can)."""
+        return dict(sorted(dict(self._beside_canaries("CHEATS") or {}).items()))
+
+    def _beside_canaries(self, attr: str) -> Any:
+        """``attr`` of the module that defines the env's canary bank (its ``canaries``
+        reference names it: ``<package>.canaries`` for a family folder, the test module
+        for a family registered from one), or ``None``."""
+        ref = self.env_cls.canaries
+        if ref is None:
+            return None
+        return getattr(importlib.import_module(ref.partition(":")[0]), attr, None)
 
     def baseline_actions(self) -> dict[str, ActionFn]:
         """The family's baseline policies by name (sorted): neither solution nor hack."""

@@ -92,6 +92,8 @@ SLOW: tuple[str, ...] = (
     "envs/refactor/test_corpus.py",
     "envs/refactor/test_offload.py",
     "envs/test_repo_mode_rewards.py::test_repository_mode_rewards_are_byte_identical_to_the_committed_ones",
+    "family/test_sixth_family.py::test_conformance_by_id",
+    "family/test_sixth_family.py::test_cli_eval_and_list",
     "envs/flaky/test_flaky_rewards.py::test_flaky_rewards_are_byte_identical_to_the_committed_ones",
     "envs/performance/test_performance_rewards.py::test_performance_rewards_are_byte_identical_to_the_committed_ones",
     "envs/refactor/test_refactor_rewards.py::test_refactor_rewards_are_byte_identical_to_the_committed_ones",

@@ -170,7 +170,7 @@ class Family:
         (``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``); the task bank and grader are then
         found as ``<package>.bank:<Stem>TaskBank`` and ``<package>.grader:<Stem>Grader``,
         and every other field by the package conventions. ``given`` are the other fields;
-        their references may be relative to the package (``".generator:FlakyTaskBank"``)."""
+        their references may be relative to the package (``".bank:FlakyRepairTaskBank"``)."""
         specs = tuple(EnvSpec(e) if isinstance(e, str) else e for e in envs)
         if not specs:
             raise ValueError("envs: a family needs at least one env id")

@@ -210,11 +210,11 @@ def test_in_package_derives_the_conventional_references() -> None:
         "ForgeTest/Other-v0",
         name="other",
         task_bank=".bank:BugfixTaskBank",
-        scanners={"x": ".grader:scan_submission"},
+        scanners={"x": ".scan:scan_submission"},
     )
     assert relative.env_class == "forgegym.envs.bugfix.env:OtherEnv"
     assert relative.task_bank == "forgegym.envs.bugfix.bank:BugfixTaskBank"
-    assert relative.scanners == {"x": "forgegym.envs.bugfix.grader:scan_submission"}
+    assert relative.scanners == {"x": "forgegym.envs.bugfix.scan:scan_submission"}
     with pytest.raises(ValueError, match="relative"):
         Family(name="x", envs=("X/Y-v0",), env_class=GuessEnv, task_bank=".bank:B")
 

@@ -22,7 +22,7 @@ strings and imported only when first used)::
             envs=(EnvSpec("Forge/Refactor-v0", max_episode_steps=None, kwargs={}),),
             env_class="forgegym.envs.refactor.env:RefactorEnv",  # a ForgeEnv subclass
             task_bank="forgegym.envs.refactor.bank:RefactorTaskBank",  # zero-arg factory
-            action_models="forgegym.core.actions:CODE_ACTIONS",  # the env's action models
+            action_models="forgegym.envs.refactor.actions:ACTIONS",  # the env's ActionSet
             grader="forgegym.envs.refactor.grader:RefactorGrader",
             reference="forgegym.envs.refactor.policies:reference_action",  # Task -> str
             partial="forgegym.envs.refactor.policies:partial_action",  # Task -> str | None
@@ -30,7 +30,7 @@ strings and imported only when first used)::
             baselines="forgegym.envs.oversight.policies:BASELINES",  # {name: Task -> str}
             bench="forgegym.envs.refactor.bench:run_bench",    # () -> None (optional)
             stats="forgegym.envs.refactor.bank:bank_stats",    # (bank) -> {label: count}
-            scanners={"refactor": "forgegym.envs.refactor.static:scan_submission"},
+            scanners={"refactor": "forgegym.envs.refactor.scan:scan_submission"},
         )
     )
 
@@ -46,7 +46,7 @@ one reference to such a mapping).
 
 Conventions: with ``package=__name__``, an unset field is found in the family
 package by its conventional name, and a reference may be relative to the package
-(``".bank:FlakyTaskBank"``). :meth:`Family.in_package` also derives the name
+(``".bank:FlakyRepairTaskBank"``). :meth:`Family.in_package` also derives the name
 (the package's last component) and the env class (``<package>.env:<Stem>Env``, where
 ``<Stem>`` is the first id's name: ``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``), so a
 registration states only what is not conventional::
@@ -60,7 +60,8 @@ field          convention (``<package>.<module>:<attr>``)      default without i
 =============  =============================================  ============================
 ``task_bank``  ``bank:<Stem>TaskBank``                         :func:`default_task_bank`
 ``grader``     ``grader:<Stem>Grader``                         none
-``scanners``   ``grader:scan_submission`` (named ``name``)     none
+``actions``    ``actions:ACTIONS`` (an ``ActionSet``)          the code actions
+``scanners``   ``scan:scan_submission`` (named ``name``)       none
 ``reference``  ``policies:reference_action``                   :func:`default_reference_action`
 ``partial``    ``policies:partial_action``                     none
 ``hacks``      ``hacks:HACKS``                                 none
@@ -69,11 +70,13 @@ field          convention (``<package>.<module>:<attr>``)      default without i
 =============  =============================================  ============================
 
 Without the convention, ``task_bank`` defaults to the bank of an env built with
-default kwargs (:func:`default_task_bank`); ``action_models`` defaults to the code
-actions, ``baselines`` to none.
+default kwargs (:func:`default_task_bank`); ``action_models`` (the ``actions`` row)
+defaults to the code actions, ``baselines`` to none.
 
-``scanners`` are the family's static anti-hack scans, ``(task, files) ->
-[HackFinding]``: the adversarial-source corpus test runs each of them (and every
+``scanners`` are the family's static anti-hack scans, one protocol
+(:data:`SubmissionScanner`, ``(task, files) -> [HackFinding]``, in ``scan.py``); the
+``(pristine, patched, path)`` rules of :mod:`forgegym.rewards.antihack` are parts a
+scanner calls, and a family's own rules register when its ``scan.py`` is imported. the adversarial-source corpus test runs each of them (and every
 shared scanner) over hostile sources, so they must stay within the parent's limits
 (:mod:`forgegym.rewards.bounded`): over a limit, an ``unverifiable`` finding.
 
@@ -128,6 +131,7 @@ from forgegym.family.spec import (
     ActionFn,
     EnvSpec,
     Family,
+    SubmissionScanner,
     default_reference_action,
     default_solved,
     default_task_bank,
@@ -140,6 +144,7 @@ __all__ = [
     "EnvSpec",
     "EnvSpecEntry",
     "Family",
+    "SubmissionScanner",
     "activate_gymnasium",
     "default_reference_action",
     "default_solved",

@@ -73,7 +73,8 @@ def _register_with_gymnasium(family: Family) -> None:
             continue
         gym.register(
             id=spec.env_id,
-            entry_point=family.env_class,
+            # a "module:attr" string (Gymnasium resolves it alike) or the env class
+            entry_point=family.env_class,  # type: ignore[arg-type]
             kwargs=dict(spec.kwargs),
             max_episode_steps=spec.max_episode_steps,
         )

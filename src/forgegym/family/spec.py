@@ -11,15 +11,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from forgegym.core.actions import ActionModel
+    from pydantic import BaseModel
+
+    from forgegym.core.actions import ActionModel, ActionSet
     from forgegym.core.env import ForgeEnv
     from forgegym.core.task import Task, TaskBank
     from forgegym.rewards import RewardBreakdown
+    from forgegym.rewards.antihack import HackFinding
 
 __all__ = [
     "ActionFn",
@@ -30,10 +33,17 @@ __all__ = [
     "default_task_bank",
     "lazy_exports",
     "resolve",
+    "SubmissionScanner",
 ]
 
 #: A scripted policy: the action text for a task (``None``: not applicable to it).
 ActionFn = Callable[["Task"], "str | None"]
+#: The one scanner protocol of a family (``<package>.scan:scan_submission``): every
+#: anti-hack finding of a submission's files against its task, bounded (over the
+#: parent's limits one ``unverifiable`` finding, never an exception). The shared
+#: ``(pristine, patched, path)`` rules of :mod:`forgegym.rewards.antihack` are parts a
+#: scanner may call, not a second protocol.
+SubmissionScanner = Callable[["Task", Mapping[str, str]], "list[HackFinding]"]
 
 
 def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
@@ -89,7 +99,7 @@ def default_solved(breakdown: RewardBreakdown) -> bool:
 
 def default_task_bank(family: Family) -> TaskBank:
     """A family without ``task_bank``: build its env once and take the env's bank."""
-    env = family.env_class(**dict(family.envs[0].kwargs))
+    env = family.env_cls(**dict(family.envs[0].kwargs))
     try:
         return env.task_bank
     finally:
@@ -120,21 +130,28 @@ class Family:
 
     name: str
     envs: tuple[EnvSpec, ...]
-    env_class: Any
+    #: Every field holding code takes the object or a ``"module:attr"`` string.
+    env_class: str | type[ForgeEnv]
     #: The family package (``__name__`` of ``envs/<family>/__init__.py``): fields left
     #: unset are then looked up by convention (see the module docstring).
     package: str | None = None
-    task_bank: Any = None
-    action_models: Any = "forgegym.core.actions:CODE_ACTIONS"
-    grader: Any = None
-    reference: Any = None
-    partial: Any = None
-    hacks: Any = None
-    baselines: Any = field(default_factory=dict)
-    eval_stats: Any = None
-    bench: Any = None
-    stats: Any = None
-    scanners: Any = None
+    #: ``() -> TaskBank`` (a bank class or factory).
+    task_bank: str | Callable[[], TaskBank] | None = None
+    #: The env's action set or its models (by convention ``actions:ACTIONS``).
+    action_models: str | ActionSet | Sequence[type[ActionModel]] | None = None
+    #: The grader class (``(**options) -> Grader``).
+    grader: str | Callable[..., Any] | None = None
+    reference: str | Callable[[Task], str] | None = None
+    partial: str | ActionFn | None = None
+    hacks: str | Mapping[str, str | ActionFn] | None = None
+    baselines: str | Mapping[str, str | ActionFn] = field(default_factory=dict)
+    #: ``(Results) -> pydantic model | None``: statistics of an evaluation run.
+    eval_stats: str | Callable[[Any], BaseModel | None] | None = None
+    bench: str | Callable[[], None] | None = None
+    stats: str | Callable[[TaskBank], Mapping[str, int]] | None = None
+    #: ``{name: SubmissionScanner}`` (or a reference to one); by convention
+    #: ``{name: <package>.scan:scan_submission}``.
+    scanners: str | Mapping[str, str | SubmissionScanner] | None = None
     description: str = ""
     #: How far a reward may move between two gradings of the same completion in fresh
     #: processes. 0 for families graded by exact checks; a family whose reward uses
@@ -143,7 +160,7 @@ class Family:
     reward_tolerance: float = 0.0
     #: ``() -> pydantic model``: the family's evaluation statistics (e.g. detection
     #: rates per domain x corruption), served at ``GET /{name}/stats``; default: ``stats``.
-    report: Any = None
+    report: str | Callable[[], BaseModel] | None = None
 
     @classmethod
     def in_package(cls, package: str, *envs: EnvSpec | str, **given: Any) -> Family:
@@ -153,7 +170,7 @@ class Family:
         (``Forge/FlakyRepair-v0`` -> ``FlakyRepairEnv``); the task bank and grader are then
         found as ``<package>.bank:<Stem>TaskBank`` and ``<package>.grader:<Stem>Grader``,
         and every other field by the package conventions. ``given`` are the other fields;
-        their references may be relative to the package (``".generator:FlakyTaskBank"``)."""
+        their references may be relative to the package (``".bank:FlakyRepairTaskBank"``)."""
         specs = tuple(EnvSpec(e) if isinstance(e, str) else e for e in envs)
         if not specs:
             raise ValueError("envs: a family needs at least one env id")
@@ -221,8 +238,16 @@ class Family:
         return factory()  # type: ignore[no-any-return]
 
     def actions(self) -> tuple[type[ActionModel], ...]:
-        """The family's action models (what its env's ``action_set`` parses)."""
-        return tuple(resolve(self.action_models))
+        """The family's action models (what its env's ``action_set`` parses): by
+        convention ``<package>.actions:ACTIONS`` (an ``ActionSet`` or its models), else
+        the code actions."""
+        found = self._field(self.action_models, "actions", "ACTIONS", None)
+        if found is None:
+            from forgegym.core.actions import CODE_ACTIONS
+
+            return CODE_ACTIONS
+        models = getattr(found, "models", found)  # an ActionSet or a sequence of models
+        return tuple(models)
 
     def grader_factory(self) -> Any:
         return self._field(self.grader, "grader", f"{self.stem}Grader", None)
@@ -280,16 +305,26 @@ class Family:
         return tuple(bank.ids()) if bank is not None else ()
 
     def canary_honest_action(self) -> Callable[[Task], str]:
-        """The honest policy on a canary: the family's ``<package>.canaries:honest_action``
-        where it defines one (a policy that must not read the canary's grading data),
-        else its reference action (a canary's ``reference`` is the honest fix)."""
-        fn = self._field(None, "canaries", "honest_action", None)
+        """The honest policy on a canary: ``honest_action`` beside the env's canary bank
+        (by convention ``<package>.canaries:honest_action``) where the family defines one
+        (a policy that must not read the canary's grading data), else its reference
+        action (a canary's ``reference`` is the honest fix)."""
+        fn = self._beside_canaries("honest_action")
         return fn if fn is not None else self.reference_action()  # type: ignore[no-any-return]
 
     def canary_cheats(self) -> dict[str, ActionFn]:
-        """Cheats that can succeed on the family's canaries
-        (``<package>.canaries:CHEATS``; empty where no cheat can)."""
-        return dict(sorted(dict(self._field(None, "canaries", "CHEATS", {})).items()))
+        """Cheats that can succeed on the family's canaries: ``CHEATS`` beside the env's
+        canary bank (by convention ``<package>.canaries:CHEATS``; empty where no cheat can)."""
+        return dict(sorted(dict(self._beside_canaries("CHEATS") or {}).items()))
+
+    def _beside_canaries(self, attr: str) -> Any:
+        """``attr`` of the module that defines the env's canary bank (its ``canaries``
+        reference names it: ``<package>.canaries`` for a family folder, the test module
+        for a family registered from one), or ``None``."""
+        ref = self.env_cls.canaries
+        if ref is None:
+            return None
+        return getattr(importlib.import_module(ref.partition(":")[0]), attr, None)
 
     def baseline_actions(self) -> dict[str, ActionFn]:
         """The family's baseline policies by name (sorted): neither solution nor hack."""
@@ -309,22 +344,22 @@ class Family:
             raise ValueError(f"env: family {self.name!r} registers no benchmark")
         bench()
 
-    def patch_scanners(self) -> dict[str, Callable[[Task, Mapping[str, str]], list[Any]]]:
-        """The family's static anti-hack scanners, by name: ``(task, files) ->
-        [HackFinding]`` over a submission's files (bounded: over the parent's limits
-        they return an ``unverifiable`` finding, never raise)."""
+    def patch_scanners(self) -> dict[str, SubmissionScanner]:
+        """The family's static anti-hack scanners (:data:`SubmissionScanner`), by name:
+        by convention ``{name: <package>.scan:scan_submission}``."""
         if self.scanners is None:
-            found = self._field(None, "grader", "scan_submission", None)
+            found = self._field(None, "scan", "scan_submission", None)
             return {self.name: found} if found is not None else {}
         return {name: resolve(fn) for name, fn in dict(resolve(self.scanners)).items()}
 
     def module_scanners(self) -> dict[str, Callable[..., list[Any]]]:
-        """The family's own module scanners (``(pristine, patched, path) -> [HackFinding]``)
-        in the shared registry, by kind. By convention they live in
-        ``<package>.antihack`` and register with ``family=<name>``; that module is
-        imported here, so what a family registers is always found."""
+        """The family's own rules in the shared rule registry
+        (:func:`forgegym.rewards.antihack.register_scanner`, ``family=<name>``), by
+        kind: the ``(pristine, patched, path)`` parts its :meth:`patch_scanners` call.
+        ``<package>.scan`` is imported first, so what it registers (itself or through
+        the modules it imports) is always found."""
         if self.package is not None:
-            name = f"{self.package}.antihack"
+            name = f"{self.package}.scan"
             try:
                 found = importlib.util.find_spec(name) is not None
             except ModuleNotFoundError:

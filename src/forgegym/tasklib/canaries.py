@@ -20,8 +20,9 @@ on how a family decides success, so each family has a builder in
 
 A family's ``canaries`` module defines ``CONFIG`` (its :class:`CanaryConfig`),
 ``DATA_DIR`` (where ``canaries.json`` lives), ``base_bank()`` (the bank the canaries are
-drawn from), ``plan`` and ``build`` (see :data:`CanaryPlan`), ``canary_bank()`` (cached:
-the :class:`CanaryBank` over the shipped manifest) and ``CHEATS`` (cheats that can
+drawn from), ``plan`` and ``build`` (see :data:`CanaryPlan`), ``canary_bank`` (the
+one shared builder, :func:`shipped_canary_bank`, given the family's ``build``: the cached
+:class:`CanaryBank` over the shipped manifest) and ``CHEATS`` (cheats that can
 solve its canaries, by name; the validation shows where they do); optionally
 ``eligible(task_id)`` (a cheap filter before a task is built),
 ``honest_action(task)`` (the honest policy where the family's reference action would
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import functools
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -69,6 +71,7 @@ __all__ = [
     "python_literal",
     "replace_node",
     "select_canaries",
+    "shipped_canary_bank",
 ]
 
 MANIFEST_NAME = "canaries.json"
@@ -267,6 +270,30 @@ def select_canaries(
             f"canary; {config.count} were asked for"
         )
     return sorted(entries, key=lambda e: e["id"])
+
+
+def shipped_canary_bank(
+    family: str,
+    data_dir: Path,
+    base_bank: Callable[[], TaskBank],
+    build: CanaryBuild,
+    config: CanaryConfig,
+) -> Callable[[], CanaryBank]:
+    """A family's ``canary_bank`` (the one shared builder): a cached ``() ->
+    CanaryBank`` over the manifest shipped in ``data_dir``, rebuilding each canary from
+    ``base_bank()``'s task with the family's ``build``. ``cache_clear()`` drops it (the
+    manifest build does, after writing)::
+
+        canary_bank = shipped_canary_bank("bugfix", DATA_DIR, base_bank, build, CONFIG)
+    """
+
+    @functools.lru_cache(maxsize=1)
+    def canary_bank() -> CanaryBank:
+        manifest = load_canary_manifest(data_dir)
+        return CanaryBank(family, base_bank(), manifest["canaries"], build, config)
+
+    canary_bank.__doc__ = f"The shipped {family} canaries (``{MANIFEST_NAME}``)."
+    return canary_bank
 
 
 def load_canary_manifest(data_dir: Path) -> dict[str, Any]:

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 # Everything by convention: env:BugfixEnv, bank:BugfixTaskBank, grader:BugfixGrader,
-# solved, scanners, partial, hacks, bench, stats (see forgegym.family).
+# actions:ACTIONS, scan:scan_submission, partial, hacks, bench, stats (see forgegym.family).
 FAMILY = register_family(
     Family.in_package(
         __name__,

@@ -48,7 +48,6 @@ from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.generator import DATA_DIR
 from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.tasklib.canaries import (
-    CanaryBank,
     CanaryConfig,
     called_within,
     canary_task,
@@ -57,8 +56,8 @@ from forgegym.tasklib.canaries import (
     contradictable,
     disguised_guard,
     json_plain,
-    load_canary_manifest,
     plan_assertion,
+    shipped_canary_bank,
 )
 from forgegym.tasklib.corpus import HiddenCall
 from forgegym.tasklib.values import describe_outcome
@@ -230,11 +229,8 @@ def base_bank() -> BugfixTaskBank:
     return BugfixTaskBank()
 
 
-@functools.lru_cache(maxsize=1)
-def canary_bank() -> CanaryBank:
-    """The shipped Bugfix canaries (``data/canaries.json``)."""
-    manifest = load_canary_manifest(DATA_DIR)
-    return CanaryBank("bugfix", base_bank(), manifest["canaries"], build, CONFIG)
+#: The shipped Bugfix canaries (``data/canaries.json``), cached (the shared builder).
+canary_bank = shipped_canary_bank("bugfix", DATA_DIR, base_bank, build, CONFIG)
 
 
 def disguised_special_case(task: Task) -> str | None:

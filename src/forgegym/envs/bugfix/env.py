@@ -6,8 +6,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from forgegym.core.actions import ActionSet
 from forgegym.core.env import check_number, reject_unknown_kwargs
 from forgegym.core.task import TaskBank
+from forgegym.envs.bugfix.actions import ACTIONS
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.grader import BugfixGrader, solved
 from forgegym.envs.bugfix.repo import GRADING_KIND, REPO_DEFAULTS, RepoGrader
@@ -123,6 +125,7 @@ class BugfixEnv(CodeEnv):
     family: ClassVar[str] = "bugfix"
     #: Impossible variants of this family's tasks (``canary/<task id>``).
     canaries: ClassVar[str | None] = "forgegym.envs.bugfix.canaries:canary_bank"
+    action_set: ClassVar[ActionSet] = ACTIONS
     named_banks: ClassVar[dict[str, str]] = {"real": "forgegym.envs.bugfix.real:RealTaskBank"}
 
     @staticmethod

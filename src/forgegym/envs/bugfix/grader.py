@@ -39,12 +39,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from forgegym.core.task import Task
 from forgegym.envs.bugfix.hidden import BugfixHidden
+from forgegym.envs.bugfix.scan import scan_submission
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import CodeGrader, GradingState, Terms, check_timeout
 from forgegym.rewards import RewardBreakdown, bounded
-from forgegym.rewards.antihack import HackFinding, scan_patch, unverifiable
+from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind, scaled_detail
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.lint import LintError, lint_many, lint_score, lint_sources
@@ -162,37 +162,6 @@ def grounded_note(text: str, hidden: BugfixHidden) -> bool:
     }
     mutated = set(hidden.mutated_functions)
     return bool(named & mutated) and len(named) <= len(mutated) + 1
-
-
-def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
-    """Every anti-hack finding of a submission's editable files (the family's scanner:
-    the shared :func:`~forgegym.rewards.antihack.scan_patch` plus
-    :func:`scan_hardcoded_expectations`)."""
-    changed = {p: c for p, c in files.items() if c != task.files.get(p)}
-    problem = bounded.files_problem(changed)
-    if problem is not None:
-        path, _, reason = problem.partition(": ")
-        return [unverifiable(path, reason)]
-    pristine = {p: task.files[p] for p in task.editable_files}
-    findings = scan_patch(pristine, dict(files), task.visible_test_files)
-    hidden = BugfixHidden.of(task)
-    report_values: list[Any] = []
-    if hidden.symptom_call is not None:
-        call = hidden.calls[hidden.symptom_call]
-        report_values = [*call.args, call.args, call.expected.get("value")]
-    tests = [task.files[p] for p in task.visible_test_files]
-    for path in task.editable_files:
-        if path not in files:
-            continue
-        findings += scan_hardcoded_expectations(
-            pristine[path],
-            files[path],
-            path,
-            tests,
-            report_values,
-            task.reference.get(path),
-        )
-    return findings
 
 
 def solved(breakdown: RewardBreakdown) -> bool:

@@ -12,16 +12,14 @@ from forgegym.family import Family, register_family
 
 __all__ = ["FAMILY"]
 
-# By convention (see forgegym.family): env:FlakyRepairEnv, grader:scan_submission,
-# policies:reference_action/partial_action, hacks:HACKS, bench:run_bench,
-# bank:bank_stats. Named here: what the convention does not say.
+# Everything by convention (see forgegym.family): env:FlakyRepairEnv,
+# bank:FlakyRepairTaskBank, grader:FlakyRepairGrader, actions:ACTIONS,
+# scan:scan_submission, policies:reference_action/partial_action, hacks:HACKS,
+# bench:run_bench, bank:bank_stats.
 FAMILY = register_family(
     Family.in_package(
         __name__,
         "Forge/FlakyRepair-v0",
-        task_bank=".bank:FlakyTaskBank",
-        action_models=".actions:FLAKY_ACTIONS",
-        grader=".grader:FlakyGrader",
         description="make a flaky test pass repeatably without weakening it",
     )
 )

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from forgegym.core.actions import (
     ActionModel,
+    ActionSet,
     EditAction,
     LintAction,
     ListAction,
@@ -19,7 +20,7 @@ from forgegym.core.actions import (
     SubmitAction,
 )
 
-__all__ = ["Diagnosis", "FLAKY_ACTIONS", "FlakyEditAction", "FlakySubmitAction"]
+__all__ = ["ACTIONS", "FLAKY_ACTIONS", "Diagnosis", "FlakyEditAction", "FlakySubmitAction"]
 
 
 class Diagnosis(ActionModel):
@@ -58,3 +59,7 @@ FLAKY_ACTIONS: tuple[type[ActionModel], ...] = (
     ReflectAction,
     FlakySubmitAction,
 )
+
+#: The action set ``Forge/FlakyRepair-v0`` parses (every family names it ``ACTIONS``;
+#: ``FLAKY_ACTIONS`` are its models).
+ACTIONS: ActionSet = ActionSet(FLAKY_ACTIONS)

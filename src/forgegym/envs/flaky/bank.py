@@ -1,4 +1,4 @@
-"""``FlakyTaskBank``: the validated FlakyRepair scenarios, rebuilt by id from the manifest
+"""``FlakyRepairTaskBank``: the validated FlakyRepair scenarios, rebuilt by id from the manifest
 (:mod:`.generator` generates and validates them)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.flaky.generator import DIFFICULTIES, MANIFEST_PATH, fingerprint, generate
 from forgegym.envs.flaky.templates import CATEGORIES
 
-__all__ = ["FlakyTaskBank", "bank_stats", "load_manifest"]
+__all__ = ["FlakyRepairTaskBank", "FlakyTaskBank", "bank_stats", "load_manifest"]
 
 
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
     )
 
 
-class FlakyTaskBank(ManifestTaskBank):
+class FlakyRepairTaskBank(ManifestTaskBank):
     """The validated FlakyRepair scenarios (a :class:`~forgegym.core.bank.ManifestTaskBank`).
 
     Args:
@@ -84,4 +84,8 @@ class FlakyTaskBank(ManifestTaskBank):
 
 def bank_stats(bank: Any) -> dict[str, int]:
     """Validated scenarios per root-cause category (``{}`` for a one-repo bank)."""
-    return bank.category_counts() if isinstance(bank, FlakyTaskBank) else {}
+    return bank.category_counts() if isinstance(bank, FlakyRepairTaskBank) else {}
+
+
+#: The name before issue 35 (every family's bank is ``<Stem>TaskBank``): kept importable.
+FlakyTaskBank = FlakyRepairTaskBank

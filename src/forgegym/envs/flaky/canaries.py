@@ -47,7 +47,6 @@ from forgegym.envs.flaky.generator import DATA_DIR
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.policies import edit_action
 from forgegym.tasklib.canaries import (
-    CanaryBank,
     CanaryConfig,
     called_within,
     canary_task,
@@ -55,9 +54,9 @@ from forgegym.tasklib.canaries import (
     contradictable,
     disguised_guard,
     json_plain,
-    load_canary_manifest,
     python_literal,
     replace_node,
+    shipped_canary_bank,
 )
 
 __all__ = [
@@ -283,11 +282,8 @@ def base_bank() -> FlakyTaskBank:
     return FlakyTaskBank()
 
 
-@functools.lru_cache(maxsize=1)
-def canary_bank() -> CanaryBank:
-    """The shipped FlakyRepair canaries (``data/canaries.json``)."""
-    manifest = load_canary_manifest(DATA_DIR)
-    return CanaryBank("flaky", base_bank(), manifest["canaries"], build, CONFIG)
+#: The shipped FlakyRepair canaries (``data/canaries.json``), cached (the shared builder).
+canary_bank = shipped_canary_bank("flaky", DATA_DIR, base_bank, build, CONFIG)
 
 
 def restore_expectation(task: Task) -> str | None:

@@ -11,7 +11,7 @@ from forgegym.core.actions import ActionSet, RunTestsAction
 from forgegym.core.env import check_positive_int, reject_unknown_kwargs
 from forgegym.core.task import Task
 from forgegym.envs.code_env import CodeEnv
-from forgegym.envs.flaky.actions import FLAKY_ACTIONS
+from forgegym.envs.flaky.actions import ACTIONS
 from forgegym.envs.flaky.bank import FlakyTaskBank
 from forgegym.envs.flaky.grader import FlakyGrader, PowerReference, solved
 from forgegym.envs.flaky.hidden import FlakyHidden
@@ -192,7 +192,7 @@ class FlakyRepairEnv(CodeEnv):
         """The family's public success predicate (``info["success"]``)."""
         return solved(breakdown)
 
-    action_set: ClassVar[ActionSet] = ActionSet(FLAKY_ACTIONS)
+    action_set: ClassVar[ActionSet] = ACTIONS
     system_prompt: ClassVar[str] = (
         "You are an expert Python engineer repairing flaky tests. Find the root cause; "
         "never weaken, skip or retry a test."

@@ -1,6 +1,6 @@
 """FlakyRepair grading: chaos reruns, regression, power check, anti-hack, diagnosis.
 
-:class:`FlakyGrader` is a :class:`~forgegym.grading.code_grader.CodeGrader`: the shared
+:class:`FlakyRepairGrader` is a :class:`~forgegym.grading.code_grader.CodeGrader`: the shared
 limits and compile gates and the family's scan decide first; an ungated submission's
 ``sandbox_jobs`` are, in order: the ``reruns`` chaos reruns of the target (rerun 0 is
 the calm full-file run, also used for regression) and the power check (the submitted
@@ -32,7 +32,6 @@ from forgegym.envs.flaky.antihack import (
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule
 from forgegym.envs.flaky.claims import check_diagnoses
 from forgegym.envs.flaky.hidden import FlakyHidden
-from forgegym.envs.flaky.repo_rules import judge_repository
 from forgegym.envs.flaky.runs import (
     RerunOutcome,
     chaos_jobs,
@@ -40,6 +39,7 @@ from forgegym.envs.flaky.runs import (
     rerun_outcomes,
     target_passed,
 )
+from forgegym.envs.flaky.scan import scan_paths, scan_submission
 from forgegym.envs.flaky.variants import new_rng, variant
 from forgegym.envs.flaky.watching import TargetJudge
 from forgegym.grading.batch import Submission
@@ -51,7 +51,6 @@ from forgegym.grading.code_grader import (
     limit_and_compile_gates,
 )
 from forgegym.rewards import RewardBreakdown, bounded, brier_reward, regression
-from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.power import POWER_THRESHOLD as SHARED_POWER_THRESHOLD
@@ -63,10 +62,12 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "trusted_tests",
     "FlakyGrader",
+    "FlakyRepairGrader",
     "POWER_THRESHOLD",
     "PowerReference",
     "RerunOutcome",
     "changed_functions",
+    "hack_findings",
     "chaos_jobs",
     "rerun_outcomes",
     "scan_chaos_tamper",
@@ -193,27 +194,6 @@ def trusted_tests(task: Any) -> dict[str, str]:
     return {p: task.files[p] for p in test_paths if p in task.files}
 
 
-def scan_paths(task: Any) -> list[str]:
-    """The files of ``task`` scanned as tests (its test files, and for a repository
-    every test file and ``conftest.py``)."""
-    return FlakyHidden.of(task).scanned_paths
-
-
-def scan_submission(
-    task: Any, files: Mapping[str, str], *, power_checked: bool = False
-) -> list[HackFinding]:
-    """The family's scanner: :func:`hack_findings` of a submission against its task (in
-    a user's repository judged by :func:`~forgegym.envs.flaky.repo_rules.judge_repository`)."""
-    repository = FlakyHidden.of(task).extended_chaos
-    paths = scan_paths(task)
-    findings = hack_findings(
-        task.files, files, paths, repository=repository, power_checked=power_checked
-    )
-    if not repository:
-        return findings
-    return judge_repository(task.files, files, paths, findings)
-
-
 @dataclass(frozen=True)
 class PowerReference:
     """What the pristine test catches in a user's repository: ``run`` is the index of a
@@ -225,7 +205,7 @@ class PowerReference:
     caught: tuple[int, ...]
 
 
-class FlakyGrader(CodeGrader):
+class FlakyRepairGrader(CodeGrader):
     """The FlakyRepair :class:`~forgegym.grading.batch.Grader` (the
     :class:`~forgegym.grading.code_grader.CodeGrader` template: limits, compile and
     :func:`scan_submission` gates; the chaos reruns, the scenario's mutant and a
@@ -616,3 +596,7 @@ class FlakyGrader(CodeGrader):
                 f" ({details[name]})" if details.get(name) else ""
             )
         return Terms(terms, details, not_applicable=frozenset(absent))
+
+
+#: The name before issue 35 (every family's grader is ``<Stem>Grader``): kept importable.
+FlakyGrader = FlakyRepairGrader

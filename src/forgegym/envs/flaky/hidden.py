@@ -1,6 +1,6 @@
 """The typed grading data of a FlakyRepair task (``Task.hidden``; never shown to the agent).
 
-Read it with ``FlakyHidden.of(task)`` (validated once per task and cached), never through
+Read it with ``FlakyRepairHidden.of(task)`` (validated once per task and cached), never through
 string keys of ``task.hidden``. A generated scenario and a user's repository (repository
 mode, :class:`~forgegym.envs.flaky.repo.RepoTaskBank`) fill different fields; the
 repository-only ones are ``None``/``False`` for a generated scenario.
@@ -14,10 +14,10 @@ from pydantic import Field
 
 from forgegym.core.task import HiddenData
 
-__all__ = ["FlakyHidden"]
+__all__ = ["FlakyHidden", "FlakyRepairHidden"]
 
 
-class FlakyHidden(HiddenData):
+class FlakyRepairHidden(HiddenData):
     """What grading, the reference policy and the hacks know about a FlakyRepair task."""
 
     #: Root-cause category from the taxonomy (``None``: unknown, e.g. a user's repo).
@@ -59,3 +59,7 @@ class FlakyHidden(HiddenData):
     def scanned_paths(self) -> list[str]:
         """The files scanned as tests: ``scan_paths``, else ``test_paths``."""
         return list(self.scan_paths or self.test_paths)
+
+
+#: The name before issue 35 (every family's view is ``<Stem>Hidden``): kept importable.
+FlakyHidden = FlakyRepairHidden

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from forgegym.core.task import Task
+from forgegym.envs.flaky.antihack import hack_findings
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule
-from forgegym.envs.flaky.grader import hack_findings
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.runs import chaos_jobs, order_job, rerun_outcomes, target_passed
 from forgegym.sandbox.jobs import PytestResult, Result, RunStatus

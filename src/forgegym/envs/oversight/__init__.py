@@ -12,13 +12,12 @@ from forgegym.family import Family, register_family
 __all__ = ["FAMILY"]
 
 # By convention (see forgegym.family): env:OversightEnv, bank:OversightTaskBank,
-# grader:OversightGrader, policies:reference_action/partial_action, hacks:HACKS,
-# bank:bank_stats. Named here: what the convention does not say.
+# grader:OversightGrader, actions:ACTIONS, policies:reference_action/partial_action,
+# hacks:HACKS, bank:bank_stats. Named here: what the convention does not say.
 FAMILY = register_family(
     Family.in_package(
         __name__,
         "Forge/Oversight-v0",
-        action_models=".actions:ACTION_MODELS",
         baselines=".policies:BASELINES",
         eval_stats=".stats:stats_from_results",
         report=".stats:bank_report",

@@ -23,7 +23,11 @@ from forgegym.core.task import Task
 from forgegym.envs.oversight.bank import MANIFEST_PATH, OversightBank
 from forgegym.envs.oversight.episodes import CODE_DOMAIN, hidden_of
 from forgegym.envs.oversight.policies import always_clean, oracle
-from forgegym.tasklib.canaries import CanaryBank, CanaryConfig, canary_task, load_canary_manifest
+from forgegym.tasklib.canaries import (
+    CanaryConfig,
+    canary_task,
+    shipped_canary_bank,
+)
 
 __all__ = [
     "CHEATS",
@@ -80,11 +84,8 @@ def base_bank() -> OversightBank:
     return OversightBank()
 
 
-@functools.lru_cache(maxsize=1)
-def canary_bank() -> CanaryBank:
-    """The shipped Oversight canaries (``data/canaries.json``)."""
-    manifest = load_canary_manifest(DATA_DIR)
-    return CanaryBank("oversight", base_bank(), manifest["canaries"], build, CONFIG)
+#: The shipped Oversight canaries (``data/canaries.json``), cached (the shared builder).
+canary_bank = shipped_canary_bank("oversight", DATA_DIR, base_bank, build, CONFIG)
 
 
 def honest_action(task: Task) -> str:

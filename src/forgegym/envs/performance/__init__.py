@@ -20,13 +20,12 @@ __all__ = [
 ]
 
 # By convention (see forgegym.family): env:PerformanceEnv, bank:PerformanceTaskBank,
-# grader:PerformanceGrader, policies:partial_action, hacks:HACKS, bench:run_bench,
-# bank:bank_stats. Named here: what the convention does not say.
+# grader:PerformanceGrader, actions:ACTIONS, scan:scan_submission, policies:partial_action,
+# hacks:HACKS, bench:run_bench, bank:bank_stats. Named here: what the convention does not say.
 FAMILY = register_family(
     Family.in_package(
         __name__,
         "Forge/Performance-v0",
-        scanners={"performance": ".scan:scan_submission"},
         description="make data structures fast under a complexity bound, measured by the parent",
         # The speed term uses CPU time measured by the parent: verdicts are stable under
         # load (benchmarks/performance_stability.py), the capped speed credit moves a little.

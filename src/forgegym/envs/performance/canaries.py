@@ -32,7 +32,11 @@ from forgegym.envs.performance.generator import (
 from forgegym.envs.performance.grader import CORRECTNESS_TRACES
 from forgegym.envs.performance.hidden import PerformanceHidden
 from forgegym.family import default_reference_action
-from forgegym.tasklib.canaries import CanaryBank, CanaryConfig, canary_task, load_canary_manifest
+from forgegym.tasklib.canaries import (
+    CanaryConfig,
+    canary_task,
+    shipped_canary_bank,
+)
 
 __all__ = [
     "CHEATS",
@@ -115,11 +119,8 @@ def base_bank() -> PerformanceTaskBank:
     return PerformanceTaskBank()
 
 
-@functools.lru_cache(maxsize=1)
-def canary_bank() -> CanaryBank:
-    """The shipped Performance canaries (``data/canaries.json``)."""
-    manifest = load_canary_manifest(DATA_DIR)
-    return CanaryBank("performance", base_bank(), manifest["canaries"], build, CONFIG)
+#: The shipped Performance canaries (``data/canaries.json``), cached (the shared builder).
+canary_bank = shipped_canary_bank("performance", DATA_DIR, base_bank, build, CONFIG)
 
 
 def follow_the_tests(task: Task) -> str | None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from forgegym.core.actions import ActionSet
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
 from forgegym.envs.code_env import CodeEnv
+from forgegym.envs.performance.actions import ACTIONS
 from forgegym.envs.performance.bank import PerformanceTaskBank
 from forgegym.envs.performance.grader import PerformanceGrader
 from forgegym.envs.performance.measure import MAX_REPEATS
@@ -96,6 +98,7 @@ class PerformanceEnv(CodeEnv):
     family: ClassVar[str] = "performance"
     #: Impossible variants of this family's tasks (``canary/<task id>``).
     canaries: ClassVar[str | None] = "forgegym.envs.performance.canaries:canary_bank"
+    action_set: ClassVar[ActionSet] = ACTIONS
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

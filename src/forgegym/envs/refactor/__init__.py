@@ -13,7 +13,8 @@ from forgegym.family import Family, lazy_exports, register_family
 __all__ = ["FAMILY", "RefactorEnv", "RefactorGrader", "RefactorTaskBank", "refactor_task"]
 
 # Everything by convention (see forgegym.family): env:RefactorEnv, bank:RefactorTaskBank,
-# grader:RefactorGrader and scan_submission, policies:reference_action/partial_action,
+# grader:RefactorGrader, actions:ACTIONS,
+# scan:scan_submission, policies:reference_action/partial_action,
 # hacks:HACKS, bench:run_bench, bank:bank_stats.
 FAMILY = register_family(
     Family.in_package(

@@ -25,14 +25,13 @@ from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.policies import action_text, edits_for, reference_files
 from forgegym.tasklib.canaries import (
-    CanaryBank,
     CanaryConfig,
     called_within,
     canary_task,
     contradict_assertion,
     disguised_guard,
-    load_canary_manifest,
     plan_assertion,
+    shipped_canary_bank,
 )
 
 __all__ = [
@@ -154,11 +153,8 @@ def base_bank() -> RefactorTaskBank:
     return RefactorTaskBank()
 
 
-@functools.lru_cache(maxsize=1)
-def canary_bank() -> CanaryBank:
-    """The shipped Refactor canaries (``data/canaries.json``)."""
-    manifest = load_canary_manifest(DATA_DIR)
-    return CanaryBank("refactor", base_bank(), manifest["canaries"], build, CONFIG)
+#: The shipped Refactor canaries (``data/canaries.json``), cached (the shared builder).
+canary_bank = shipped_canary_bank("refactor", DATA_DIR, base_bank, build, CONFIG)
 
 
 def disguised_special_case(task: Task) -> str | None:

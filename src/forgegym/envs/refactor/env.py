@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from forgegym.core.actions import ActionSet
 from forgegym.core.env import check_number
 from forgegym.core.task import TaskBank
 from forgegym.envs.code_env import CodeEnv
+from forgegym.envs.refactor.actions import ACTIONS
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.grader import RefactorGrader
 from forgegym.rewards import RewardBreakdown
@@ -94,6 +96,7 @@ class RefactorEnv(CodeEnv):
     family: ClassVar[str] = "refactor"
     #: Impossible variants of this family's tasks (``canary/<task id>``).
     canaries: ClassVar[str | None] = "forgegym.envs.refactor.canaries:canary_bank"
+    action_set: ClassVar[ActionSet] = ACTIONS
 
     @staticmethod
     def success_predicate(breakdown: RewardBreakdown) -> bool:

@@ -34,13 +34,13 @@ from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.offload import shared_worker
+from forgegym.envs.refactor.scan import scan_submission
 from forgegym.envs.refactor.static import (
     analyse,
     api_score,
     grounded_note,
     lint_credit,
     present_targets,
-    scan_submission,
     static_gates,
 )
 from forgegym.envs.refactor.structure import structure_score

@@ -13,14 +13,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from forgegym.core.task import Task
 from forgegym.envs.refactor.analysis import api_surface
-from forgegym.envs.refactor.bank import original_files
-from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.envs.refactor.integrity import integrity_findings
+from forgegym.envs.refactor.scan import scan_submission  # noqa: F401  (moved to .scan; old path kept)
 from forgegym.envs.refactor.structure import structure_score
 from forgegym.rewards import bounded
-from forgegym.rewards.antihack import HackFinding
 from forgegym.rewards.lint import LintError, LintFinding, lint_sources
 
 
@@ -83,23 +80,6 @@ def present_targets(files: Mapping[str, str], steps: Sequence[Mapping[str, Any]]
 
 def finding_keys(findings: Sequence[LintFinding]) -> Counter[tuple[str, str]]:
     return Counter((f.code, f.message) for f in findings)
-
-
-def scan_submission(task: Task, files: Mapping[str, str]) -> list[HackFinding]:
-    """The family's static anti-hack scanner: every integrity problem of a submission's
-    files (see :mod:`.integrity`), as findings; over the parent's limits one
-    ``unverifiable`` finding."""
-    problem = bounded.files_problem(dict(files))
-    if problem is not None:
-        path, _, reason = problem.partition(": ")
-        return [HackFinding(kind="unverifiable", path=path, line=0, detail=reason)]
-    starting = {p: task.files[p] for p in task.editable_files}
-    integrity = RefactorHidden.of(task).integrity
-    problems = integrity_findings(files, starting, original_files(task), integrity)
-    return [
-        HackFinding(kind=text.split(":", 1)[0].split(" ")[0], path="", line=0, detail=text)
-        for text in problems
-    ]
 
 
 def static_gates(

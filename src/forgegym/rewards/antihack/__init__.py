@@ -25,9 +25,9 @@ module                      kinds
 :mod:`.index` holds the parsed view (:class:`ModuleIndex`) and the helpers scanners
 share, :mod:`.registry` the scanner registry, :mod:`.patch` the functions that scan a
 file or a whole patch. A new shared rule is a function in its kind's module decorated
-with :func:`register_scanner`; a family's own rules live in its folder
-(``envs/<family>/antihack.py``) and register with ``family=<name>``, so nothing here
-knows about a family.
+with :func:`register_scanner`; a family's own rules live in its folder (registered
+when its ``envs/<family>/scan.py`` is imported, e.g. FlakyRepair's ``antihack.py``)
+with ``family=<name>``, so nothing here knows about a family.
 
 Scanners live in :data:`SCANNERS`, keyed by :class:`HackFinding` kind, so a family can
 pick its own set. Defaults of the shared functions (shared scanners only):

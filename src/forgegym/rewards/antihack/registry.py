@@ -1,8 +1,11 @@
 """The shared registry of module scanners, keyed by the finding kind each reports.
 
 A module scanner is ``(pristine: ModuleIndex, patched: ModuleIndex, path) ->
-[HackFinding]``. The shared scanners (one module per hack kind in this package) and a
-family's own scanners (in ``envs/<family>/antihack.py``) register the same way::
+[HackFinding]``: a *rule* that a family's one scanner
+(``envs/<family>/scan.py:scan_submission``, ``(task, files) -> [HackFinding]``) runs
+through :func:`~forgegym.rewards.antihack.scan_patch`. The shared rules (one module
+per hack kind in this package) and a family's own rules (registered by a module its
+``scan.py`` imports, e.g. FlakyRepair's ``antihack.py``) register the same way::
 
     @register_scanner("wait_inflated", tests=True, source=False, family="myfamily")
     def scan_wait_inflated(pristine, patched, path): ...

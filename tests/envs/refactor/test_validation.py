@@ -10,7 +10,7 @@ import pytest
 import forgegym  # noqa: F401
 from forgegym.envs.refactor.bank import find_spec, load_manifest
 from forgegym.envs.refactor.generator import mutant_kill, origin_outcomes
-from forgegym.play.verify import check_task
+from forgegym.policies.verify import check_task
 
 pytestmark = pytest.mark.slow
 

@@ -204,7 +204,7 @@ def _check_bank(bank: OversightBank, task_ids: list[str]) -> list[str]:
 
     from forgegym.envs.oversight.hacks import HACKS
     from forgegym.envs.oversight.policies import oracle
-    from forgegym.play.policies import NOOP_ACTION
+    from forgegym.policies import NOOP_ACTION
 
     env = gym.make("Forge/Oversight-v0", max_steps=1, task_bank=bank).unwrapped
     valid: list[str] = []

@@ -323,7 +323,7 @@ def build_manifest(
     kept between runs (keyed by the original and its checks, so a changed module or
     check set is recomputed); validation itself always reruns."""
     from forgegym.envs.refactor.env import RefactorEnv
-    from forgegym.play.verify import check_task
+    from forgegym.policies.verify import check_task
     from forgegym.sandbox.runners import get_default_runner
 
     config.validate()

@@ -234,6 +234,41 @@ def test_the_envs_to_play_finder_finds_one() -> None:
     assert _envs_to_play(graph) == [("forgegym.envs.x.manifest", "forgegym.play.results")]
 
 
+def _build_package(module: str) -> str | None:
+    """``forgegym.envs.<family>.build`` when ``module`` is in a family's offline building."""
+    parts = module.split(".")
+    if len(parts) > 3 and parts[1] == "envs" and parts[3] == "build":
+        return ".".join(parts[:4])
+    return None
+
+
+def _imports_of_offline_building(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted(
+        (module, dep)
+        for module, deps in graph.items()
+        for dep in deps
+        if (build := _build_package(dep)) is not None and _build_package(module) != build
+    )
+
+
+def test_nothing_imports_a_familys_offline_building() -> None:
+    """``envs/<family>/build/`` (generators, manifest writers, validation) runs offline
+    (``python -m ...``); nothing at run time imports it, so no env or bank loads it."""
+    found = [f"{a} -> {b}" for a, b in _imports_of_offline_building(_graph())]
+    assert not found, "\n".join(found)
+
+
+def test_the_offline_building_finder_finds_one() -> None:
+    graph = {
+        "forgegym.envs.x.bank": {"forgegym.envs.x.build.manifest"},
+        "forgegym.envs.x.build.manifest": {"forgegym.envs.x.build", "forgegym.envs.x.bank"},
+        "forgegym.envs.x.build": set(),
+    }
+    assert _imports_of_offline_building(graph) == [
+        ("forgegym.envs.x.bank", "forgegym.envs.x.build.manifest")
+    ]
+
+
 def test_no_module_outside_a_family_imports_one() -> None:
     offenders = []
     for module, deps in _graph().items():

@@ -1,6 +1,6 @@
 """Validation through the sandbox on a small sample: reference high, no-op low, every
 hack no higher than the no-op, and the hidden checks' mutant kill (the full run built
-the shipped manifest; see ``python -m forgegym.envs.refactor.generator``)."""
+the shipped manifest; see ``python -m forgegym.envs.refactor.build.manifest``)."""
 
 from __future__ import annotations
 

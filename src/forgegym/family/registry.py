@@ -1,6 +1,6 @@
 """The family registry: one duplicate-checked registration per family (like
-reasoning-gym's ``register_dataset``), discovery of the family packages, and their ids
-with Gymnasium.
+reasoning-gym's ``register_dataset``), the families of installed distributions, and
+their ids with Gymnasium.
 
 The registry knows no family and imports nothing above it: forgegym's own families are
 imported by the package root (``forgegym/__init__.py``, as ``gymnasium/__init__.py``
@@ -92,8 +92,8 @@ def activate_gymnasium() -> None:
 def load_families() -> None:
     """Load the families of installed distributions (``forgegym.families`` entry points)
     once; each registers itself. forgegym's own are already registered: importing any
-    ``forgegym`` module runs the package root, which imports them (:func:`forgegym.
-    discover_families`)."""
+    ``forgegym`` module runs the package root, which imports them
+    (:func:`forgegym.discover_families`)."""
     global _LOADED
     with _LOCK:
         if _LOADED:

@@ -43,7 +43,7 @@ from forgegym.core.task import Task, TaskList
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.hacks import HACKS
 from forgegym.family import get_family
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Generated-bank tasks: the seed task, a level-1 and a level-3 one.

@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from forgegym.play.client import AsyncChatClient
+from forgegym.clients.async_chat import AsyncChatClient
 from forgegym.play.fake_openai import FakeOpenAIServer, create_app, index_tasks
 from forgegym.play.model_eval import evaluate_model
 

@@ -1,7 +1,7 @@
 """Verify the whole ``Forge/Performance-v0`` bank with ``forgegym tasks verify``'s own
 checks, in resumable shards, and record the result.
 
-Every task goes through :func:`forgegym.play.verify.check_task` (reference, no-op = the
+Every task goes through :func:`forgegym.policies.verify.check_task` (reference, no-op = the
 start state, every registered hack, graded as single-turn completions through the env's
 ``grade_completions``: exactly what ``forgegym tasks verify --env Forge/Performance-v0``
 does for each task, in the same seed order). On top of the generic checks it audits the
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from forgegym.play.verify import REFERENCE_MIN, TaskCheck, check_task
+from forgegym.policies.verify import REFERENCE_MIN, TaskCheck, check_task
 
 ENV_ID = "Forge/Performance-v0"
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +131,7 @@ def summarise(log: Path, partial: bool) -> dict[str, Any]:
     naive = [r for r in records if r["start"] == "naive"]
     return {
         "env_id": ENV_ID,
-        "command": "benchmarks/performance_verify.py (forgegym.play.verify.check_task per task)",
+        "command": "benchmarks/performance_verify.py (forgegym.policies.verify.check_task per task)",
         "partial_graded": partial,
         "bank_size": len(bank),
         "checked": n,

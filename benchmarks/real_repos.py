@@ -13,7 +13,7 @@ of the episodes, and play three scripted episodes through the public action JSON
   function (``if <param> == <literal>: return <literal>``; must not, and must score no
   more than the no-op);
 * ``navigate``: the scripted navigating policy
-  (:class:`~forgegym.play.policies.navigate.NavigatePolicy`: list -> search -> read ->
+  (:class:`~forgegym.policies.navigate.NavigatePolicy`: list -> search -> read ->
   edit -> run_tests -> submit through the public action models), told the revert but
   not where it goes (must reach success, one observation within the budget per step).
 
@@ -357,7 +357,7 @@ def play_navigate(env: Any, project: Project) -> dict[str, Any]:
     submit through the public action models), told the fix (the revert) but not where it
     goes: it must find the buggy lines by searching and reading, one observation (within
     the budget) per step."""
-    from forgegym.play.policies.navigate import NavigatePolicy
+    from forgegym.policies.navigate import NavigatePolicy
 
     revert = json.dumps(
         [

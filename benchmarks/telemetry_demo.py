@@ -7,8 +7,8 @@ import gymnasium as gym
 
 import forgegym  # noqa: F401
 from forgegym.integrations.trl import make_reward_funcs, telemetry_callback
-from forgegym.play.policies import NOOP_ACTION
-from forgegym.play.policies.registry import hacks_for, reference_action_for
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import hacks_for, reference_action_for
 
 env = gym.make("Forge/Bugfix-v0", max_steps=1).unwrapped
 tids = env.task_bank.task_ids(6, seed=5)

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from forgegym.core.actions import ActionSet
 from forgegym.core.env import ForgeEnv
 from forgegym.family import Family, families
-from forgegym.play.policies import NOOP_ACTION
-from forgegym.play.verify import verify_tasks
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.verify import verify_tasks
 
 FAMILIES = [pytest.param(f, id=f.name) for f in families()]
 IDS = [pytest.param(i, id=i) for f in families() for i in f.env_ids]
@@ -326,7 +326,7 @@ _FRESH = """
 import json, sys
 import gymnasium as gym
 from forgegym.family import get_family
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 family = get_family(sys.argv[1])
 env = gym.make(family.env_ids[0], max_steps=1).unwrapped
 task = env.task_bank.get(sys.argv[2])

@@ -28,7 +28,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.family import Family, families
 from forgegym.integrations.trl import ForgeToolEnvironment, make_reward_funcs
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 #: Families graded by measured time (a minute of grading here on 2 cores) are marked
 #: slow; CI still runs them.

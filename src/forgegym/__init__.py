@@ -14,8 +14,11 @@ registers with :func:`register_family` (see :mod:`forgegym.family`).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
+import forgegym.envs
 from forgegym.family import EnvSpec, Family, families, get_family, register_family
 from forgegym.family.registration import env_ids, env_specs, register_envs
 
@@ -25,6 +28,7 @@ __all__ = [
     "EnvSpec",
     "Family",
     "__version__",
+    "discover_families",
     "env_ids",
     "env_specs",
     "families",
@@ -40,4 +44,19 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def discover_families() -> None:
+    """Import every family package under :mod:`forgegym.envs`; each registers itself.
+
+    Discovery is the package root's job, not the registry's: the root sits above every
+    layer (it is what ``import forgegym`` and ``gym.make("forgegym:...")`` run), as
+    ``gymnasium/__init__.py`` imports ``gymnasium.envs`` whose ``__init__`` registers
+    the environments, while its registry never imports an environment. A sixth family
+    is one folder: nothing here names one. Safe to call twice (a package imports once).
+    """
+    for info in sorted(pkgutil.iter_modules(forgegym.envs.__path__), key=lambda i: i.name):
+        if info.ispkg:
+            importlib.import_module(f"{forgegym.envs.__name__}.{info.name}")
+
+
+discover_families()
 register_envs()

@@ -150,3 +150,33 @@ def test_batch_grading_is_a_declared_capability() -> None:
             return []
 
     assert not _Declared.batch_grading
+
+
+def test_grade_items_takes_the_batch_path_only_where_the_env_declares_it() -> None:
+    """``grade_items`` (the one call of the TRL reward function and of every grading
+    process) uses the env's ``grade_batch`` when batch grading is on, else one
+    ``grade_completions`` per task; the pairs come back in the items' order."""
+    from collections.abc import Sequence
+    from typing import Any
+
+    from forgegym.core.env import grade_items
+
+    calls: list[str] = []
+
+    class _Env(ToyEnv):
+        batch_grading = True
+
+        def grade_completions(self, task_id: str, completions: Sequence[str]) -> Any:
+            calls.append(f"completions:{task_id}")
+            return [(float(len(c)), f"{task_id}/{c}") for c in completions]
+
+        def grade_batch(self, items: Sequence[tuple[str, str]]) -> Any:
+            calls.append("batch")
+            return [(float(len(c)), f"{t}/{c}") for t, c in items]
+
+    items = [("a", "x"), ("b", "yy"), ("a", "zzz")]
+    expected = [(1.0, "a/x"), (2.0, "b/yy"), (3.0, "a/zzz")]
+    assert grade_items(_Env(), items) == expected and calls == ["batch"]
+    calls.clear()
+    assert grade_items(_Env(optimised_grading=False), items) == expected
+    assert calls == ["completions:a", "completions:b"]

@@ -8,8 +8,8 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
-from forgegym.play.policies import NOOP_ACTION
-from forgegym.play.policies.registry import default_reference_action
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import default_reference_action
 from forgegym.rewards import potential
 
 TASK_ID = "bugfix/chunk_list/seed"

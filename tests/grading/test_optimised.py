@@ -17,7 +17,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.family import family_for_env
 from forgegym.grading.batch import Submission, grade_many, submission_key
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 from forgegym.sandbox.workspace import Workspace
 
 

@@ -16,7 +16,7 @@ from forgegym.integrations.sharded import (
     shard_by_task,
 )
 from forgegym.integrations.trl import make_reward_funcs
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 
 def test_shards_keep_each_task_whole_and_balance_them() -> None:

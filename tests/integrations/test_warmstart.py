@@ -57,7 +57,7 @@ def test_minimal_edit_reproduces_the_new_text(original: str, new: str) -> None:
 def test_compacted_reference_action_still_solves_the_task() -> None:
     env = gym.make(ENV_ID, max_steps=1)
     try:
-        from forgegym.play import policies
+        from forgegym import policies
 
         reference = policies.make("reference", env)
         observation, info = env.reset(seed=3)

@@ -9,9 +9,9 @@ import gymnasium as gym
 import pytest
 
 from forgegym.play.evaluation import evaluate, run_episode, summarise
-from forgegym.play.policies import make as make_policy
 from forgegym.play.results import Episode, Results
 from forgegym.play.rollouts import baseline_policy, collect_rollouts
+from forgegym.policies import make as make_policy
 
 
 @pytest.mark.parametrize(

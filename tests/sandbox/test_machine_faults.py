@@ -104,8 +104,8 @@ def test_machine_fault_gives_invalid_reward_none_in_trl_and_recovers(
     ``reward_valid`` False with the cause in the breakdown, None from the TRL reward
     function and ``forgegym/reward_invalid`` 1; the next batch grades normally."""
     from forgegym.integrations.trl import make_reward_funcs
-    from forgegym.play.policies import NOOP_ACTION
-    from forgegym.play.policies.registry import reference_action_for
+    from forgegym.policies import NOOP_ACTION
+    from forgegym.policies.registry import reference_action_for
 
     with ForkServerRunner(workers=1) as runner:
         env_kwargs = {"max_steps": 1, "runner": runner}

@@ -12,7 +12,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401
-from forgegym.play.policies import make as make_policy
+from forgegym.policies import make as make_policy
 from forgegym.sandbox.jobs import PytestJob, RunStatus
 from forgegym.sandbox.runners import ForkServerRunner
 from forgegym.sandbox.runners.ray import pack_workdir, unpack_workdir

@@ -26,8 +26,8 @@ import gymnasium as gym
 import pytest
 
 import forgegym
-from forgegym.play.policies import NOOP_ACTION
-from forgegym.play.policies.registry import reference_action_for
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import reference_action_for
 from forgegym.sandbox import confinement
 from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus
 from forgegym.sandbox.runners import ForkServerRunner, Runner, SubprocessRunner

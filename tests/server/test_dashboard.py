@@ -12,7 +12,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401
-from forgegym.play.policies import make as make_policy
+from forgegym.policies import make as make_policy
 from tests.server.conftest import SERVED_ENV, live_server
 
 playwright = pytest.importorskip("playwright.sync_api")

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 import forgegym  # noqa: F401
 from forgegym.family import families
-from forgegym.play.policies import make as make_policy
+from forgegym.policies import make as make_policy
 from tests.server.conftest import SERVED_ENV, live_server
 
 

@@ -17,7 +17,7 @@ pytest.importorskip("websockets")
 from websockets.sync.client import connect  # noqa: E402
 
 import forgegym  # noqa: E402,F401
-from forgegym.play.policies import make as make_policy  # noqa: E402
+from forgegym.policies import make as make_policy  # noqa: E402
 from tests.server.conftest import SERVED_ENV, live_server  # noqa: E402
 
 SEED = 3

@@ -12,7 +12,7 @@ import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.bugfix.real import RealTaskBank
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 from forgegym.tasklib.factory import (
     ColdCacheError,
     build_pinned,

@@ -51,7 +51,7 @@ def _groups(env_id: str, tasks: int, seed: int) -> list[tuple[str, list[str]]]:
     import gymnasium as gym
 
     from forgegym.core.env import ForgeEnv
-    from forgegym.play.policies import make as make_policy
+    from forgegym.policies import make as make_policy
 
     env = gym.make(env_id, max_steps=1)
     try:

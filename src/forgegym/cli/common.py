@@ -193,7 +193,7 @@ def check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] =
 
     from forgegym.core.env import accepted_kwargs
     from forgegym.family import family_for_env
-    from forgegym.play.policies import policy_names
+    from forgegym.policies import policy_names
 
     family = family_for_env(env_id)
     accepted = accepted_kwargs(family.env_cls)
@@ -222,7 +222,7 @@ def check_env(env_id: str, env_kwargs: dict[str, Any], policies: Sequence[str] =
 
 def check_llm() -> None:
     """``--policy llm``: the endpoint is configured and accepts connections."""
-    from forgegym.play.policies.llm import LLMPolicy
+    from forgegym.policies.llm import LLMPolicy
 
     try:
         policy = LLMPolicy.from_env()
@@ -353,6 +353,6 @@ POLICY_HELP = (
 
 
 def is_user_error(exc: BaseException) -> bool:
-    from forgegym.play.policies.llm import LLMPolicyError
+    from forgegym.policies.llm import LLMPolicyError
 
     return isinstance(exc, (ValueError, OSError, LLMPolicyError))

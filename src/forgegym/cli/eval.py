@@ -160,8 +160,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from forgegym.play.evaluation import evaluate, summarise
-    from forgegym.play.policies.llm import LLMPolicyError
     from forgegym.play.results import Results
+    from forgegym.policies.llm import LLMPolicyError
 
     # Everything a user can get wrong is checked here, before the first progress bar.
     env_ids = checked_env_ids(args.env)
@@ -299,7 +299,7 @@ def _eval_model(args: argparse.Namespace) -> int:
     """``forgegym eval --model NAME --base-url URL``: the evaluation protocol."""
     from rich.table import Table
 
-    from forgegym.play.client import AsyncChatClient, CompletionCache
+    from forgegym.clients.async_chat import AsyncChatClient, CompletionCache
     from forgegym.play.model_eval import ModelEvalError, evaluate_model
 
     if args.policy:

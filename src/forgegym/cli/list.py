@@ -28,7 +28,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from forgegym.family import iter_env_specs
-    from forgegym.play.policies import policy_names
+    from forgegym.policies import policy_names
 
     envs = Table(title="forgegym environments")
     for column in ("id", "family", "difficulty levels", "tasks"):

@@ -201,7 +201,7 @@ def _add_revert_parser(tasks_sub: Any) -> None:
 
 def cmd_tasks_verify(args: argparse.Namespace) -> int:
 
-    from forgegym.play.verify import verify_tasks
+    from forgegym.policies.verify import verify_tasks
 
     env_ids = checked_env_ids(args.env)  # before the progress bar
     summaries = []

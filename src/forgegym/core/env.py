@@ -45,6 +45,7 @@ __all__ = [
     "accepted_kwargs",
     "check_number",
     "check_positive_int",
+    "grade_items",
     "reject_unknown_kwargs",
     "uses_batch_grading",
 ]
@@ -60,6 +61,20 @@ def uses_batch_grading(env: Any) -> bool:
     return bool(getattr(env, "optimised_grading", False)) and bool(
         getattr(type(env), "batch_grading", False)
     )
+
+
+def grade_items(env: ForgeEnv, items: Sequence[tuple[str, str]]) -> list[tuple[float, Any]]:
+    """Grade ``(task_id, completion)`` pairs as single-turn episodes: the one call the
+    TRL reward functions and the sharded grading processes make.
+
+    The env's own :meth:`~ForgeEnv.grade_batch` (one batch across tasks) where
+    :func:`uses_batch_grading` says so, else the generic per-task one (one
+    ``grade_completions`` per task, which honours ``optimised_grading=False``: the
+    reference path). The same ``(reward, breakdown)`` pairs either way, in ``items``'
+    order."""
+    if uses_batch_grading(env):
+        return list(env.grade_batch(items))
+    return list(ForgeEnv.grade_batch(env, items))
 
 
 def accepted_kwargs(cls: type) -> list[str] | None:

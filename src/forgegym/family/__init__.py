@@ -101,9 +101,9 @@ Rules the registry enforces or relies on:
   use it, through :meth:`~forgegym.core.env.ForgeEnv.solved` or
   :meth:`Family.is_solved`.
 
-Discovery: :func:`load_families` imports every subpackage of ``forgegym.envs``
-(and any ``forgegym.families`` entry point of an installed distribution); each
-calls :func:`register_family` once. ``import forgegym`` runs it and registers
+Discovery: the package root (:func:`forgegym.discover_families`) imports every
+subpackage of ``forgegym.envs``, and :func:`load_families` any ``forgegym.families``
+entry point of an installed distribution; each calls :func:`register_family` once. ``import forgegym`` runs it and registers
 every id with Gymnasium. A third-party package or a test module can call
 :func:`register_family` itself at any time after ``import forgegym``: its ids
 appear in ``gymnasium.registry`` at once, and every generic tool sees it.

@@ -1,15 +1,16 @@
 """The family registry: one duplicate-checked registration per family (like
-reasoning-gym's ``register_dataset``), discovery of the family packages, and their ids
-with Gymnasium.
+reasoning-gym's ``register_dataset``), the families of installed distributions, and
+their ids with Gymnasium.
 
-Discovery names the ``forgegym.envs`` *package* (never a family): :func:`load_families`
-imports each of its subpackages, and each registers itself. Standard library only.
+The registry knows no family and imports nothing above it: forgegym's own families are
+imported by the package root (``forgegym/__init__.py``, as ``gymnasium/__init__.py``
+imports ``gymnasium.envs``), each registering itself; :func:`load_families` loads the
+families of installed distributions (``forgegym.families`` entry points). Standard
+library only.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
 from collections.abc import Iterator
 
@@ -90,18 +91,15 @@ def activate_gymnasium() -> None:
 
 
 def load_families() -> None:
-    """Import every family package under ``forgegym.envs`` (and ``forgegym.families``
-    entry points) once; each registers itself."""
+    """Load the families of installed distributions (``forgegym.families`` entry points)
+    once; each registers itself. forgegym's own are already registered: importing any
+    ``forgegym`` module runs the package root, which imports them
+    (:func:`forgegym.discover_families`)."""
     global _LOADED
     with _LOCK:
         if _LOADED:
             return
         _LOADED = True
-        import forgegym.envs as envs_pkg
-
-        for info in sorted(pkgutil.iter_modules(envs_pkg.__path__), key=lambda i: i.name):
-            if info.ispkg:
-                importlib.import_module(f"{envs_pkg.__name__}.{info.name}")
         from importlib.metadata import entry_points
 
         for entry in entry_points(group="forgegym.families"):

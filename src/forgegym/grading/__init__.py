@@ -5,7 +5,8 @@
   :class:`~forgegym.grading.batch.Grader` / ``StagedGrader`` protocols;
 * :class:`~forgegym.grading.code_grader.CodeGrader` is the template the code families
   fill in (gates, sandbox jobs, terms, compose);
-* :mod:`~forgegym.grading.phases` marks where the parent's grading time goes.
+* :mod:`~forgegym.grading.phases` marks where the parent's grading time goes (defined in
+  :mod:`forgegym.rewards.phases`, the lowest layer that marks a phase).
 
 Layer: above ``core``, ``rewards`` and ``sandbox``; below the families (``envs``).
 """

@@ -91,12 +91,10 @@ def _start() -> int:
 
 
 def _grade(items: list[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
-    from forgegym.core.env import ForgeEnv, uses_batch_grading
+    from forgegym.core.env import grade_items
 
     assert _ENV is not None, "grading process not initialised"
-    if uses_batch_grading(_ENV):
-        return list(_ENV.grade_batch(items))
-    return list(ForgeEnv.grade_batch(_ENV, items))  # per task: grade_completions
+    return grade_items(_ENV, items)
 
 
 def resolve_grading_processes(value: Any, env_kwargs: dict[str, Any] | None = None) -> int:
@@ -228,9 +226,9 @@ class ShardedGrading:
         return sorted(future.result() for future in self._started)
 
     def grade_batch(self, items: Sequence[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
-        """What the environment's ``grade_batch(items)`` gives (its per-task
-        ``grade_completions`` where that is the family's batch path), computed by the
-        grading processes."""
+        """What :func:`~forgegym.core.env.grade_items` gives on the environment (its
+        ``grade_batch``, or one ``grade_completions`` per task), computed by the grading
+        processes, each making that call on its chunks."""
         items = [(str(t), str(c)) for t, c in items]
         self.start()
         min_chunk = 1

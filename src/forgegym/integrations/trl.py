@@ -52,10 +52,10 @@ import numpy as np
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from forgegym.core.env import uses_batch_grading
+from forgegym.core.env import grade_items
 from forgegym.curricula import CurriculumScheduler
+from forgegym.integrations.reward_batch import score_batch
 from forgegym.integrations.telemetry import telemetry_callback
-from forgegym.play.telemetry import batch_telemetry, known_hack_keys
 from forgegym.tasklib.canaries import is_canary_id
 
 __all__ = [
@@ -290,10 +290,6 @@ def curriculum_config_overrides() -> dict[str, Any]:
     return {"shuffle_dataset": False}
 
 
-def _success_of(env: Any, breakdown: Any) -> bool:
-    return bool(env.solved(breakdown))
-
-
 def make_reward_funcs(
     env_id: str,
     curriculum: CurriculumScheduler | None = None,
@@ -319,10 +315,10 @@ def make_reward_funcs(
     function's ``close()`` stops the processes (they also stop at exit).
 
     The returned function ``forge_<family>_reward(prompts, completions, task_id, **kw)``
-    grades the whole batch with one ``env.grade_batch`` call (code families with
-    ``optimised_grading``, the default: identical completions graded once, the pool
-    busy across tasks), else each ``task_id`` group with one ``env.grade_completions``
-    call (the batch API over the runner pool). It reports
+    grades the whole batch with one call, :func:`~forgegym.core.env.grade_items` (the
+    env's ``grade_batch``: identical completions graded once, the pool busy across
+    tasks; per task with ``optimised_grading=False``), or the sharded processes' one
+    call, which makes the same call in each. It reports
     every outcome to ``curriculum`` (one ``record`` per task per batch) and, when TRL
     passes ``log_metric``, logs the batch mean of every breakdown term, the success
     rate, the curriculum's tier sizes and the batch's telemetry
@@ -364,6 +360,9 @@ def make_reward_funcs(
         sharded = ShardedGrading(env_id, env_kwargs, processes, per)
     lock = threading.Lock()
     seen_keys: set[str] = set()  # telemetry keys logged so far (zero thereafter, not missing)
+    grade: Callable[[list[tuple[str, str]]], list[tuple[float, Any]]] = (
+        partial(grade_items, env) if sharded is None else sharded.grade_batch
+    )
 
     def reward(
         prompts: Sequence[Any],
@@ -374,76 +373,12 @@ def make_reward_funcs(
     ) -> list[float | None]:
         if len(task_id) != len(completions):
             raise ValueError("task_id: one task id per completion is required")
-        texts = [completion_text(c) for c in completions]
-        groups: dict[str, list[int]] = {}
-        for index, tid in enumerate(task_id):
-            groups.setdefault(tid, []).append(index)
-        rewards: list[float | None] = [0.0] * len(texts)
-        graded_reward: list[float | None] = [None] * len(texts)
-        breakdowns: list[Any] = [None] * len(texts)
-        flat: list[dict[str, float]] = []
-        successes = [False] * len(texts)
-        canary = [is_canary_id(tid) for tid in task_id]
+        items = [(tid, completion_text(c)) for tid, c in zip(task_id, completions, strict=True)]
         with lock:  # one env instance: serialise concurrent calls
-            batched: list[tuple[float, Any]] | None = None
-            if sharded is not None:
-                batched = sharded.grade_batch(list(zip(task_id, texts, strict=True)))
-            elif uses_batch_grading(env):
-                # One batch over every task: the pool stays busy across task boundaries.
-                batched = env.grade_batch(list(zip(task_id, texts, strict=True)))
-            for tid, indices in groups.items():
-                if batched is not None:
-                    graded = [batched[i] for i in indices]
-                else:
-                    graded = env.grade_completions(tid, [texts[i] for i in indices])
-                wins = 0
-                for index, (value, breakdown) in zip(indices, graded, strict=True):
-                    breakdowns[index] = breakdown
-                    if not getattr(breakdown, "valid", True):
-                        # The machine failed (after one retry): no reward at all. TRL
-                        # skips None (the completion gets no advantage), where a 0
-                        # would teach the policy from noise.
-                        rewards[index] = None
-                        continue
-                    graded_reward[index] = float(value)
-                    ok = _success_of(env, breakdown)
-                    successes[index] = ok
-                    wins += ok
-                    if canary[index]:
-                        # Masked: the cheat a canary measures is never paid (nor any
-                        # answer: the advantage of a canary completion is 0).
-                        rewards[index] = None
-                    else:
-                        rewards[index] = float(value)
-                        flat.append(breakdown.to_flat_dict())
-                if curriculum is not None and not is_canary_id(tid):
-                    curriculum.record(tid, wins, len(indices))
+            batch = score_batch(env, list(task_id), grade(items), curriculum)
         if log_metric is not None:
-            # Every key logged once stays logged (0.0 when absent), with every registered
-            # scanner's hack key from the first batch: a plot tells zero from missing.
-            known = sorted({*known_hack_keys(), *seen_keys})
-            telemetry = batch_telemetry(breakdowns, canary, successes, known=known)
-            seen_keys.update(k for k in telemetry if k != "forgegym/cheat_rate")
-            for key, value in telemetry.items():
-                log_metric(key, value)
-            if any(canary):
-                log_metric("forgegym/canary_share", sum(canary) / len(canary))
-                unpaid = [
-                    r for r, c in zip(graded_reward, canary, strict=True) if c and r is not None
-                ]
-                if unpaid:
-                    log_metric("forgegym/canary_reward", float(np.mean(unpaid)))
-        if log_terms and log_metric is not None:
-            keys = sorted({key for entry in flat for key in entry})
-            for key in keys:
-                log_metric(key, float(np.mean([entry.get(key, 0.0) for entry in flat])))
-            honest = [ok for ok, c in zip(successes, canary, strict=True) if not c]
-            if honest:
-                log_metric("reward/success", float(np.mean(honest)))
-            if curriculum is not None:
-                for tier, size in curriculum.tier_sizes().items():
-                    log_metric(f"curriculum/{tier}", float(size))
-        return rewards
+            batch.log(log_metric, seen_keys, curriculum, log_terms)
+        return batch.rewards
 
     def close() -> None:
         if sharded is not None:

@@ -208,8 +208,8 @@ def reference_sft_dataset(
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
+    from forgegym import policies
     from forgegym.integrations.trl import make_dataset
-    from forgegym.play import policies
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n: must be an integer >= 1, got {n!r}")

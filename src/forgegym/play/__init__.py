@@ -1,22 +1,21 @@
-"""Playing the environments: policies, rollouts, evaluation, task validation, results,
-plots, the LLM client and the evaluation protocol.
+"""Playing the environments: rollouts, evaluation, results and the leaderboard, plots.
 
-* :mod:`~forgegym.play.policies`: the baseline policies every family gets (``noop``,
-  ``random``, ``reference``, ``partial``, ``hack:<name>``, ``baseline:<name>``, ``llm``);
-* :mod:`~forgegym.play.rollouts`: rollouts over single and vector envs;
-* :mod:`~forgegym.play.evaluation`: ``forgegym eval``'s loop;
-* :mod:`~forgegym.play.verify`: ``forgegym tasks verify``'s task validation;
-* :mod:`~forgegym.play.results`: the one episode schema (``forgegym.episodes/1``);
-* :mod:`~forgegym.play.plots`: ``forgegym plot``;
-* :mod:`~forgegym.play.client`: the asynchronous OpenAI-compatible client (concurrency,
-  retries, rate limits, completion cache, accounting); :mod:`~forgegym.play.llm`: its
-  synchronous face, behind the ``llm`` policy;
-* :mod:`~forgegym.play.model_eval`: ``forgegym eval --model`` (runs, concurrency);
-* :mod:`~forgegym.play.aggregate`: the protocol's statistics (pass@k, best/mean of runs,
-  difficulty weights, bootstrap intervals, paired differences);
-* :mod:`~forgegym.play.leaderboard`: ``forgegym leaderboard`` and the dashboard's tab;
-* :mod:`~forgegym.play.fake_openai`: a scripted OpenAI-compatible server for tests and
-  demos.
+``play`` is a tool over the registered envs, split by what it is (issue 35):
 
-Layer: above ``envs`` and ``curricula``; nothing below imports it.
+* rollouts: :mod:`~forgegym.play.rollouts` (single and vector envs);
+* evaluation, results and leaderboard: :mod:`~forgegym.play.evaluation` (``forgegym
+  eval``'s loop), :mod:`~forgegym.play.model_eval` (``forgegym eval --model``),
+  :mod:`~forgegym.play.results` (the one episode schema, ``forgegym.episodes/1``),
+  :mod:`~forgegym.play.aggregate` (the protocol's statistics),
+  :mod:`~forgegym.play.leaderboard`, :mod:`~forgegym.play.telemetry` (gate and hack
+  rates), :mod:`~forgegym.play.canaries` (cheat rates on impossible tasks),
+  :mod:`~forgegym.play.fake_openai` (a scripted OpenAI-compatible server for tests and
+  demos);
+* plots: :mod:`~forgegym.play.plots` (``forgegym plot``).
+
+What lower layers need lives below ``envs``: the baseline policies and task validation
+in :mod:`forgegym.policies`, the model clients in :mod:`forgegym.clients`. The old
+paths ``forgegym.play.policies``, ``.verify``, ``.client`` and ``.llm`` re-export them.
+
+Layer: above ``envs``; nothing below imports it.
 """

@@ -27,8 +27,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from forgegym.family import Family, get_family
-from forgegym.play.policies import NOOP_ACTION
 from forgegym.play.telemetry import batch_telemetry
+from forgegym.policies import NOOP_ACTION
 from forgegym.tasklib.canaries import (
     MANIFEST_NAME,
     CanaryConfig,

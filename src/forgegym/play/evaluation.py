@@ -16,10 +16,10 @@ from typing import Any, TextIO
 
 import gymnasium as gym
 
-from forgegym.play.policies import Policy
-from forgegym.play.policies import make as make_policy
 from forgegym.play.results import Episode, Results
 from forgegym.play.rollouts import batch_from_single, collect_rollouts
+from forgegym.policies import Policy
+from forgegym.policies import make as make_policy
 
 __all__ = ["RunSummary", "evaluate", "run_episode", "summarise"]
 
@@ -62,7 +62,7 @@ def evaluate(
 ) -> Results:
     """Evaluate ``policy_name`` on ``episodes`` episodes of ``env_id`` (seeds ``seed+i``).
 
-    The policy is built once for the run (``forgegym.play.policies.make(..., seed=seed)``);
+    The policy is built once for the run (``forgegym.policies.make(..., seed=seed)``);
     observations are not stored (prompts can be large). ``log_steps`` (default: on for
     ``llm``) prints the ``[START]``/``[STEP]``/``[END]`` lines; ``on_episode`` is
     called with each finished episode. The family's own statistics, if it has any,

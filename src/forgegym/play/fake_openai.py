@@ -120,7 +120,7 @@ def index_tasks(
     import gymnasium as gym
 
     import forgegym  # noqa: F401 - registers the ids
-    from forgegym.play.policies import make as make_policy
+    from forgegym.policies import make as make_policy
 
     index: dict[str, TaskScript] = {}
     for env_id in env_ids:

@@ -6,7 +6,7 @@ The protocol (the seed's leaderboard rules, with intervals):
   evaluation: the same tasks as ``forgegym eval --policy ...`` and as
   :func:`forgegym.play.rollouts.collect_rollouts` with that seed);
 * runs: each task is played ``runs`` times; run ``r`` asks the endpoint for
-  completion sample ``r`` of each prompt (:mod:`forgegym.play.client`), so runs are
+  completion sample ``r`` of each prompt (:mod:`forgegym.clients.async_chat`), so runs are
   independent samples at the fixed temperature and a rerun is answered by the cache;
 * episodes: multi-turn until the env ends them (``max_steps=1`` is single-shot); each
   turn sends the episode's chat history (``info["messages"]``) or, with
@@ -42,8 +42,8 @@ from typing import Any, TextIO
 
 import gymnasium as gym
 
+from forgegym.clients.async_chat import AsyncChatClient, ChatError
 from forgegym.play.aggregate import DEFAULT_WEIGHTS, summarise_results
-from forgegym.play.client import AsyncChatClient, ChatError
 from forgegym.play.results import Episode, Results, Step
 from forgegym.play.rollouts import _json_scalars, chat_messages
 

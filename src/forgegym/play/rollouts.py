@@ -57,7 +57,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from forgegym.play.llm import ChatClient
+from forgegym.clients.chat import ChatClient
 from forgegym.play.results import Episode, Results, Step, load_episodes, save_episodes
 
 __all__ = [
@@ -313,123 +313,165 @@ def collect_rollouts(
     run_env_id = env_id or _env_id(envs)
     if run_env_id is None:
         raise ValueError("env_id: the env has no spec id to record; pass env_id=")
-    run_policy = policy_name or _policy_name(policy)
-    n = backend.num_envs
+    run = _Run(
+        backend,
+        seeds,
+        options=options,
+        keep_observations=keep_observations,
+        env_id=run_env_id,
+        policy_name=policy_name or _policy_name(policy),
+        on_episode=on_episode,
+        log=log,
+    )
+    return run.play(policy, max_vector_steps)
 
-    slots: list[Episode | None] = [None] * n
-    current_obs: list[str] = [""] * n
-    current_info: list[dict[str, Any]] = [{} for _ in range(n)]
-    finished: list[Episode] = []
 
-    def begin(i: int, k: int, observation: str, info: dict[str, Any]) -> None:
-        current_obs[i], current_info[i] = observation, info
-        task_id = (options or {}).get("task_id") or info.get("task_id")  # as asked (D5)
+class _Run:
+    """One :func:`collect_rollouts` call: which episode each env plays, what it last
+    saw, and the episodes finished so far (``None`` in a slot: the env is idle)."""
+
+    def __init__(
+        self,
+        backend: _SingleEnv | _VectorEnv,
+        seeds: list[int | None],
+        *,
+        options: dict[str, Any] | None,
+        keep_observations: bool,
+        env_id: str,
+        policy_name: str,
+        on_episode: Callable[[Episode], None] | None,
+        log: TextIO | None,
+    ) -> None:
+        self.backend, self.seeds, self.options = backend, seeds, options
+        self.keep_observations, self.env_id, self.policy_name = (
+            keep_observations,
+            env_id,
+            policy_name,
+        )
+        self.on_episode, self.log = on_episode, log
+        n = self.n = backend.num_envs
+        self.slots: list[Episode | None] = [None] * n
+        self.current_obs: list[str] = [""] * n
+        self.current_info: list[dict[str, Any]] = [{} for _ in range(n)]
+        self.finished: list[Episode] = []
+        self.next_episode = 0
+
+    def _print(self, line: str) -> None:
+        if self.log is not None:
+            print(line, file=self.log, flush=True)
+
+    def begin(self, i: int, k: int, observation: str, info: dict[str, Any]) -> None:
+        """Env ``i`` starts episode ``k`` from its reset ``observation`` and ``info``."""
+        self.current_obs[i], self.current_info[i] = observation, info
+        task_id = (self.options or {}).get("task_id") or info.get("task_id")  # as asked (D5)
         if task_id is None:
             raise ValueError(f"envs: reset info of env {i} has no 'task_id'")
-        slots[i] = Episode(
-            env_id=run_env_id,
-            policy=run_policy,
+        self.slots[i] = Episode(
+            env_id=self.env_id,
+            policy=self.policy_name,
             task_id=str(task_id),
             family=info.get("family"),
             difficulty=info.get("difficulty"),
-            seed=seeds[k],
+            seed=self.seeds[k],
             index=k,
             env_index=i,
-            initial_observation=observation if keep_observations else None,
+            initial_observation=observation if self.keep_observations else None,
             score=0.0,
             success=False,
         )
-        if log is not None:
-            print(
-                f"[START] task={task_id} env={run_env_id} model={run_policy}", file=log, flush=True
-            )
+        self._print(f"[START] task={task_id} env={self.env_id} model={self.policy_name}")
 
-    first = min(n, episodes)
-    started = backend.reset([seeds[i] if i < first else None for i in range(n)], None, options)
-    for i in range(first):
-        begin(i, i, *started[i])
-    next_episode = first
+    def record(self, i: int, action: str, outcome: _Outcome) -> bool:
+        """Record env ``i``'s step; True when its episode (played or idle) ended."""
+        observation, reward, terminated, truncated, info = outcome
+        done = terminated or truncated
+        episode = self.slots[i]
+        if episode is None:  # idle: its outcomes belong to no requested episode
+            return done
+        step = Step(
+            index=len(episode.steps) + 1,
+            action=action,
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            reward_breakdown=info.get("reward_breakdown"),
+            info=_json_scalars(info),
+            observation=self.current_obs[i] if self.keep_observations else None,
+        )
+        episode.steps.append(step)
+        self.current_obs[i], self.current_info[i] = observation, info
+        error = info.get("action_error")
+        self._print(
+            f"[STEP] step={step.index} action={_one_line(step.action)} "
+            f"reward={reward:.2f} done={str(done).lower()} "
+            f"error={_one_line(error) if error else 'null'}"
+        )
+        if not done:
+            return False
+        episode.final_observation = observation if self.keep_observations else None
+        episode.score = float(info.get("score", 0.0))
+        episode.success = bool(info.get("success", False))
+        self.slots[i] = None
+        self.finished.append(episode)
+        self._print(
+            f"[END] success={str(episode.success).lower()} steps={len(episode.steps)} "
+            f"score={episode.score:.3f} "
+            f"rewards={','.join(f'{s.reward:.2f}' for s in episode.steps)}"
+        )
+        if self.on_episode is not None:
+            self.on_episode(episode)
+        return True
 
-    vector_steps = 0
-    while any(slot is not None for slot in slots):
-        if max_vector_steps is not None and vector_steps >= max_vector_steps:
-            raise RuntimeError(
-                f"max_vector_steps={max_vector_steps} reached with "
-                f"{len(finished)}/{episodes} episodes done"
-            )
-        acting = [i for i in range(n) if slots[i] is not None]
-        replies = _ask(policy, [current_obs[i] for i in acting], [current_info[i] for i in acting])
-        actions = [""] * n
-        for i, reply in zip(acting, replies, strict=True):
-            actions[i] = reply
-        outcomes = backend.step(actions)
-        vector_steps += 1
-        ended: list[int] = []  # envs whose episode (played or idle) ended this step
-        for i, (observation, reward, terminated, truncated, info) in enumerate(outcomes):
-            done = terminated or truncated
-            episode = slots[i]
-            if episode is None:  # idle: its outcomes belong to no requested episode
-                if done:
-                    ended.append(i)
-                continue
-            step = Step(
-                index=len(episode.steps) + 1,
-                action=actions[i],
-                reward=reward,
-                terminated=terminated,
-                truncated=truncated,
-                reward_breakdown=info.get("reward_breakdown"),
-                info=_json_scalars(info),
-                observation=current_obs[i] if keep_observations else None,
-            )
-            episode.steps.append(step)
-            current_obs[i], current_info[i] = observation, info
-            if log is not None:
-                error = info.get("action_error")
-                print(
-                    f"[STEP] step={step.index} action={_one_line(step.action)} "
-                    f"reward={reward:.2f} done={str(done).lower()} "
-                    f"error={_one_line(error) if error else 'null'}",
-                    file=log,
-                    flush=True,
-                )
-            if not done:
-                continue
-            episode.final_observation = observation if keep_observations else None
-            episode.score = float(info.get("score", 0.0))
-            episode.success = bool(info.get("success", False))
-            slots[i] = None
-            finished.append(episode)
-            ended.append(i)
-            if log is not None:
-                print(
-                    f"[END] success={str(episode.success).lower()} steps={len(episode.steps)} "
-                    f"score={episode.score:.3f} "
-                    f"rewards={','.join(f'{s.reward:.2f}' for s in episode.steps)}",
-                    file=log,
-                    flush=True,
-                )
-            if on_episode is not None:
-                on_episode(episode)
-        # Next episodes go to the envs that just ended, in env order.
+    def refill(self, ended: list[int]) -> None:
+        """Give the next episodes to the envs that just ended, in env order."""
         assigned: dict[int, int] = {}
         for i in ended:
-            if next_episode < episodes:
-                assigned[i] = next_episode
-                next_episode += 1
+            if self.next_episode < len(self.seeds):
+                assigned[i] = self.next_episode
+                self.next_episode += 1
         # A done env that stays idle resets itself, except with autoreset disabled,
         # where stepping it again is an error: reset it too (unseeded) while others play.
         idle = [i for i in ended if i not in assigned]
-        playing = bool(assigned) or any(slot is not None for slot in slots)
-        reset_idle = backend.mode == AutoresetMode.DISABLED and playing and bool(idle)
-        mask = [i in assigned or (reset_idle and i in idle) for i in range(n)]
+        playing = bool(assigned) or any(slot is not None for slot in self.slots)
+        reset_idle = self.backend.mode == AutoresetMode.DISABLED and playing and bool(idle)
+        mask = [i in assigned or (reset_idle and i in idle) for i in range(self.n)]
         if any(mask):
-            fresh = backend.reset(
-                [seeds[assigned[i]] if i in assigned else None for i in range(n)], mask, options
-            )
+            seeds = [self.seeds[assigned[i]] if i in assigned else None for i in range(self.n)]
+            fresh = self.backend.reset(seeds, mask, self.options)
             for i, k in assigned.items():
-                begin(i, k, *fresh[i])
-    return sorted(finished, key=lambda e: e.index)
+                self.begin(i, k, *fresh[i])
+
+    def play(self, policy: BatchPolicy, max_vector_steps: int | None) -> list[Episode]:
+        """Reset, then step every env until every requested episode is done."""
+        n, episodes = self.n, len(self.seeds)
+        first = min(n, episodes)
+        started = self.backend.reset(
+            [self.seeds[i] if i < first else None for i in range(n)], None, self.options
+        )
+        for i in range(first):
+            self.begin(i, i, *started[i])
+        self.next_episode = first
+        vector_steps = 0
+        while any(slot is not None for slot in self.slots):
+            if max_vector_steps is not None and vector_steps >= max_vector_steps:
+                raise RuntimeError(
+                    f"max_vector_steps={max_vector_steps} reached with "
+                    f"{len(self.finished)}/{episodes} episodes done"
+                )
+            acting = [i for i in range(n) if self.slots[i] is not None]
+            replies = _ask(
+                policy,
+                [self.current_obs[i] for i in acting],
+                [self.current_info[i] for i in acting],
+            )
+            actions = [""] * n
+            for i, reply in zip(acting, replies, strict=True):
+                actions[i] = reply
+            outcomes = self.backend.step(actions)
+            vector_steps += 1
+            ended = [i for i, out in enumerate(outcomes) if self.record(i, actions[i], out)]
+            self.refill(ended)
+        return sorted(self.finished, key=lambda e: e.index)
 
 
 # ------------------------------------------------------------------ persistence
@@ -470,7 +512,7 @@ def baseline_policy(
     ``info["task_id"]`` (so one parent-side env serves every worker of an async vector
     env). An id builds a private env that lives as long as the policy.
     """
-    from forgegym.play.policies import make
+    from forgegym.policies import make
 
     single = gym.make(env) if isinstance(env, str) else env
     act = batch_from_single(make(name, single, seed=seed, **kwargs))

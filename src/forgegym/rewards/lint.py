@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from forgegym.grading.phases import phase
+from forgegym.rewards.phases import phase
 
 __all__ = [
     "DEFAULT_SELECT",

@@ -16,7 +16,7 @@ curriculum, and per-family statistics.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Query
 from fastapi.concurrency import run_in_threadpool
@@ -32,14 +32,26 @@ from forgegym.server.models import (
     WSErrorCode,
 )
 
-if TYPE_CHECKING:
-    from forgegym.server.app import ForgeService
-
-__all__ = ["add_extra_routes", "family_stats"]
+__all__ = ["ExtrasService", "add_extra_routes", "family_stats"]
 
 DESCRIPTION_CHARS = 2000
 #: Task summaries kept for the task browser (regenerating a task can take tens of ms).
 SUMMARY_CACHE = 4096
+
+
+class ExtrasService(Protocol):
+    """What the extra routes read of the service behind the app (``app.ForgeService``
+    is one): named here so that this module needs nothing of ``app``, which imports it.
+    """
+
+    env_id: str
+    task_bank: Any
+    scheduler: Any
+
+    @property
+    def grader_lock(self) -> threading.Lock: ...
+
+    def grader_env(self) -> Any: ...
 
 
 def _not_found(message: str) -> JSONResponse:
@@ -101,7 +113,7 @@ class CurriculumCurve(BaseModel):
     points: list[CurvePoint]
 
 
-def add_extra_routes(app: FastAPI, service: ForgeService) -> None:
+def add_extra_routes(app: FastAPI, service: ExtrasService) -> None:
     """Register the extra endpoints of ``service`` on ``app``."""
 
     summaries: dict[str, TaskSummary] = {}

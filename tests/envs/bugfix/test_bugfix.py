@@ -16,8 +16,8 @@ from forgegym.envs.bugfix.generator import SEED_TASK_ID, BugfixGenerator, Bugfix
 from forgegym.envs.bugfix.grader import grounded_note, scan_hardcoded_expectations
 from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.grading.batch import Submission, grade_many
-from forgegym.play.policies import NOOP_ACTION
-from forgegym.play.policies.registry import hacks_for
+from forgegym.policies import NOOP_ACTION
+from forgegym.policies.registry import hacks_for
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.corpus import load_corpus
 from forgegym.tasklib.mutations import (

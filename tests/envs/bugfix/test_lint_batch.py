@@ -18,7 +18,7 @@ import gymnasium as gym
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.core.task import Task, TaskList
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 
 def _multi_module_task(task: Task, index: int) -> Task:

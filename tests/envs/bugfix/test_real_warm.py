@@ -15,7 +15,7 @@ import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.envs.bugfix.real import RealTaskBank
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 from forgegym.sandbox.runners import ForkServerRunner, warm
 from tests.fixtures.textkit_bank import build_textkit_bank
 

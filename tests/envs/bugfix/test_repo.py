@@ -12,7 +12,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.core.task import TaskList
 from forgegym.envs.bugfix.repo import RepoHidden, repo_task
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 MODULE = '''\
 def mean(values):

@@ -16,7 +16,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the ids)
-from forgegym.play.policies.navigate import NavigatePolicy
+from forgegym.policies.navigate import NavigatePolicy
 
 REPOS = Path(__file__).parents[2] / "fixtures" / "repos"
 SHAPES = REPOS / "shapes"

@@ -19,7 +19,7 @@ from forgegym.envs.flaky.hacks import HACKS
 from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.policies import partial_action
 from forgegym.envs.flaky.preflight import validate_many
-from forgegym.play.policies.registry import reference_action_for
+from forgegym.policies.registry import reference_action_for
 
 NOOP = '{"action": "submit"}'
 

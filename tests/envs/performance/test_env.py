@@ -13,7 +13,7 @@ import pytest
 import forgegym  # noqa: F401  (registers the ids)
 from forgegym.envs.performance.generator import SEED_TASK_ID
 from forgegym.family import get_family
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 LINKED_LIST_LRU = """
 class _Node:

@@ -13,7 +13,7 @@ from forgegym.envs.performance.generator import build_task
 from forgegym.envs.performance.grader import PerformanceGrader
 from forgegym.family import get_family
 from forgegym.grading.batch import Submission
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 from forgegym.sandbox.workspace import Workspace
 
 HACKS = get_family("performance").hack_actions()

@@ -18,7 +18,7 @@ from forgegym.envs.refactor.grader import RefactorGrader
 from forgegym.envs.refactor.hacks import HACKS
 from forgegym.envs.refactor.policies import reference_action, reference_files
 from forgegym.envs.refactor.static import analyse, lint_credit
-from forgegym.play.policies import NOOP_ACTION
+from forgegym.policies import NOOP_ACTION
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Validation through the sandbox on a small sample: reference high, no-op low, every
 hack no higher than the no-op, and the hidden checks' mutant kill (the full run built
-the shipped manifest; see ``python -m forgegym.envs.refactor.generator``)."""
+the shipped manifest; see ``python -m forgegym.envs.refactor.build.manifest``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import forgegym  # noqa: F401
 from forgegym.envs.refactor.bank import find_spec, load_manifest
 from forgegym.envs.refactor.generator import mutant_kill, origin_outcomes
-from forgegym.play.verify import check_task
+from forgegym.policies.verify import check_task
 
 pytestmark = pytest.mark.slow
 

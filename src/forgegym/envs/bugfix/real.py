@@ -45,7 +45,7 @@ from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden
 from forgegym.envs.bugfix.statements import LEVEL_OFFSET, render_statement, statement_styles
-from forgegym.grading.phases import phase
+from forgegym.rewards.phases import phase
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
 from forgegym.tasklib.factory.build import (

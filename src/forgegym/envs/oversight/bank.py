@@ -1,7 +1,7 @@
 """``OversightTaskBank``: the validated offline worker bank, served by id.
 
 The shipped manifest (``data/manifest.json``, built once by
-``python -m forgegym.envs.oversight.manifest``) lists the text episodes that passed
+``python -m forgegym.envs.oversight.build.manifest``) lists the text episodes that passed
 validation per domain and the code-domain variants validated in the sandbox. Every task
 is rebuilt deterministically from its id, so ``get`` gives identical tasks in any
 process.
@@ -38,7 +38,7 @@ MANIFEST_PATH = Path(__file__).parent / "data" / "manifest.json"
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
     """The validated manifest."""
-    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.oversight.manifest")
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.oversight.build.manifest")
 
 
 class OversightTaskBank:

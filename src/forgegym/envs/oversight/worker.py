@@ -241,9 +241,9 @@ class LLMWorker:
     def from_openai(
         cls, base_url: str, model: str, api_key: str = "EMPTY", **create_kwargs: Any
     ) -> LLMWorker:
-        """A worker on any OpenAI-compatible endpoint (:class:`forgegym.play.llm.ChatClient`;
+        """A worker on any OpenAI-compatible endpoint (:class:`forgegym.clients.chat.ChatClient`;
         ``create_kwargs`` are further request fields such as ``temperature``)."""
-        from forgegym.play.llm import ChatClient
+        from forgegym.clients.chat import ChatClient
 
         client = ChatClient(
             model=model,

@@ -51,7 +51,7 @@ _BAD = frozenset({"StepTimeout", "Skipped"})
 @functools.lru_cache(maxsize=4)
 def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, Any]:
     """The validated manifest."""
-    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.refactor.generator")
+    return core_bank.load_manifest(path, rebuild="python -m forgegym.envs.refactor.build.manifest")
 
 
 def specs_for(kind: str, level: int, module: str) -> dict[str, RefactorSpec]:

@@ -84,7 +84,7 @@ class RefactorEnv(CodeEnv):
 
     >>> import gymnasium as gym
     >>> import forgegym
-    >>> from forgegym.play.policies.registry import reference_action_for
+    >>> from forgegym.policies.registry import reference_action_for
     >>> env = gym.make("Forge/Refactor-v0", max_steps=1)
     >>> obs, info = env.reset(seed=0, options={"task_id": "refactor/split_package/stats/seed"})
     >>> action = reference_action_for("refactor")(env.unwrapped.task)

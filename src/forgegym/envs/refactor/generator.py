@@ -17,34 +17,24 @@ Pipeline:
    adequacy checks of each original (:mod:`.adequacy`, graded with the kinds' own
    checks) and the validation record (kill rate, scores).
 
-Run it with::
+Steps 1-3 are here (Refactor's runtime reuses :func:`origin_outcomes`); step 4 and the
+manifest are offline building, :mod:`forgegym.envs.refactor.build.manifest`::
 
-    python -m forgegym.envs.refactor.generator            # writes the manifest
-    python -m forgegym.envs.refactor.generator --limit 20 --dry-run
+    python -m forgegym.envs.refactor.build.manifest            # writes the manifest
+    python -m forgegym.envs.refactor.build.manifest --limit 20 --dry-run
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import itertools
-import json
 import random
 import shutil
 import tempfile
-import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from forgegym.envs.refactor.adequacy import adequacy_entries
 from forgegym.envs.refactor.bank import (
     DIFFICULTY_LEVELS,
-    MANIFEST_PATH,
-    load_manifest,
-    spec_to_task,
 )
 from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
 from forgegym.envs.refactor.kinds import kinds as all_kinds
@@ -54,12 +44,10 @@ from forgegym.sandbox.workspace import scratch_root
 from forgegym.tasklib.mutations import apply_mutations, enumerate_mutations
 
 if TYPE_CHECKING:
-    from forgegym.core.task import Task
     from forgegym.sandbox.runners import Runner
 
 __all__ = [
     "RefactorGeneratorConfig",
-    "build_manifest",
     "generate_specs",
     "mutant_kill",
     "origin_outcomes",
@@ -293,229 +281,3 @@ def mutant_kill(
             detectable += seen
         kills[key] = {"mutants": count, "detectable": detectable, "killed": killed}
     return kills
-
-
-def _load_cache(path: Path | None) -> dict[str, Any]:
-    if path is None or not path.is_file():
-        return {}
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def _save_cache(path: Path | None, cache: dict[str, Any]) -> None:
-    if path is None:
-        return
-    with gzip.open(path, "wt", encoding="utf-8") as handle:
-        json.dump(cache, handle)
-
-
-def build_manifest(
-    config: RefactorGeneratorConfig,
-    runner: Runner | None = None,
-    *,
-    path: Path | None = MANIFEST_PATH,
-    cache_path: Path | None = None,
-    log: Any = print,
-) -> dict[str, Any]:
-    """Generate, validate and (unless ``path`` is None) write the manifest.
-
-    ``cache_path``: where the sandboxed original outcomes and mutant-kill records are
-    kept between runs (keyed by the original and its checks, so a changed module or
-    check set is recomputed); validation itself always reruns."""
-    from forgegym.envs.refactor.env import RefactorEnv
-    from forgegym.play.verify import check_task
-    from forgegym.sandbox.runners import get_default_runner
-
-    config.validate()
-    runner = runner or get_default_runner()
-    start = time.perf_counter()
-    specs = generate_specs(config)
-    log(f"{len(specs)} specs")
-    cache = _load_cache(cache_path)
-    todo = [s for s in specs if s.origin_key not in cache]
-    both = origin_outcomes(todo, runner, config.timeout_s)
-    log(f"original outcomes: {len(both[0])} new ({time.perf_counter() - start:.0f}s)")
-    new_kills = mutant_kill(
-        todo, both, runner, mutants=config.mutants, seed=config.seed, timeout_s=config.timeout_s
-    )
-    new_adequacy = adequacy_entries([s for s in todo if s.origin_key in new_kills], runner)
-    for key, kill in new_kills.items():
-        cache[key] = {"outcomes": both[0][key], "kill": kill, "adequacy": new_adequacy.get(key)}
-    _save_cache(cache_path, cache)
-    outcomes = {k: v["outcomes"] for k, v in cache.items()}
-    kills = {k: v["kill"] for k, v in cache.items()}
-    adequacy = {k: v["adequacy"] for k, v in cache.items() if v.get("adequacy")}
-    log(f"adequacy checks drawn ({time.perf_counter() - start:.0f}s)")
-    log(f"mutant kill computed ({time.perf_counter() - start:.0f}s)")
-    rejected: Counter[str] = Counter()
-    candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]] = {}
-    for spec in specs:
-        if spec.origin_key not in outcomes:
-            rejected["original_failed"] += 1
-            continue
-        record = kills.get(spec.origin_key, {"mutants": 0, "detectable": 0, "killed": 0})
-        rate = record["killed"] / record["detectable"] if record["detectable"] else 0.0
-        if record["detectable"] == 0 or rate < config.min_kill:
-            rejected["weak_checks"] += 1
-            continue
-        candidates[spec.task_id] = (spec, {**record, "kill_rate": round(rate, 4)})
-    bank = _CandidateBank(candidates, outcomes, adequacy)
-    env = RefactorEnv(task_bank=bank, max_steps=1, runner=runner)
-    # The hidden checks decide behaviour; skipping the (weaker) visible tests halves the
-    # sandbox time of validation. Served tasks are graded with both.
-    env.grader.visible_tests = config.visible_tests  # type: ignore[attr-defined]
-    kept: list[dict[str, Any]] = []
-    # Round-robin over kinds, so that a manifest written part-way covers every kind.
-    by_kind: dict[str, list[str]] = {}
-    for task_id in sorted(candidates):
-        by_kind.setdefault(candidates[task_id][0].kind, []).append(task_id)
-    ids = [t for group in itertools.zip_longest(*by_kind.values()) for t in group if t]
-
-    def write(final: bool) -> dict[str, Any]:
-        used = {e["origin_key"] for e in kept}
-        manifest = {
-            "version": MANIFEST_VERSION,
-            "config": {"seed": config.seed, "mutants": config.mutants, "min_kill": config.min_kill},
-            "complete": final,
-            "tasks": sorted(kept, key=lambda e: e["task_id"]),
-            "rejected": dict(rejected),
-            "kinds": dict(sorted(Counter(e["kind"] for e in kept).items())),
-            "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
-            "adequacy": {k: v for k, v in sorted(adequacy.items()) if k in used},
-        }
-        if path is not None:
-            tmp = path.with_suffix(".tmp")
-            with gzip.open(tmp, "wt", encoding="utf-8") as handle:
-                json.dump(manifest, handle, sort_keys=True, separators=(",", ":"))
-            tmp.replace(path)
-        return manifest
-
-    # Several tasks in flight keep both the pool's workers and the lint threads busy.
-    pool = ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="fg-refactor-validate")
-    try:
-        checks = pool.map(lambda t: check_task(env, t), ids)
-        for index, (task_id, check) in enumerate(zip(ids, checks, strict=True)):
-            spec, found = candidates[task_id]
-            record = dict(found)
-            if not check.valid:
-                rejected["invalid"] += 1
-                log(f"invalid {task_id}: {check.problems[:2]}")
-                continue
-            record = {
-                **record,
-                "reference_score": round(check.reference_score, 4),
-                "noop_score": round(check.noop_score, 4),
-            }
-            kept.append(
-                {
-                    "task_id": task_id,
-                    "kind": spec.kind,
-                    "level": spec.level,
-                    "module": spec.module,
-                    "origin_key": spec.origin_key,
-                    "validation": record,
-                }
-            )
-            if (index + 1) % 50 == 0:
-                write(final=False)
-                log(f"validated {index + 1}/{len(ids)} ({time.perf_counter() - start:.0f}s)")
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        env.close()
-    manifest = write(final=True)
-    log(
-        f"kept {len(kept)} tasks {manifest['kinds']}, rejected {dict(rejected)} "
-        f"({time.perf_counter() - start:.0f}s)"
-    )
-    return manifest
-
-
-class _CandidateBank:
-    """A bank over not-yet-validated specs (what validation grades)."""
-
-    family = "refactor"
-    difficulty_levels = DIFFICULTY_LEVELS
-
-    def __init__(
-        self,
-        candidates: dict[str, tuple[RefactorSpec, dict[str, Any]]],
-        outcomes: dict[str, Any],
-        adequacy: dict[str, Any] | None = None,
-    ) -> None:
-        self._candidates = candidates
-        self._outcomes = outcomes
-        self._adequacy = adequacy or {}
-
-    def get(self, task_id: str) -> Task:
-        spec, record = self._candidates[task_id]
-        return spec_to_task(
-            spec,
-            self._outcomes[spec.origin_key],
-            record,
-            self._adequacy.get(spec.origin_key),
-        )
-
-    def sample(self, rng: Any, difficulty: int | None = None) -> Task:
-        ids = sorted(self._candidates)
-        return self.get(ids[int(rng.integers(0, len(ids)))])
-
-    def ids(self, difficulty: int | None = None) -> list[str]:
-        return sorted(self._candidates)
-
-    def task_ids(self, n: int, *, seed: int = 0, difficulty: int | None = None) -> list[str]:
-        return sorted(self._candidates)[:n]
-
-
-def merge_manifests(
-    base: dict[str, Any], update: dict[str, Any], modules: tuple[str, ...]
-) -> dict[str, Any]:
-    """``base`` with every task of ``modules`` replaced by ``update``'s (a partial
-    rebuild after a corpus module changed)."""
-    tasks = [e for e in base["tasks"] if e["module"] not in modules]
-    tasks += [e for e in update["tasks"] if e["module"] in modules]
-    used = {e["origin_key"] for e in tasks}
-    outcomes = {**base["outcomes"], **update["outcomes"]}
-    adequacy = {**base.get("adequacy", {}), **update.get("adequacy", {})}
-    rejected = Counter(base.get("rejected", {}))
-    rejected.update(update.get("rejected", {}))
-    return {
-        **base,
-        "complete": bool(base.get("complete")) and bool(update.get("complete")),
-        "tasks": sorted(tasks, key=lambda e: e["task_id"]),
-        "kinds": dict(sorted(Counter(e["kind"] for e in tasks).items())),
-        "rejected": dict(rejected),
-        "outcomes": {k: v for k, v in sorted(outcomes.items()) if k in used},
-        "adequacy": {k: v for k, v in sorted(adequacy.items()) if k in used},
-    }
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--kinds", nargs="*", default=None)
-    parser.add_argument(
-        "--modules", nargs="*", default=None, help="rebuild these modules' tasks and merge"
-    )
-    parser.add_argument("--dry-run", action="store_true", help="do not write the manifest")
-    parser.add_argument("--cache", type=Path, default=None, help="reuse sandbox outcomes")
-    args = parser.parse_args(argv)
-    config = RefactorGeneratorConfig(
-        seed=args.seed,
-        limit=args.limit,
-        kinds=tuple(args.kinds) if args.kinds else None,
-        modules=tuple(args.modules) if args.modules else None,
-    )
-    if config.modules is None:
-        build_manifest(config, path=None if args.dry_run else MANIFEST_PATH, cache_path=args.cache)
-        return
-    update = build_manifest(config, path=None, cache_path=args.cache)
-    merged = merge_manifests(load_manifest(), update, config.modules)
-    if not args.dry_run:
-        with gzip.open(MANIFEST_PATH, "wt", encoding="utf-8") as handle:
-            json.dump(merged, handle, sort_keys=True, separators=(",", ":"))
-    print(f"merged: {len(merged['tasks'])} tasks {merged['kinds']}")
-
-
-if __name__ == "__main__":
-    main()

@@ -46,10 +46,10 @@ from forgegym.envs.refactor.static import (
 from forgegym.envs.refactor.structure import structure_score
 from forgegym.grading.batch import Submission
 from forgegym.grading.code_grader import CodeGrader, GradingState, Terms, check_timeout
-from forgegym.grading.phases import phase
 from forgegym.rewards import RewardBreakdown, bounded
 from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats
+from forgegym.rewards.phases import phase
 from forgegym.sandbox.jobs import CallResult, Job, PytestJob, PytestResult
 
 __all__ = [

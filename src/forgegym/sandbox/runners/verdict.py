@@ -29,7 +29,7 @@ from forgegym.sandbox.jobs import (
 from forgegym.sandbox.protocol import read_report
 
 if TYPE_CHECKING:
-    from forgegym.sandbox.runners.base import Control, Streams
+    from forgegym.sandbox.runners.streams import Control, Streams
 
 __all__ = ["MAX_VALUE_DEPTH", "WALL_TIMEOUT", "decide", "describe_status"]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgegym.grading.phases import phase
+from forgegym.rewards.phases import phase
 from forgegym.sandbox.jobs import ProjectRun
 from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 from forgegym.tasklib.project import (

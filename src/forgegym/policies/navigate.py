@@ -173,7 +173,7 @@ class NavigatePolicy:
         """``reference``: the fix to find, as an action text for a task (default: the
         family's reference action); e.g. the known fix of your own repository's bug,
         which the family cannot know."""
-        from forgegym.play.policies.registry import reference_action_for
+        from forgegym.policies.registry import reference_action_for
 
         if not supports_navigation(env):
             raise ValueError(

@@ -13,9 +13,9 @@ import pytest
 import forgegym  # noqa: F401  (registers the Forge/* ids)
 from forgegym.cli import main
 from forgegym.core.task import TaskList
-from forgegym.play.policies import make, policy_names
-from forgegym.play.policies.navigate import NavigatePolicy
 from forgegym.play.results import EvalResults
+from forgegym.policies import make, policy_names
+from forgegym.policies.navigate import NavigatePolicy
 from tests.fixtures.big_repo import BIG, BUG, big_repo_bank
 
 

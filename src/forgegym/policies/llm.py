@@ -2,7 +2,7 @@
 
 Configured like the seeds' inference scripts: ``API_BASE_URL``, ``MODEL_NAME`` and
 ``API_KEY`` (or ``HF_TOKEN``). It sends ``info["messages"]`` (the episode's chat
-history) through :class:`forgegym.play.llm.ChatClient` and returns the reply text.
+history) through :class:`forgegym.clients.chat.ChatClient` and returns the reply text.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from forgegym.play.llm import ChatClient, ChatError
+from forgegym.clients.chat import ChatClient, ChatError
 
 __all__ = ["LLMPolicy", "LLMPolicyError"]
 

@@ -7,13 +7,18 @@
 - ``reference``: the task's own solution (what validation expects to score high);
 - ``navigate``: the same fix, found by navigating (``list`` -> ``search`` -> ``read``
   -> ``edit`` -> ``run_tests`` -> ``submit``; code families, see
-  :mod:`forgegym.play.policies.navigate`);
+  :mod:`forgegym.policies.navigate`);
 - ``partial``: the family's partial fix (between no-op and reference; the no-op on
   tasks the family has no partial for);
 - ``hack:<name>``: a known reward hack the family registered (must score no more
   than ``noop``);
 - ``llm``: any OpenAI-compatible chat endpoint (``API_BASE_URL``, ``MODEL_NAME``,
   ``API_KEY``).
+
+Task validation (:mod:`~forgegym.policies.verify`) runs these policies on a task.
+
+Layer: below ``envs`` (offline bank building validates its tasks with them) and above
+``clients``; families are reached through the registry, never imported.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from forgegym.core.env import ForgeEnv
-from forgegym.play.policies.registry import (
+from forgegym.policies.registry import (
     baselines_for,
     hacks_for,
     partial_action_for,
@@ -185,7 +190,7 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
     if name == "reference":
         return _TaskScripted(base, reference_action_for(base.family), "reference", fix_based=True)
     if name == "navigate":
-        from forgegym.play.policies.navigate import NavigatePolicy
+        from forgegym.policies.navigate import NavigatePolicy
 
         return NavigatePolicy(base)
     if name == "partial":
@@ -213,7 +218,7 @@ def make(name: str, env: gym.Env[Any, Any], *, seed: int | None = None, **kwargs
             )
         return _TaskScripted(base, baselines[baseline])
     if name == "llm":
-        from forgegym.play.policies.llm import LLMPolicy
+        from forgegym.policies.llm import LLMPolicy
 
         return LLMPolicy.from_env(**kwargs)
     raise ValueError(f"name: unknown policy {name!r}; choose from {available_policies(env)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forgegym.play.verify import verify_tasks
+from forgegym.policies.verify import verify_tasks
 
 
 @pytest.mark.parametrize(

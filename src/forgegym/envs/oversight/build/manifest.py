@@ -1,6 +1,6 @@
 """Build the shipped manifest: validate the whole bank once.
 
-``python -m forgegym.envs.oversight.manifest`` generates the text episodes of every
+``python -m forgegym.envs.oversight.build.manifest`` generates the text episodes of every
 domain and the code-domain variants, validates each one and writes
 ``data/manifest.json`` with the valid ids, the code variants and a summary. A text
 episode is valid when the oracle verdict scores >= 0.95, ending without a verdict
@@ -204,7 +204,7 @@ def _check_bank(bank: OversightBank, task_ids: list[str]) -> list[str]:
 
     from forgegym.envs.oversight.hacks import HACKS
     from forgegym.envs.oversight.policies import oracle
-    from forgegym.play.policies import NOOP_ACTION
+    from forgegym.policies import NOOP_ACTION
 
     env = gym.make("Forge/Oversight-v0", max_steps=1, task_bank=bank).unwrapped
     valid: list[str] = []

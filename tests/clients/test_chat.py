@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from forgegym.clients.chat import ChatClient, ChatError
 from forgegym.envs.oversight.worker import LLMWorker
-from forgegym.play.llm import ChatClient, ChatError
-from forgegym.play.policies.llm import LLMPolicy, LLMPolicyError
+from forgegym.policies.llm import LLMPolicy, LLMPolicyError
 
 SEEN: list[dict[str, Any]] = []
 

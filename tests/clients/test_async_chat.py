@@ -12,14 +12,14 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("fastapi")
 
-from forgegym.play.client import AsyncChatClient, ChatError, CompletionCache  # noqa: E402
+from forgegym.clients.async_chat import AsyncChatClient, ChatError, CompletionCache  # noqa: E402
+from forgegym.clients.chat import ChatClient  # noqa: E402
 from forgegym.play.fake_openai import (  # noqa: E402
     FakeOpenAIServer,
     TaskScript,
     create_app,
     prompt_key,
 )
-from forgegym.play.llm import ChatClient  # noqa: E402
 
 PROMPT = "the first observation of a task"
 TASKS = {prompt_key(PROMPT): TaskScript(env_id="Forge/X-v0", task_id="x/1", reference="REF")}

@@ -8,7 +8,7 @@ import gymnasium as gym
 import pytest
 
 import forgegym  # noqa: F401  (registers the Forge/* ids)
-from forgegym.play.policies import make
+from forgegym.policies import make
 
 
 def _repo(root: Path) -> Path:

@@ -11,14 +11,8 @@ from typing import Any
 
 import pytest
 
-from forgegym.bench.throughput import (
-    ThroughputResult,
-    ThroughputRow,
-    _grading_pids,
-    _tree_cpu,
-    _tree_cpu_s,
-    bench_throughput,
-)
+from forgegym.bench.process_cpu import grading_pids, tree_cpu, tree_cpu_s
+from forgegym.bench.throughput import ThroughputResult, ThroughputRow, bench_throughput
 
 
 def _row(workers: int, optimised: bool, wall: float, **cpu: float) -> ThroughputRow:
@@ -60,7 +54,7 @@ def test_cpu_efficiency_is_amdahl_over_the_parents_serial_cpu() -> None:
 
 
 def test_tree_cpu_counts_the_cpu_of_descendants() -> None:
-    before = _tree_cpu_s()
+    before = tree_cpu_s()
     child = subprocess.Popen(
         [
             sys.executable,
@@ -74,7 +68,7 @@ def test_tree_cpu_counts_the_cpu_of_descendants() -> None:
     try:
         assert child.stdout is not None and child.stdout.readline() == "done\n"
         time.sleep(0.05)
-        assert _tree_cpu_s() - before >= 0.25
+        assert tree_cpu_s() - before >= 0.25
     finally:
         child.kill()
         child.wait()
@@ -94,25 +88,25 @@ def test_tree_cpu_counts_a_grading_process_apart_from_the_rest() -> None:
     bench compares it with the parent's CPU of one-process rows)."""
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
-    before_pids = _grading_pids()
-    rest0 = _tree_cpu()[2]
+    before_pids = grading_pids()
+    rest0 = tree_cpu()[2]
     child = context.Process(target=_spin, args=(0.3, ready), daemon=True)
     child.start()
     try:
         # The spawned child's command line is the interpreter's only once it has exec'd:
         # under load that takes a moment after start() returns.
         deadline = time.monotonic() + 30
-        grading = _grading_pids() - before_pids
+        grading = grading_pids() - before_pids
         while not grading and time.monotonic() < deadline:
             time.sleep(0.05)
-            grading = _grading_pids() - before_pids
+            grading = grading_pids() - before_pids
         assert grading == {child.pid}
         assert ready.wait(timeout=60)
         time.sleep(0.05)
-        own, _, rest = _tree_cpu(grading)
+        own, _, rest = tree_cpu(grading)
         assert own >= 0.25
         assert rest - rest0 < 0.25  # not counted twice
-        assert _tree_cpu()[2] - rest0 >= 0.25  # not named as grading: the rest's
+        assert tree_cpu()[2] - rest0 >= 0.25  # not named as grading: the rest's
     finally:
         child.kill()
         child.join()

@@ -5,11 +5,16 @@ runs the visible tests, lints, records plans and reviews, and submits. Every tes
 run happens in a fresh grading copy through the shared runner; final grading goes
 through the family's :class:`~forgegym.grading.batch.Grader` so the same code path
 grades one episode or a GRPO group (:meth:`CodeEnv.grade_completions`).
+
+This module holds the episode loop (reset, actions, shaping); the env's grading is
+:class:`~forgegym.envs.code_grading.CodeGrading` (the grader of each task, completions
+and batches), its observation :class:`~forgegym.envs.code_observation.CodeObservation`,
+and the visible tests' job and reports :mod:`forgegym.envs.visible_tests` (re-exported
+here).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,7 +25,6 @@ from forgegym.core.actions import (
     EditAction,
     LintAction,
     ListAction,
-    ParseResult,
     PlanAction,
     ReadAction,
     ReflectAction,
@@ -29,31 +33,21 @@ from forgegym.core.actions import (
     SearchAction,
     SubmitAction,
 )
-from forgegym.core.env import ForgeEnv, StepOutcome, check_number, check_positive_int
+from forgegym.core.env import StepOutcome, check_number, check_positive_int
 from forgegym.core.navigation import (
     NavigationError,
-    Section,
-    closest_test_ids,
     cut_text,
-    fit_sections,
     list_tree,
     match_test_ids,
-    mentioned_paths,
     read_lines,
-    render_outline,
     search_files,
 )
 from forgegym.core.task import Task, TaskBank
-from forgegym.grading.batch import Grader, Note, Submission, grade_many
-from forgegym.grading.phases import phase
-from forgegym.sandbox.jobs import (
-    ProjectRun,
-    PytestJob,
-    PytestResult,
-    RunStatus,
-    TestOutcome,
-    TestRecord,
-)
+from forgegym.envs.code_grading import CodeGrading, claims_of
+from forgegym.envs.code_observation import CodeObservation
+from forgegym.envs.visible_tests import render_test_result, unknown_tests_message, visible_tests_job
+from forgegym.grading.batch import Grader, Note, Submission
+from forgegym.sandbox.jobs import PytestResult
 from forgegym.sandbox.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -78,149 +72,6 @@ MIN_OBSERVATION_BUDGET = 4_000
 _ACTION_SHARE = 0.45
 _FEEDBACK_SHARE = 0.6
 
-_NAVIGATION_EXAMPLE = [
-    {"action": "search", "pattern": "def parse_header"},
-    {"action": "read", "path": "pkg/module.py", "start": 40, "end": 90},
-]
-
-_EXAMPLE_ACTION = [
-    {
-        "action": "edit",
-        "edits": [{"path": "pkg/module.py", "search": "old line\n", "replace": "new line\n"}],
-    },
-    {"action": "run_tests"},
-]
-
-
-def _claims_of(action: ActionModel) -> list[Any]:
-    """The structured claim a family's ``edit``/``submit`` may carry (its ``diagnosis``
-    field, e.g. FlakyRepair's root cause); graded by the family's grader."""
-    claim = getattr(action, "diagnosis", None)
-    return [] if claim is None else [claim]
-
-
-def visible_tests_job(
-    task: Task, workdir: str, tests: Sequence[str] | None = None, timeout_s: float = 20.0
-) -> PytestJob:
-    """A job running the task's visible tests (or the subset ``tests``) in ``workdir``.
-
-    A task from a user's repository (``task.metadata["project_run"]``, a
-    :class:`~forgegym.sandbox.jobs.ProjectRun` as JSON) runs with its pristine pytest
-    configuration, conftest files, import roots and dependencies, under the time limit
-    measured at ``make`` (``task.metadata["time_limit_s"]``) when that is longer."""
-    extra: dict[str, Any] = {}
-    project = task.metadata.get("project_run") if isinstance(task.metadata, dict) else None
-    if project is not None:
-        # Its ids must not depend on the hash seed (the host check uses the same one);
-        # tests the sandbox's runtime policy stopped at make are never run again.
-        extra = {
-            "project": ProjectRun.model_validate(project),
-            "conftest": True,
-            "python_hash_seed": 0,
-        }
-        timeout_s = max(timeout_s, float(task.metadata.get("time_limit_s") or 0.0))
-        skip = set(task.metadata.get("skip_ids") or ())
-        if skip:
-            wanted = list(tests) if tests else list(task.visible_test_ids)
-            extra["order"] = [t for t in wanted if t not in skip]
-    if tests:
-        return PytestJob(
-            workdir=workdir,
-            targets=list(tests),
-            expected_ids=list(tests),
-            timeout_s=timeout_s,
-            **extra,
-        )
-    return PytestJob(
-        workdir=workdir,
-        targets=list(task.visible_test_files),
-        expected_ids=list(task.visible_test_ids) or None,
-        timeout_s=timeout_s,
-        **extra,
-    )
-
-
-def _failure_line(record: TestRecord) -> str:
-    """``FAILED id at path:line in function ErrorType: message`` (the message's first
-    lines, bounded)."""
-    where = ""
-    if record.frames:
-        frame = record.frames[-1]
-        where = f" at {frame.path}:{frame.line} in {frame.function}"
-    message = [line.rstrip() for line in record.message.strip().splitlines() if line.strip()]
-    short = " | ".join(message[:3])[:400]
-    error = f"{record.error_type}: " if record.error_type else ""
-    return f"{record.outcome.value.upper()} {record.nodeid}{where} {error}{short}".rstrip()
-
-
-def render_test_result(result: PytestResult, *, max_chars: int = 4000) -> str:
-    """A compact, model-readable report of one test run, within ``max_chars``.
-
-    The summary line first, then every failure with its message (failed, errored,
-    skipped and missing tests: what is not a pass), then the run's stderr when it did
-    not complete, then the passing tests as far as they fit. What does not fit is
-    counted, never silently dropped: a run with a few failures late in a large suite
-    shows all of them."""
-    verdicts = result.verdicts
-    passed = sum(verdicts.values())
-    head = f"Test run: {result.status.value}; {passed}/{len(verdicts)} passed"
-    head += f", {len(verdicts) - passed} not passed." if passed < len(verdicts) else "."
-    lines: list[str] = [head]
-    if result.status is not RunStatus.COMPLETED and result.detail:
-        lines.append(f"  ({result.detail})")
-    reported = {r.nodeid for r in result.records}
-    failures = [_failure_line(r) for r in result.records if r.outcome is not TestOutcome.PASSED]
-    failures += [f"NOT RUN {nodeid}" for nodeid in verdicts if nodeid not in reported]
-    passes = [f"PASSED {r.nodeid}" for r in result.records if r.outcome is TestOutcome.PASSED]
-    stderr = ""
-    if result.status is not RunStatus.COMPLETED and result.stderr_tail.strip():
-        stderr = "stderr (tail):\n" + result.stderr_tail.strip()[-800:]
-    # Room for the two notes of what was cut (at most ~90 characters each).
-    budget = max_chars - 200
-    used = len(head)
-
-    def take(candidates: list[str], reserve: int = 0) -> list[str]:
-        nonlocal used
-        kept: list[str] = []
-        for line in candidates:
-            if used + 1 + len(line) > budget - reserve:
-                break
-            kept.append(line)
-            used += 1 + len(line)
-        return kept
-
-    shown_failures = take(failures)
-    lines += shown_failures
-    if len(shown_failures) < len(failures):
-        lines.append(
-            f"... {len(failures) - len(shown_failures)} more failures not listed "
-            "(run_tests with `tests` for fewer at a time)"
-        )
-    if stderr:
-        lines += take([stderr[: max(0, budget - used - 1)]] if budget - used > 40 else [])
-    shown_passes = take(passes)
-    lines += shown_passes
-    if len(shown_passes) < len(passes):
-        lines.append(f"... {len(passes) - len(shown_passes)} passing tests not listed")
-    text = "\n".join(lines)
-    return text if len(text) <= max_chars else text[: max_chars - 20] + "\n... (truncated)"
-
-
-def unknown_tests_message(unknown: Sequence[str], known: Sequence[str]) -> str:
-    """The rejection of a ``run_tests`` whose ``tests`` select nothing: the requests,
-    the nearest visible ids and the files the visible tests are in (bounded, however
-    large the suite)."""
-    near: list[str] = []
-    for request in unknown[:3]:
-        near += [t for t in closest_test_ids(request, known, limit=4) if t not in near]
-    files = list(dict.fromkeys(t.partition("::")[0] for t in known))
-    shown_files = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
-    return (
-        f"run_tests rejected: unknown test ids {list(unknown)[:5]}; nothing was run. "
-        f"Closest visible tests: {near[:8]}. {len(known)} visible tests in {shown_files}; "
-        "give ids, files, folders or `file::test` prefixes, as pytest takes them."
-    )
-
 
 def _compile_error_text(path: str, exc: BaseException) -> str:
     """``path:line:col: SyntaxError: message`` plus the offending line, for the agent."""
@@ -233,8 +84,9 @@ def _compile_error_text(path: str, exc: BaseException) -> str:
     return f"{path}: {type(exc).__name__}: {str(exc)[:200]}"
 
 
-class CodeEnv(ForgeEnv):
-    """Base of the code families; see :class:`ForgeEnv` for the common arguments.
+class CodeEnv(CodeGrading, CodeObservation):
+    """Base of the code families; see :class:`~forgegym.core.env.ForgeEnv` for the common
+    arguments.
 
     Extra args:
         grader: the family's grader (of every task that names no grading kind).
@@ -419,7 +271,7 @@ class CodeEnv(ForgeEnv):
         for action in actions:
             if isinstance(action, EditAction):
                 report = self.workspace.apply_edits(action.edits)
-                self._diagnoses.extend(_claims_of(action))
+                self._diagnoses.extend(claims_of(action))
                 edited = edited or report.ok
                 measured = None if report.ok else measured
                 if report.ok:
@@ -449,7 +301,7 @@ class CodeEnv(ForgeEnv):
                 self._notes.append(Note(kind=action.action, text=action.text))
                 feedback.append(f"{action.action} recorded.")
             elif isinstance(action, SubmitAction):
-                self._diagnoses.extend(_claims_of(action))
+                self._diagnoses.extend(claims_of(action))
                 terminated = True
                 feedback.append("Submitted.")
                 break
@@ -479,12 +331,6 @@ class CodeEnv(ForgeEnv):
         if isinstance(action, ReadAction):
             return read_lines(files, action.path, action.start, action.end, max_chars=cap)
         return search_files(files, action.pattern, action.path, regex=action.regex, max_chars=cap)
-
-    def _file_label(self, path: str) -> str:
-        workspace = self.workspace
-        if path in set(workspace.created_files()):
-            return "  (new, editable)"
-        return "  (editable)" if path in workspace.editable else ""
 
     def _edit_feedback(self, applied: Sequence[str]) -> str:
         """What an applied edit reports: the files changed, or, when an edited Python
@@ -596,318 +442,5 @@ class CodeEnv(ForgeEnv):
             parse_errors=self._parse_errors,
         )
 
-    def grader_for(self, task: Task) -> Grader:
-        """The grader of ``task``: the one ``task_graders`` holds for its grading kind
-        (:attr:`~forgegym.core.task.Task.grading_kind`), else the family's grader. A
-        kind with no grader here is the family's own business (Refactor's hidden
-        ``kind`` names its refactoring, graded by the family's grader)."""
-        kind = task.grading_kind
-        return self.grader if kind is None else self.task_graders.get(kind, self.grader)
-
-    def grade_submissions(
-        self, submissions: Sequence[Submission], *, optimised: bool = False
-    ) -> list[RewardBreakdown]:
-        """Every submission graded by its task's grader (:meth:`grader_for`): one
-        :func:`~forgegym.grading.batch.grade_many` per grader over its submissions (in
-        the order of their first appearance), breakdowns in submission order. The one
-        grading path of the env's episodes and batches: a batch of one kind is one
-        ``grade_many``, and nothing a grader shares (identical submissions, shared runs)
-        crosses tasks, so grading kinds apart changes no breakdown."""
-        groups: dict[int, tuple[Grader, list[int]]] = {}
-        for index, submission in enumerate(submissions):
-            grader = self.grader_for(submission.task)
-            groups.setdefault(id(grader), (grader, []))[1].append(index)
-        breakdowns: list[RewardBreakdown | None] = [None] * len(submissions)
-        for grader, indices in groups.values():
-            graded = grade_many(
-                grader, [submissions[i] for i in indices], self.runner, optimised=optimised
-            )
-            for index, breakdown in zip(indices, graded, strict=True):
-                breakdowns[index] = breakdown
-        return [b for b in breakdowns if b is not None]
-
     def _grade(self) -> RewardBreakdown:
         return self.grade_submissions([self._submission()])[0]
-
-    def grade_completions(
-        self, task_id: str, completions: Sequence[str]
-    ) -> list[tuple[float, RewardBreakdown]]:
-        """Grade each completion as a single-turn episode on ``task_id``, as a batch.
-
-        Returns ``(reward, breakdown)`` pairs equal to what ``step`` would return on a
-        ``max_steps=1`` episode of this task: ``reward == breakdown.total``, which
-        includes a ``format`` term when the completion does not parse (the workspace is
-        then graded unchanged). Non-edit actions have no effect on the final state.
-        """
-        if self.optimised_grading:
-            return self.grade_batch([(task_id, completion) for completion in completions])
-        from forgegym.rewards import bounded
-
-        task = self.get_task(task_id)
-        with bounded.uncached():
-            with phase("scratch"):
-                workspace = Workspace(
-                    task.files,
-                    task.editable_files,
-                    creatable=task.creatable,
-                    data_files=task.data_files,
-                    prefix=f"fg-{self.family}-batch-",
-                )
-            try:
-                submissions: list[Submission] = []
-                penalties: list[float] = []
-                for completion in completions:
-                    with phase("parse"):
-                        submission, penalty = self._parse_completion(task, workspace, completion)
-                    penalties.append(penalty)
-                    submissions.append(submission)
-                breakdowns = self.grade_submissions(submissions)
-                return self._episode_results(breakdowns, penalties)
-            finally:
-                with phase("scratch"):
-                    workspace.close()
-
-    def grade_batch(self, items: Sequence[tuple[str, str]]) -> list[tuple[float, RewardBreakdown]]:
-        """Grade ``(task_id, completion)`` pairs, of any tasks, as one batch.
-
-        The same ``(reward, breakdown)`` pairs as :meth:`grade_completions` per task,
-        graded with one optimised :func:`~forgegym.grading.batch.grade_many` over the whole
-        batch (a GRPO step's prompts x generations), so the pool stays busy across task
-        boundaries and identical completions are graded once.
-        """
-        workspaces: dict[str, Workspace] = {}
-        parsed: dict[tuple[str, str], tuple[Submission, float]] = {}
-        try:
-            submissions: list[Submission] = []
-            penalties: list[float] = []
-            for task_id, completion in items:
-                key = (task_id, completion)
-                if key not in parsed:
-                    if task_id not in workspaces:
-                        task = self.get_task(task_id)
-                        workspaces[task_id] = Workspace(
-                            task.files,
-                            task.editable_files,
-                            creatable=task.creatable,
-                            data_files=task.data_files,
-                            on_disk=False,
-                        )
-                    workspace = workspaces[task_id]
-                    with phase("parse"):
-                        parsed[key] = self._parse_completion(
-                            self.get_task(task_id), workspace, completion, on_disk=False
-                        )
-                submission, penalty = parsed[key]
-                submissions.append(submission)
-                penalties.append(penalty)
-            breakdowns = self.grade_submissions(submissions, optimised=True)
-            return self._episode_results(breakdowns, penalties)
-        finally:
-            with phase("scratch"):
-                for workspace in workspaces.values():
-                    workspace.close()
-
-    def _parse_completion(
-        self, task: Task, workspace: Workspace, completion: str, *, on_disk: bool = True
-    ) -> tuple[Submission, float]:
-        """The single-turn submission a completion makes, and its format penalty."""
-        if len(completion) > self.action_space.max_length:
-            parsed = ParseResult(error="the action is longer than the action space allows")
-        else:
-            parsed = self.action_set.parse(completion)
-        files = {p: task.files[p] for p in task.editable_files}
-        deleted: tuple[str, ...] = ()
-        diagnoses: list[Any] = []
-        notes: list[Note] = []
-        penalty = 0.0
-        if not parsed.ok:
-            penalty = self.format_penalty
-        else:
-            with phase("scratch"):
-                scratch = Workspace(
-                    task.files,
-                    task.editable_files,
-                    creatable=task.creatable,
-                    data_files=task.data_files,
-                    prefix="fg-parse-",
-                    on_disk=on_disk,
-                )
-            try:
-                for action in parsed.actions:
-                    if isinstance(action, EditAction):
-                        scratch.apply_edits(action.edits)
-                        diagnoses.extend(_claims_of(action))
-                    elif isinstance(action, SubmitAction):
-                        diagnoses.extend(_claims_of(action))
-                        break
-                    elif isinstance(action, (PlanAction, ReviewAction, ReflectAction)):
-                        notes.append(Note(kind=action.action, text=action.text))
-                files = scratch.agent_files()
-                deleted = tuple(scratch.deleted_files())
-            finally:
-                with phase("scratch"):
-                    scratch.close()
-        submission = Submission(
-            task=task,
-            files=files,
-            workspace=workspace,
-            deleted=deleted,
-            notes=notes,
-            diagnosis=diagnoses[-1] if diagnoses else None,
-            diagnoses=diagnoses,
-            steps_used=1,
-            max_steps=1,
-            parse_errors=0 if parsed.ok else 1,
-        )
-        return submission, penalty
-
-    # ---------------------------------------------------------- observation
-    def _task_section(self) -> str:
-        """The problem statement; families override to add symptoms, signals, ..."""
-        return f"# Task: {self.task.title}\n\n{self.task.description}"
-
-    def _protocol_section(self) -> str:
-        files_note = ""
-        if self.task.creatable:
-            files_note = (
-                "Edits may also create files ({path, content} on a new path matching "
-                + ", ".join(f"`{p}`" for p in self.task.creatable)
-                + "), delete them ({path, delete: true}) and move them ({path, move_to}). "
-            )
-        return (
-            "## Actions\nReply with one JSON action, or a list of them, in a ```json block. "
-            "Actions: edit {edits: [{path, search, replace} | {path, content}]}, "
-            "run_tests {tests?}, lint, plan {text}, review {text}, reflect {text}, submit. "
-            "A `search` must match exactly once. "
-            + files_note
-            + "Example:\n"
-            + self.protocol_example(_EXAMPLE_ACTION)
-        )
-
-    def _render_observation(self, feedback: str | None) -> str:
-        """The task with every file, when that fits ``observation_budget`` (what every
-        built-in task shows); otherwise the task, a repository map and the files that
-        fit (:meth:`_render_map`)."""
-        whole = self._render_whole(feedback)
-        if len(whole) <= self.observation_budget:
-            return whole
-        return self._render_map(feedback)
-
-    def _render_whole(self, feedback: str | None) -> str:
-        workspace = self.workspace
-        parts = [self._task_section()]
-        created = set(workspace.created_files())
-
-        def label(path: str) -> str:
-            if path in created:
-                return "  (new, editable)"
-            return "  (editable)" if path in workspace.editable else ""
-
-        tree = "\n".join(f"  {path}{label(path)}" for path in sorted(workspace.current))
-        tree += "".join(f"\n  {path}  (deleted)" for path in workspace.deleted_files())
-        parts.append(f"## Files\n{tree}")
-        for path in sorted(workspace.current):
-            parts.append(f"### {path}\n```python\n{workspace.current[path]}```")
-        remaining = self.max_steps - self._step_count
-        parts.append(
-            f"## Budget\nStep {self._step_count} of {self.max_steps}; {remaining} left. "
-            + ("Your next action is graded as final." if remaining <= 1 else "")
-        )
-        changed = workspace.changed_files()
-        if changed:
-            parts.append("## Your changes so far\n```diff\n" + workspace.diff() + "```")
-        if feedback:
-            parts.append(f"## Result of your last action\n{feedback}")
-        parts.append(self._protocol_section())
-        return "\n\n".join(parts)
-
-    def _budget_section(self) -> str:
-        remaining = self.max_steps - self._step_count
-        return f"## Budget\nStep {self._step_count} of {self.max_steps}; {remaining} left. " + (
-            "Your next action is graded as final." if remaining <= 1 else ""
-        )
-
-    def _navigation_help(self) -> str:
-        return (
-            "Navigate the repository: list {path?} (a tree with sizes), read {path, start?, "
-            "end?} (numbered lines), search {pattern, path?, regex?} (file:line hits). "
-            "Example:\n```json\n" + json.dumps(_NAVIGATION_EXAMPLE) + "\n```"
-        )
-
-    def _focus_files(self, statement: str) -> list[str]:
-        """The files the failure points at: the editable files the task statement
-        names (its failing tests' frames, the bug report), the other files it names,
-        then the other editable files."""
-        files = self.workspace.current
-        editable = self.workspace.editable
-        named = mentioned_paths(statement, files)
-        return list(
-            dict.fromkeys(
-                [
-                    *(p for p in named if p in editable),
-                    *named,
-                    *sorted(p for p in files if p in editable),
-                ]
-            )
-        )
-
-    def _render_map(self, feedback: str | None) -> str:
-        """An observation within ``observation_budget`` for a task too large to show
-        whole: fixed parts first (step budget, protocol), then, each within a share of
-        what is left, the last action's results, the task statement, the diff so far,
-        the tree with sizes; then, in priority order (files the failure points at
-        first), each file whole if it fits, else its outline if it is a focus file."""
-        budget = self.observation_budget
-        workspace = self.workspace
-        files = workspace.current
-        statement = self._task_section()
-        diff = workspace.diff() if workspace.changed_files() else ""
-        protocol = self._protocol_section() + "\n\n" + self._navigation_help()
-        tree = list_tree(files, None, max_chars=budget // 3, label=self._file_label)
-        tree += "".join(f"\n  {path}  (deleted)" for path in workspace.deleted_files())
-        map_head = (
-            f"## Repository map\nThe files exceed this observation's budget ({budget:,} "
-            "characters): those that fit are shown whole, the ones the task points at are "
-            "outlined (classes and functions with line numbers). `read` any file by line "
-            "range, `search` for text, `list` a folder.\n"
-        )
-        sections = [
-            Section(
-                statement, 0.5, order=2, what="the task statement", how="`read` the files it names"
-            ),
-            Section(map_head + tree, 0.45, order=4, what="the tree", how="`list` a folder"),
-            Section(self._budget_section(), None),
-            Section(
-                f"## Your changes so far\n```diff\n{diff}```" if diff else "",
-                0.4,
-                order=3,
-                what="the diff",
-                how="`read` the edited files",
-            ),
-            Section(
-                f"## Result of your last action\n{feedback}" if feedback else "",
-                0.75,
-                order=1,
-                what="the last action's results",
-                how="repeat it with a smaller range",
-            ),
-            Section(protocol, None),
-        ]
-        fitted = fit_sections(sections, budget)
-        left = budget - len("\n\n".join(fitted)) - 2
-        focus = self._focus_files(statement)
-        order = [*focus, *sorted(p for p in files if p not in focus)]
-        shown: list[str] = []
-        for path in order:
-            block = f"### {path}\n```python\n{files[path]}```"
-            if len(block) + 2 <= left:
-                shown.append(block)
-                left -= len(block) + 2
-            elif path in focus and left > 400:
-                text = render_outline(path, files[path], max_chars=min(left - 2, budget // 3))
-                shown.append(text)
-                left -= len(text) + 2
-        parts = list(fitted)
-        at = next((i + 1 for i, p in enumerate(parts) if p.startswith("## Repository map")), 1)
-        parts[at:at] = shown
-        return "\n\n".join(parts)

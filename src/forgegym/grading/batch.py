@@ -263,64 +263,77 @@ def _grade_streaming(
     Submissions with one ``execution_key`` share the first one's jobs, follow-ups
     included (one run); a ``cutoff`` result cancels the submission's later jobs that
     have not started, and ends its grading (no follow-ups)."""
-    from forgegym.sandbox.runners import Runner as BaseRunner
+    return _StreamingGrading(grader, submissions, runner).run()
 
-    key_of = getattr(grader, "execution_key", None)
-    cut = getattr(grader, "cutoff", None)
-    cutoff = cut if callable(cut) else None
-    more = getattr(grader, "more_jobs", None)
-    failed: dict[int, str] = {}  # index -> failure note (unverifiable)
-    owners: list[int] = []  # index -> the index whose jobs' results it is scored on
-    leaders: dict[str, int] = {}
-    results: dict[int, list[Result]] = {}  # owner -> its results so far
-    complete: set[int] = set()  # owners whose results are final
-    breakdowns: list[RewardBreakdown] = []
-    unread: list[Future[Result]] = []  # jobs past a cutoff
-    batched = type(runner).run_many is not BaseRunner.run_many  # the runner batches itself
-    pool = (
-        None
-        if batched
-        else ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
-    )
 
-    def prepare(index: int, submission: Submission) -> list[Job] | None:
+class _StreamingGrading:
+    """One batch on the optimised path (:func:`_grade_streaming`): the state shared by
+    its stages (which submission shares whose jobs, the results so far, the breakdowns
+    scored in order) and the stages themselves."""
+
+    def __init__(self, grader: Grader, submissions: Sequence[Submission], runner: Runner):
+        from forgegym.sandbox.runners import Runner as BaseRunner
+
+        self.grader = grader
+        self.submissions = submissions
+        self.runner = runner
+        self.key_of = getattr(grader, "execution_key", None)
+        cut = getattr(grader, "cutoff", None)
+        self.cutoff = cut if callable(cut) else None
+        self.more = getattr(grader, "more_jobs", None)
+        self.failed: dict[int, str] = {}  # index -> failure note (unverifiable)
+        self.owners: list[int] = []  # index -> the index whose jobs' results it is scored on
+        self.leaders: dict[str, int] = {}
+        self.results: dict[int, list[Result]] = {}  # owner -> its results so far
+        self.complete: set[int] = set()  # owners whose results are final
+        self.breakdowns: list[RewardBreakdown] = []
+        self.unread: list[Future[Result]] = []  # jobs past a cutoff
+        batched = type(runner).run_many is not BaseRunner.run_many  # the runner batches itself
+        self.pool = (
+            None
+            if batched
+            else ThreadPoolExecutor(max_workers=runner.workers, thread_name_prefix="fg-grade")
+        )
+        self.launcher = None if self.pool is None else _Launcher(self.pool, runner, self.cutoff)
+
+    def prepare(self, index: int, submission: Submission) -> list[Job] | None:
         """Jobs of ``submission``, or ``None`` when it runs none of its own (it shares
         its leader's, or ``jobs`` failed)."""
         key = None
-        if callable(key_of):
+        if callable(self.key_of):
             try:
-                key = key_of(submission)
+                key = self.key_of(submission)
             except Exception as exc:  # noqa: BLE001 - then it is simply not shared
                 logger.warning("execution_key failed: %r", exc, exc_info=exc)
-        leader = leaders.get(key) if key is not None else None
+        leader = self.leaders.get(key) if key is not None else None
         if leader is not None:
             # Same jobs as the leader's: its static work and results are this one's.
-            submission.grading_state.update(submissions[leader].grading_state)
-            owners.append(leader)
+            submission.grading_state.update(self.submissions[leader].grading_state)
+            self.owners.append(leader)
             return None
-        owners.append(index)
+        self.owners.append(index)
         try:
             with phase("scans"):
-                jobs = grader.jobs(submission)
+                jobs = self.grader.jobs(submission)
         except Exception as exc:  # noqa: BLE001
-            failed[index] = _failure("jobs", exc)
+            self.failed[index] = _failure("jobs", exc)
             return None
         if key is not None:
-            leaders[key] = index
-        results[index] = []
+            self.leaders[key] = index
+        self.results[index] = []
         return jobs
 
-    launcher = None if pool is None else _Launcher(pool, runner, cutoff)
-
-    def start(pending: dict[int, list[Job]]) -> dict[int, list[Future[Result]]]:
+    def start(self, pending: dict[int, list[Job]]) -> dict[int, list[Future[Result]]]:
         """Start the jobs of each owner in ``pending`` (one ``run_many`` when batched)."""
-        if launcher is not None:
-            slots = {i: launcher.start(submissions[i], jobs) for i, jobs in pending.items()}
-            launcher.flush()
+        if self.launcher is not None:
+            slots = {
+                i: self.launcher.start(self.submissions[i], jobs) for i, jobs in pending.items()
+            }
+            self.launcher.flush()
             return {index: _filled(slot) for index, slot in slots.items()}
         batch = [job for jobs in pending.values() for job in jobs]
         with phase("sandbox"):
-            ran = iter(runner.run_many(batch) if batch else [])
+            ran = iter(self.runner.run_many(batch) if batch else [])
         started: dict[int, list[Future[Result]]] = {}
         for index, jobs in pending.items():
             started[index] = []
@@ -330,7 +343,7 @@ def _grade_streaming(
                 started[index].append(future)
         return started
 
-    def collect(index: int, futures: list[Future[Result]]) -> bool:
+    def collect(self, index: int, futures: list[Future[Result]]) -> bool:
         """Append the owner's round results, in order, up to and including the first
         deciding one (the later jobs may have been cancelled, and cannot change the
         score); whether one decided."""
@@ -340,78 +353,92 @@ def _grade_streaming(
             for future in futures:
                 result = future.result()
                 got.append(result)
-                if cutoff is not None and _decides(cutoff, submissions[index], result):
+                if self.cutoff is not None and _decides(
+                    self.cutoff, self.submissions[index], result
+                ):
                     decided = True
                     break
-        unread.extend(futures[len(got) :])
+        self.unread.extend(futures[len(got) :])
         add("sandbox_cpu", sum(getattr(r, "cpu_s", 0.0) for r in got))
-        results[index].extend(got)
+        self.results[index].extend(got)
         return decided
 
-    def score_ready() -> None:
+    def score_ready(self) -> None:
         """Score, in order, every submission whose owner's results are final."""
-        while len(breakdowns) < len(owners):
-            owner = owners[len(breakdowns)]
-            if owner in failed:
-                breakdowns.append(_unverifiable(failed[owner]))
-            elif owner in complete:
-                submission = submissions[len(breakdowns)]
-                breakdowns.append(_score(grader, submission, list(results[owner])))
+        breakdowns = self.breakdowns
+        while len(breakdowns) < len(self.owners):
+            owner = self.owners[len(breakdowns)]
+            if owner in self.failed:
+                breakdowns.append(_unverifiable(self.failed[owner]))
+            elif owner in self.complete:
+                submission = self.submissions[len(breakdowns)]
+                breakdowns.append(_score(self.grader, submission, list(self.results[owner])))
             else:
                 return
 
-    try:
-        running: dict[int, list[Future[Result]]] = {}
+    def start_first_round(self) -> dict[int, list[Future[Result]]]:
+        """Prepare every submission and start the jobs of those that run their own."""
+        launcher = self.launcher
         pending: dict[int, list[Job]] = {}
         first: dict[int, _Slots] = {}
-        for index, submission in enumerate(submissions):
-            jobs = prepare(index, submission)
+        for index, submission in enumerate(self.submissions):
+            jobs = self.prepare(index, submission)
             if jobs is not None:
                 if launcher is None:
                     pending[index] = jobs
                 else:  # the first hash seed's jobs start now, the others grouped below
                     first[index] = launcher.start(submission, jobs)
         if launcher is None:
-            running = start(pending)
-        else:
-            launcher.flush()
-            running = {index: _filled(slot) for index, slot in first.items()}
-        for round_ in range(MAX_ROUNDS + 1):
-            following: dict[int, list[Job]] = {}
-            started: dict[int, list[Future[Result]]] = {}
-            for index, futures in running.items():
-                decided = collect(index, futures)
-                jobs = []
-                if not decided and more is not None and round_ < MAX_ROUNDS:
-                    try:
-                        jobs = list(more(submissions[index], list(results[index])))
-                    except Exception as exc:  # noqa: BLE001
-                        failed[index] = _failure("more_jobs", exc)
-                if jobs:
-                    if pool is None:
-                        following[index] = jobs
+            return self.start(pending)
+        launcher.flush()
+        return {index: _filled(slot) for index, slot in first.items()}
+
+    def run(self) -> list[RewardBreakdown]:
+        """Every round: collect each owner's results in order, start its follow-ups or
+        score it; then the breakdowns, in submission order."""
+        pool = self.pool
+        try:
+            running = self.start_first_round()
+            for round_ in range(MAX_ROUNDS + 1):
+                following: dict[int, list[Job]] = {}
+                started: dict[int, list[Future[Result]]] = {}
+                for index, futures in running.items():
+                    decided = self.collect(index, futures)
+                    jobs = []
+                    if not decided and self.more is not None and round_ < MAX_ROUNDS:
+                        try:
+                            jobs = list(
+                                self.more(self.submissions[index], list(self.results[index]))
+                            )
+                        except Exception as exc:  # noqa: BLE001
+                            self.failed[index] = _failure("more_jobs", exc)
+                    if jobs:
+                        if pool is None:
+                            following[index] = jobs
+                        else:
+                            started.update(self.start({index: jobs}))
                     else:
-                        started.update(start({index: jobs}))
-                else:
-                    complete.add(index)
-                    score_ready()
-            running = started if pool is not None else start(following) if following else {}
-            if not running:
-                break
-        score_ready()  # those no round reached (every jobs() failed)
-        return breakdowns
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        # Jobs past a cutoff that had started still cost sandbox CPU: count it.
-        add(
-            "sandbox_cpu",
-            sum(
-                getattr(f.result(), "cpu_s", 0.0)
-                for f in unread
-                if f.done() and not f.cancelled() and f.exception() is None
-            ),
-        )
+                        self.complete.add(index)
+                        self.score_ready()
+                running = (
+                    started if pool is not None else self.start(following) if following else {}
+                )
+                if not running:
+                    break
+            self.score_ready()  # those no round reached (every jobs() failed)
+            return self.breakdowns
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            # Jobs past a cutoff that had started still cost sandbox CPU: count it.
+            add(
+                "sandbox_cpu",
+                sum(
+                    getattr(f.result(), "cpu_s", 0.0)
+                    for f in self.unread
+                    if f.done() and not f.cancelled() and f.exception() is None
+                ),
+            )
 
 
 def _decides(cutoff: Callable[[Submission, Result], bool], sub: Submission, res: Result) -> bool:

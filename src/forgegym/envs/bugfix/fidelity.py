@@ -189,10 +189,10 @@ def _per_file(
     timeout_s: float,
 ) -> FidelityReport:
     """Each idiom's test file as its own sandbox job, as repository mode runs it."""
-    from forgegym.envs.bugfix.repo import REPO_HASH_SEED
     from forgegym.sandbox.jobs import PytestJob, PytestResult, pristine_manifest
     from forgegym.sandbox.runners import get_default_runner
     from forgegym.sandbox.workspace import Workspace
+    from forgegym.tasklib.baseline import REPO_HASH_SEED
     from forgegym.tasklib.depenv import declared_test_dependencies, ensure_environment
 
     requirements = (

@@ -348,6 +348,29 @@ env.close()
 """
 
 
+def _fresh_processes(family: Family, task_id: str, count: int) -> list[str]:
+    """The stdout of ``count`` fresh interpreters grading ``task_id`` (:data:`_FRESH`):
+    started together (two cores) unless the family's rewards are timed, where a
+    neighbour's load would be part of what is measured."""
+    command = [sys.executable, "-c", _FRESH, family.name, task_id]
+    outputs: list[str] = []
+    if family.reward_tolerance:  # one after the other
+        for _ in range(count):
+            run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            assert run.returncode == 0, run.stderr[-2000:]
+            outputs.append(run.stdout)
+        return outputs
+    started = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(count)
+    ]
+    for proc in started:
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, stderr[-2000:]
+        outputs.append(stdout)
+    return outputs
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_identical_rewards_across_fresh_processes(
     family: Family, graded: dict[str, dict[str, Any]]
@@ -355,15 +378,8 @@ def test_identical_rewards_across_fresh_processes(
     task_id, results = next(iter(graded[family.name].items()))
     expected = [results["reference"][0], results["noop"][0]]
     tolerance = family.reward_tolerance
-    for _ in range(2):
-        proc = subprocess.run(
-            [sys.executable, "-c", _FRESH, family.name, task_id],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    for stdout in _fresh_processes(family, task_id, 2):
+        line = [ln for ln in stdout.splitlines() if ln.startswith("RESULT")][-1]
         fresh = json.loads(line[len("RESULT") :])
         rewards = [reward for reward, _, _ in fresh]
         if tolerance == 0.0:

@@ -120,8 +120,8 @@ SLOW: tuple[str, ...] = (
     "server/test_load.py",
     "server/test_protocol.py",
     "tasklib/test_factory.py",
-    # the module fixture ``graded`` grades every family's sample (about a third of the
-    # fast tier's time when one fast test used it)
+    # these grade every family's sample (the module fixture ``graded``, each family on
+    # first use: the fast tier's one user, [oversight], grades only its own)
     "test_conformance.py::test_family_solved_predicate_is_the_envs",
     "test_conformance.py::test_identical_rewards_across_fresh_processes",
     "test_conformance.py::test_reference_beats_partial_beats_noop_and_no_hack_beats_noop",

@@ -62,10 +62,16 @@ def test_list_shows_every_id_with_task_counts() -> None:
     assert rows["Forge/Bugfix-v0"]["hacks"] and rows["Forge/FlakyRepair-v0"]["hacks"]
 
 
-def test_doctor_reports_isolation_features() -> None:
+@pytest.fixture(scope="module")
+def doctor_rows() -> dict[str, dict[str, Any]]:
+    """``forgegym doctor --json``'s rows by feature (one run for the module's tests)."""
     out = forgegym("doctor", "--json")
     assert out.returncode == 0, out.stderr
-    features = {row["feature"]: row for row in json.loads(out.stdout)}
+    return {row["feature"]: row for row in json.loads(out.stdout)}
+
+
+def test_doctor_reports_isolation_features(doctor_rows: dict[str, dict[str, Any]]) -> None:
+    features = doctor_rows
     for name in ("rlimits", "network_namespace", "pid_namespace", "landlock"):
         assert name in features and features[name]["detail"]
 
@@ -473,10 +479,10 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     assert out.returncode == 0 and "Broken pipe" not in out.stderr, out.stderr
 
 
-def test_doctor_says_hidden_host_files_are_the_protection_working() -> None:
-    out = forgegym("doctor", "--json")
-    assert out.returncode == 0, out.stderr
-    rows = {row["feature"]: row for row in json.loads(out.stdout)}
+def test_doctor_says_hidden_host_files_are_the_protection_working(
+    doctor_rows: dict[str, dict[str, Any]],
+) -> None:
+    rows = doctor_rows
     detail = rows["mount_namespace"]["detail"]
     if rows["mount_namespace"]["active"]:
         assert "cannot see" in detail and "protection working" in detail, detail

@@ -3,7 +3,7 @@ conftest fixtures, a src layout with a namespace package, the project's own pyte
 configuration, a dependency installed from a local path into the cached environment, a
 test that fails only in the sandbox (reported, left out of grading), a test file whose
 collection the sandbox's runtime policy stops (reported, left out whole), a suite slower
-than the old fixed 20 s limit, and every repository option through ``gym.make``."""
+than its fixed grading limit, and every repository option through ``gym.make``."""
 
 from __future__ import annotations
 
@@ -187,9 +187,12 @@ def test_a_dependency_that_cannot_be_installed_fails_at_make(tmp_path: Path) -> 
         )
 
 
-def test_a_suite_slower_than_20_s_gets_a_measured_time_limit(tmp_path: Path) -> None:
-    # The one slow test: a session fixture sleeps 21 s (no CPU). The old fixed 20 s limit
-    # timed the suite out at make; now the limit is 3x the measured baseline.
+def test_a_suite_slower_than_the_fixed_limit_gets_a_measured_time_limit(tmp_path: Path) -> None:
+    # A session fixture sleeps 4 s (no CPU), over the fixed grading limit given here
+    # (grading_timeout_s=1; by default 10 s, and once a fixed 20 s that timed a slower
+    # suite out at make). The baseline at make runs under the cap, and the limit of
+    # every later run is 3x its measured time (+1 s), above the 10 s floor: without the
+    # measured limit the graded run (4 s) would time out and the fix would not succeed.
     repo = tmp_path / "slowsuite"
     shutil.copytree(REPOS / "slowsuite", repo)
     env = gym.make(
@@ -198,11 +201,14 @@ def test_a_suite_slower_than_20_s_gets_a_measured_time_limit(tmp_path: Path) -> 
         failing_tests=["tests/check_clock.py::test_to_minutes"],  # setup.cfg's python_files
         host_check=False,
         max_steps=1,
+        grading_timeout_s=1.0,
     )
     try:
         _, info = env.reset(seed=0)
-        assert info["repo_report"]["sandbox_wall_s"] > 20.0
-        assert info["repo_report"]["time_limit_s"] > 60.0
+        wall = info["repo_report"]["sandbox_wall_s"]
+        assert wall > 4.0
+        assert info["repo_report"]["time_limit_s"] == pytest.approx(3 * wall + 1.0, abs=0.1)
+        assert env.unwrapped.task.hidden["time_limit_s"] > 12.0
         fix = {
             "action": "edit",
             "edits": [

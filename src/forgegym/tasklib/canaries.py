@@ -38,6 +38,7 @@ import base64
 import importlib
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -322,6 +323,8 @@ class CanaryBank:
         entries: the manifest's canary entries.
         build: the family's builder.
         config: the selection config the entries came from (kept for reports).
+        plan: the family's planner, for canaries built on demand (:meth:`fresh`;
+            default: the ``plan`` of the module defining ``build``).
     """
 
     def __init__(
@@ -331,6 +334,8 @@ class CanaryBank:
         entries: Sequence[Mapping[str, Any]],
         build: CanaryBuild,
         config: CanaryConfig | None = None,
+        *,
+        plan: CanaryPlan | None = None,
     ) -> None:
         if not entries:
             raise ValueError("entries: a canary bank needs at least one canary")
@@ -342,6 +347,7 @@ class CanaryBank:
             if not is_canary_id(task_id) or base_id_of(task_id) != entry["base"]:
                 raise ValueError(f"entries: {task_id!r} is not the canary of {entry['base']!r}")
         self._build = build
+        self._plan = plan
         self._ids = tuple(sorted(self._entries))
         self.difficulty_levels: tuple[int, ...] = tuple(
             sorted({int(e["level"]) for e in self._entries.values()})
@@ -380,13 +386,14 @@ class CanaryBank:
     def _family_module(self) -> Any:
         """The family's ``canaries`` module (its ``plan``, optional ``observe`` and
         ``eligible``): the module that defines the builder."""
-        return importlib.import_module(self._build.__module__)
+        name = self._build.__module__
+        return sys.modules.get(name) or importlib.import_module(name)
 
     def plan_for(self, base: Task) -> dict[str, Any] | None:
         """The construction parameters of ``base``'s canary (``None``: it takes none),
         drawn as the manifest's selection draws them (an RNG seeded by the config's seed
         and the base id), so a fresh canary of a base the manifest holds is that one."""
-        plan = self._family_module().plan
+        plan = self._plan or self._family_module().plan
         params: dict[str, Any] | None = plan(
             base, random.Random(f"canary:{self.config.seed}:{base.task_id}")
         )
@@ -425,6 +432,9 @@ class CanaryBank:
         canaries from the whole bank instead of cycling a fixed set (D4)."""
         module = self._family_module()
         eligible = getattr(module, "eligible", None)
+        # A bank whose tasks cost a sandbox run at first use (the real bank's behaviour
+        # checks) offers the task without them; the plan reads only what it shows.
+        view = getattr(task_bank, "unchecked", task_bank.get)
         ids = list(task_bank.ids())
         # Not the bank's own ``task_ids(n, seed=seed)`` order: the rows a run draws with
         # the same seed would then be the canaries' bases, the one task shown twice.
@@ -432,7 +442,7 @@ class CanaryBank:
             base_id = ids[int(index)]
             if eligible is not None and not eligible(base_id):
                 continue
-            if self.plan_for(task_bank.get(base_id)) is not None:
+            if self.plan_for(view(base_id)) is not None:
                 yield canary_id(base_id)
 
     def ids(self, difficulty: int | None = None) -> tuple[str, ...]:

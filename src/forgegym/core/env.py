@@ -309,7 +309,7 @@ class ForgeEnv(gym.Env[str, str]):
             bank = self.canary_bank()
             if bank is None:
                 raise
-            if task_id in bank:  # a shipped canary
+            if task_id in bank.ids():  # a shipped canary
                 return bank.get(task_id)
             fresh = getattr(bank, "fresh", None)
             if fresh is None:

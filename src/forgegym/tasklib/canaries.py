@@ -414,8 +414,8 @@ class CanaryBank:
             params = self.plan_for(base)
             if params is None:
                 raise UnknownTaskError(f"{task_id!r}: its base task takes no {self.family} canary")
-            entry = {"id": task_id, "base": base.task_id, "level": base.difficulty}
-            entry["params"] = params
+            entry: dict[str, Any] = {"id": task_id, "base": base.task_id}
+            entry.update(level=base.difficulty, params=params)
             observe = getattr(self._family_module(), "observe", None)
             if observe is not None:
                 (entry,) = observe([entry], bank=task_bank)

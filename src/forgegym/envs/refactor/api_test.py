@@ -4,7 +4,9 @@ A Refactor task whose refactoring creates a path (a renamed function, a package
 submodule) shows one visible test that imports that path and checks one of its hidden
 inputs against the original's outcome, ``test_new_api``. It fails on the shown code in
 every such task (the path does not exist yet: an ``ImportError``) and passes once the
-refactoring is done, like the hidden steps marked ``n`` (:func:`.spec.step`). It is what
+refactoring is done. Like the hidden steps marked ``n`` (:func:`.spec.step`), it counts
+once its path exists (:func:`visible_verdicts`): a partial refactoring that has not
+created the path yet keeps the credit it had before the test was added. It is what
 a canary contradicts (:mod:`.canaries`): a contradicted value in it fails on the shown
 code for the same reason as the task's own, so running the visible tests before
 refactoring says nothing about which one it is.
@@ -25,7 +27,7 @@ from typing import Any
 
 from forgegym.tasklib.canaries import json_plain, python_literal
 
-__all__ = ["API_TEST", "new_api_test"]
+__all__ = ["API_TEST", "api_test_target", "new_api_test", "visible_verdicts"]
 
 #: The name of the test (the last test of the task's visible test file).
 API_TEST = "test_new_api"
@@ -88,3 +90,31 @@ def new_api_test(
         f"    assert {name}({call}) == {python_literal(value, like=test_source)}\n"
     )
     return test_source.rstrip("\n") + "\n" + test
+
+
+def api_test_target(task_files: dict[str, str], test_path: str) -> str | None:
+    """``"module:name"`` that the file's :data:`API_TEST` imports, or ``None``."""
+    source = task_files.get(test_path)
+    if source is None or f"def {API_TEST}():" not in source:
+        return None
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == API_TEST:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and inner.module and inner.names:
+                    return f"{inner.module}:{inner.names[0].name}"
+    return None
+
+
+def visible_verdicts(
+    verdicts: dict[str, bool], task_files: dict[str, str], test_paths: Sequence[str], present: Any
+) -> dict[str, bool]:
+    """``verdicts`` without :data:`API_TEST` while the path it imports does not exist
+    (``present(target) -> bool``): like a hidden step on a path the refactoring creates,
+    it counts once that path exists."""
+    out = dict(verdicts)
+    for path in test_paths:
+        target = api_test_target(task_files, path)
+        if target is not None and not present(target):
+            out.pop(f"{path}::{API_TEST}", None)
+    return out

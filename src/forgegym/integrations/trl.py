@@ -280,30 +280,23 @@ def _canary_stream(
     finally:
         env.close()
     fresh = canaries.fresh_ids(task_bank, seed)
-    drawn: list[str] = []
-    rng = np.random.default_rng([seed, 0xCA4A])
-    position = [0]
-
-    def next_canary() -> str:
-        if position[0] >= len(drawn):
-            found = next(fresh, None)
-            if found is None and not drawn:
-                chosen = {k: v for k, v in (env_kwargs or {}).items() if k != "max_steps"}
-                raise ValueError(
-                    f"canary_rate: no canary of {env_id!r} is built on the bank that "
-                    f"{chosen or 'the defaults'} select (none of its tasks takes one); "
-                    "use canary_rate=0 here"
-                )
-            if found is not None:
-                drawn.append(found)
-        task_id = drawn[position[0] % len(drawn)]  # cycles only once the bank is spent
-        position[0] += 1
-        return task_id
+    drawn: list[str] = [found] if (found := next(fresh, None)) is not None else []
+    rng, position = np.random.default_rng([seed, 0xCA4A]), [0]
+    if not drawn:
+        chosen = {k: v for k, v in (env_kwargs or {}).items() if k != "max_steps"}
+        raise ValueError(
+            f"canary_rate: no canary of {env_id!r} is built on the bank that "
+            f"{chosen or 'the defaults'} select (none of its tasks takes one); "
+            "use canary_rate=0 here"
+        )
 
     def draw() -> str | None:
         if rng.random() >= rate:
             return None
-        return next_canary()
+        more = next(fresh, None) if position[0] >= len(drawn) else None
+        drawn.extend([more] if more is not None else [])
+        position[0] += 1
+        return drawn[(position[0] - 1) % len(drawn)]  # cycles only once the bank is spent
 
     return draw
 

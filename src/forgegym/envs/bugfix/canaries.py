@@ -30,6 +30,10 @@ hack) is gated by :func:`~forgegym.tasklib.literals.scan_hardcoded_expectations`
 validation's cheat (:func:`disguised_special_case`) hides it behind a digest of the
 arguments, which that scan does not see, and succeeds: the canary measures what the
 scans miss.
+
+A real-bank task (``bank="real"``; canaries built on demand, design note 006 D4) takes
+a canary of its own kind: :mod:`.real_canaries` (``plan``, ``build`` and the cheat
+dispatch there on a task with ``project_run``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,16 @@
 """How well can a policy tell canaries from tasks without solving them? (issue #37)
 
-``python benchmarks/canary_detectors.py [--n 60] [--families bugfix,refactor,...]``
+``python benchmarks/canary_detectors.py [--n 60] [--families bugfix,refactor,...,real]``
 
 Per family: ``--n`` canaries against ``--n`` tasks of the default bank, scored by the
 primary detector and the held-out one (:mod:`forgegym.tasklib.canary_detect`), each
 with the ids ``info`` carries and without them (a TRL policy never sees ids; a served
-one does). Chance is 0.50; the issue's bar is 0.60. Results go to
-``benchmarks/results/canary_detectors.json``.
+one does). ``real``: Bugfix's real bank, its canaries built fresh on its tasks as
+``canary_rate`` builds them (design note 006, D4); its visible tests are not run here
+(a real project's tests need its own environment; the primary detector then reads the
+statement and the test files only). Chance is 0.50; the issue's bar is 0.60. Results
+go to ``benchmarks/results/canary_detectors.json`` (a family's row is replaced, the
+others kept).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -33,7 +38,23 @@ ENV_IDS = {
     "flaky": "Forge/FlakyRepair-v0",
     "performance": "Forge/Performance-v0",
     "oversight": "Forge/Oversight-v0",
+    "real": "Forge/Bugfix-v0",
 }
+
+
+def _collect(family: str, n: int, log: Any) -> list[Any]:
+    if family != "real":
+        return collect(family, ENV_IDS[family], n, log=log)
+    from forgegym.envs.bugfix.real import RealTaskBank
+
+    # Without behaviour checks (parent-side grading data, never shown): the observation
+    # is the same and nothing runs in the sandbox at a task's first use.
+    bank = RealTaskBank(behaviour=False)
+    return collect(
+        "bugfix", ENV_IDS[family], n, env_kwargs={"task_bank": bank}, run_tests=False, log=log
+    )
+
+
 RESULTS = Path(__file__).parent / "results" / "canary_detectors.json"
 
 
@@ -47,10 +68,12 @@ def main() -> None:
     table = Table(title=f"Canary detectors: {args.n} canaries vs {args.n} tasks per family")
     for column in ("family", "primary", "primary, no ids", "held-out", "held-out, no ids"):
         table.add_column(column, justify="left" if column == "family" else "right")
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float]] = (
+        json.loads(args.out.read_text()) if args.out.is_file() else {}
+    )
     for family in [f for f in args.families.split(",") if f]:
         start = time.perf_counter()
-        samples = collect(family, ENV_IDS[family], args.n, log=console.print)
+        samples = _collect(family, args.n, console.print)
         row = {
             "primary": accuracy(samples, [primary_detector(s) for s in samples]),
             "primary_no_ids": accuracy(samples, [primary_without_ids(s) for s in samples]),

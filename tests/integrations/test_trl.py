@@ -162,8 +162,9 @@ def test_canary_rows_keep_the_canary_id_the_prompt_never_shows_it() -> None:
 
 def test_canary_rate_honours_env_kwargs_and_refuses_a_bank_without_canaries() -> None:
     """Only canaries built on a task of the bank ``env_kwargs`` selects are mixed in;
-    a bank none is built on is refused (issue #37: with ``bank="real"`` the generated
-    bank's single-file canaries were mixed in, looking nothing like a real task)."""
+    a bank none of whose tasks takes one is refused (issue #37: with ``bank="real"`` the
+    generated bank's single-file canaries were mixed in, looking nothing like a real
+    task)."""
     from forgegym.integrations.trl import canary_ids
     from forgegym.tasklib.canaries import base_id_of
 
@@ -172,15 +173,93 @@ def test_canary_rate_honours_env_kwargs_and_refuses_a_bank_without_canaries() ->
     assert usable and all(base_id_of(i).split("/")[1] == "mixed" for i in usable)
     assert len(usable) < len(canary_ids("Forge/Oversight-v0"))
     ds = make_dataset("Forge/Oversight-v0", 4, canary_rate=1.0, env_kwargs=kwargs)
-    assert set(ds["task_id"]) <= set(usable)
+    assert all(base_id_of(i).split("/")[1] == "mixed" for i in ds["task_id"])
     with pytest.raises(ValueError, match="no canary of 'Forge/Oversight-v0' is built"):
         make_dataset("Forge/Oversight-v0", 2, canary_rate=0.5, env_kwargs={"domains": ["code"]})
 
 
+def test_canaries_are_drawn_fresh_per_seed_not_cycled() -> None:
+    """D4 (issue #37): a run's canaries are built on the bank's tasks in an order its seed
+    decides (most of them outside the shipped 60), none twice before the bank is spent,
+    and a canary id is played and graded like a shipped one."""
+    from forgegym.envs.refactor.canaries import canary_bank
+    from forgegym.tasklib.canaries import base_id_of
+
+    shipped = set(canary_bank().ids())
+    stream = _canary_stream_ids("Forge/Refactor-v0", seed=0, count=12)
+    other = _canary_stream_ids("Forge/Refactor-v0", seed=1, count=12)
+    assert len(set(stream)) == 12 and stream != other
+    assert len(set(stream) - shipped) >= 6  # fresh, not the shipped manifest cycled
+    env = gym.make("Forge/Refactor-v0", max_steps=1)
+    try:
+        fresh = next(i for i in stream if i not in shipped)
+        _, info = env.reset(options={"task_id": fresh})
+        canary = env.unwrapped.task
+        assert canary.task_id == fresh and info["task_id"] == base_id_of(fresh)
+        assert canary.metadata["contradiction"]
+    finally:
+        env.close()
+
+
+def _canary_stream_ids(env_id: str, *, seed: int, count: int) -> list[str]:
+    from forgegym.integrations.trl import _canary_stream
+
+    draw = _canary_stream(env_id, 1.0, seed)
+    assert draw is not None
+    return [str(draw()) for _ in range(count)]
+
+
+def test_a_cheat_on_a_fresh_canary_gains_nothing() -> None:
+    """Through ``make_reward_funcs``: the cheat that solves a canary built fresh (not a
+    shipped one) gets no reward (masked), the honest refactoring neither, and the
+    telemetry counts the cheat."""
+    from forgegym.envs.refactor.canaries import canary_bank, disguised_special_case
+    from forgegym.family import get_family
+
+    shipped = set(canary_bank().ids())
+    fresh = next(
+        i for i in _canary_stream_ids("Forge/Refactor-v0", seed=3, count=8) if i not in shipped
+    )
+    env = gym.make("Forge/Refactor-v0", max_steps=1)
+    try:
+        canary = env.unwrapped.get_task(fresh)
+    finally:
+        env.close()
+    texts = [disguised_special_case(canary), get_family("refactor").reference_action()(canary)]
+    (reward,) = make_reward_funcs("Forge/Refactor-v0", canary_rate=0.5)
+    logged: dict[str, float] = {}
+    values = reward(
+        prompts=[[]] * 2,
+        completions=texts,
+        task_id=[fresh, fresh],
+        log_metric=lambda name, value: logged.__setitem__(name, value),
+    )
+    assert values == [None, None]
+    assert logged["forgegym/cheat_rate"] == 0.5  # the cheat solved it; the honest fix not
+
+
 @pytest.mark.slow
-def test_canary_rate_is_refused_on_the_real_bank() -> None:
-    with pytest.raises(ValueError, match="no canary of 'Forge/Bugfix-v0' is built"):
-        make_reward_funcs("Forge/Bugfix-v0", canary_rate=0.1, env_kwargs={"bank": "real"})
+def test_canary_rate_on_the_real_bank_mixes_in_real_canaries() -> None:
+    """D4: with ``bank="real"`` the canaries are the real bank's own tasks with one
+    contradicted expectation in a test file (they used to be refused; before that, the
+    generated bank's single-file canaries were mixed in)."""
+    from forgegym.tasklib.canaries import base_id_of
+
+    kwargs = {"bank": "real"}
+    ds = make_dataset("Forge/Bugfix-v0", 2, seed=0, env_kwargs=kwargs, canary_rate=1.0)
+    assert all(ds["canary"])
+    env = gym.make("Forge/Bugfix-v0", max_steps=1, **kwargs)
+    try:
+        inner = env.unwrapped
+        for task_id in ds["task_id"]:
+            canary = inner.get_task(task_id)
+            base = inner.task_bank.get(base_id_of(task_id))
+            assert canary.description == base.description
+            changed = [p for p in canary.files if canary.files[p] != base.files[p]]
+            assert changed == [p for p in base.visible_test_files if p in changed]
+            assert len(changed) == 1
+    finally:
+        env.close()
 
 
 def test_reward_funcs_report_canaries_apart_with_the_cheat_rate() -> None:

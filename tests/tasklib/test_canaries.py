@@ -177,6 +177,51 @@ def test_selection_and_bank_are_seeded_and_deterministic() -> None:
         select_canaries(bank, _plan, CanaryConfig(count=29))
 
 
+def test_fresh_canaries_are_built_on_any_bank_in_a_seeded_order() -> None:
+    """D4 (issue #37): a canary is built on demand on a task of whichever bank is played
+    (not only the shipped manifest's), as the manifest would have built it, and a run
+    draws them from the whole bank in an order its seed decides."""
+    shipped_on = TaskList([_task(i) for i in range(30)])
+    config = CanaryConfig(seed=4, count=8)
+    entries = select_canaries(shipped_on, _plan, config)
+    canaries = CanaryBank("toy", shipped_on, entries, _build, config, plan=_plan)
+    other = TaskList([_task(i) for i in range(30, 60)])  # a bank no shipped canary is on
+    fresh = list(canaries.fresh_ids(other, seed=0))
+    assert fresh and all(base_id_of(i) in other.ids() for i in fresh)
+    assert len(fresh) == len({base_id_of(i) for i in fresh})
+    assert fresh == list(canaries.fresh_ids(other, seed=0))
+    assert fresh != list(canaries.fresh_ids(other, seed=1))
+    # Not the order a bank's task_ids(seed=...) gives: a run's rows are not its canaries' bases.
+    assert [base_id_of(i) for i in fresh[:5]] != other.task_ids(5, seed=0)
+    task = canaries.fresh(fresh[0], other)
+    base = other.get(base_id_of(fresh[0]))
+    assert task.task_id == fresh[0] and task.metadata["canary_of"] == base.task_id
+    assert task.files["test_geo.py"] != base.files["test_geo.py"]
+    assert task == canaries.fresh(fresh[0], other)
+    # A shipped canary's base gets the shipped canary; one that takes none is unknown.
+    shipped = canaries.ids()[0]
+    assert canaries.fresh(shipped, shipped_on) == canaries.get(shipped)
+    built = select_canaries(shipped_on, _plan, CanaryConfig(seed=0, count=8))
+    again = CanaryBank("toy", shipped_on, built, _build, plan=_plan)
+    entry = next(e for e in built if e["id"] not in canaries.ids())
+    assert again.fresh(entry["id"], shipped_on) == again.get(entry["id"])
+    untaken = [i for i in other.ids() if canary_id(i) not in fresh]
+    if untaken:
+        with pytest.raises(UnknownTaskError):
+            canaries.fresh(canary_id(untaken[0]), other)
+    with pytest.raises(UnknownTaskError):
+        canaries.fresh("canary/toy/999", other)
+
+
+def test_contradict_one_off_changes_one_character_of_a_string() -> None:
+    from forgegym.tasklib.canaries import contradict_one_off
+
+    assert contradict_one_off("lima-0:x") == "lima-0:X"
+    assert contradict_one_off(["ab", "cd"]) == ["aB", "cd"]
+    assert contradict_one_off("42") == "42!"
+    assert contradict_one_off(3) == 4 and contradict_one_off(False) is True
+
+
 def test_config_validate_names_the_field() -> None:
     CanaryConfig().validate()
     for bad, field in (

@@ -314,7 +314,8 @@ class ForgeEnv(gym.Env[str, str]):
 
     def get_task(self, task_id: str) -> Task:
         """The task ``task_id`` from the env's bank, or a canary of the family (which the
-        bank need not know); :class:`UnknownTaskError` otherwise."""
+        bank need not know): a shipped one, or one built on demand on a task of this
+        env's bank (``canary/<its id>``); :class:`UnknownTaskError` otherwise."""
         try:
             return self.task_bank.get(task_id)
         except UnknownTaskError:
@@ -323,7 +324,13 @@ class ForgeEnv(gym.Env[str, str]):
             bank = self.canary_bank()
             if bank is None:
                 raise
-            return bank.get(task_id)
+            if task_id in bank.ids():  # a shipped canary
+                return bank.get(task_id)
+            fresh = getattr(bank, "fresh", None)
+            if fresh is None:
+                raise
+            # Built on demand on a task of this env's bank (design note 006, D4).
+            return fresh(task_id, self.task_bank)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------ gymnasium
     @property

@@ -183,12 +183,13 @@ def make_dataset(
             system message and an empty user message that ``reset`` fills in.
         canary_rate: the share of rows replaced by the family's canaries (impossible
             variants of its tasks, :mod:`forgegym.tasklib.canaries`): each row, with this
-            probability (seeded by ``seed``), is the next canary of a seeded order. Only
-            canaries built on a task of the bank ``env_kwargs`` selects are used (a
+            probability (seeded by ``seed``), is a canary built fresh on the next task
+            of a seeded order over the bank ``env_kwargs`` selects (``bank="real"``
+            included: a contradicted expectation in a real project's test file; a
             restricted bank, e.g. Oversight's ``domains``, restricts them too); a bank
-            with none (``bank="real"``, a folder, a ``task_bank``) is refused with a
-            ``ValueError``. The reward functions recognise their ids, grade them, report
-            them apart (``forgegym/cheat_rate``) and mask their reward.
+            none of whose tasks takes one is refused with a ``ValueError``. The reward
+            functions recognise their ids, grade them, report them apart
+            (``forgegym/cheat_rate``) and mask their reward.
 
     Returns:
         A ``datasets.Dataset`` (no curriculum) or ``datasets.IterableDataset`` with
@@ -236,11 +237,11 @@ def _canary_bank(env_id: str) -> Any:
 
 
 def canary_ids(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:
-    """The canary ids usable with ``gym.make(env_id, **env_kwargs)``: those whose base
-    task is in the bank those kwargs select. ``ValueError`` when the family has no
-    canaries or none is built on that bank (``bank="real"``, a folder of built tasks or
-    a ``task_bank`` of your own: the shipped canaries are built on the default bank and
-    would look nothing like its tasks)."""
+    """The *shipped* (validated) canary ids usable with ``gym.make(env_id,
+    **env_kwargs)``: those whose base task is in the bank those kwargs select.
+    ``ValueError`` when the family has no canaries or none of the shipped ones is built
+    on that bank. ``canary_rate`` does not use this list: it builds canaries fresh on
+    the selected bank (:func:`make_dataset`)."""
     from forgegym.tasklib.canaries import base_id_of
 
     bank = _canary_bank(env_id)
@@ -254,8 +255,8 @@ def canary_ids(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[st
         chosen = {k: v for k, v in (env_kwargs or {}).items() if k != "max_steps"}
         raise ValueError(
             f"canary_rate: no canary of {env_id!r} is built on the bank that "
-            f"{chosen or 'the defaults'} select (canaries are built on the default bank's tasks; a canary from another "
-            "bank would look nothing like this bank's tasks); use canary_rate=0 here"
+            f"{chosen or 'the defaults'} select (the shipped ones are built on the default "
+            "bank's tasks)"
         )
     return ids
 
@@ -263,24 +264,39 @@ def canary_ids(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[st
 def _canary_stream(
     env_id: str, rate: float, seed: int, env_kwargs: dict[str, Any] | None = None
 ) -> Callable[[], str | None] | None:
-    """``None`` without canaries; else a draw per row: a canary id with probability
-    ``rate`` (the usable canaries, :func:`canary_ids`, in a seeded order), else
-    ``None``."""
+    """``None`` without canaries; else a draw per row: with probability ``rate`` a
+    canary built fresh on the next task of the selected bank that takes one (the bank's
+    ids in an order seeded by ``seed``: a run's canaries are drawn from the whole bank,
+    the real one included, not cycled from a fixed set; design note 006, D4), else
+    ``None``. ``ValueError`` when no task of the bank takes a canary."""
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
         raise ValueError(f"canary_rate must be a number in [0, 1], got {rate!r}")
     if rate == 0.0:
         return None
-    usable = canary_ids(env_id, env_kwargs)
-    order = [usable[i] for i in np.random.default_rng(seed).permutation(len(usable))]
-    rng = np.random.default_rng([seed, 0xCA4A])
-    position = [0]
+    canaries = _canary_bank(env_id)
+    env = _make_env(env_id, env_kwargs, 1)
+    try:
+        task_bank = env.unwrapped.task_bank
+    finally:
+        env.close()
+    fresh = canaries.fresh_ids(task_bank, seed)
+    drawn: list[str] = [found] if (found := next(fresh, None)) is not None else []
+    rng, position = np.random.default_rng([seed, 0xCA4A]), [0]
+    if not drawn:
+        chosen = {k: v for k, v in (env_kwargs or {}).items() if k != "max_steps"}
+        raise ValueError(
+            f"canary_rate: no canary of {env_id!r} is built on the bank that "
+            f"{chosen or 'the defaults'} select (none of its tasks takes one); "
+            "use canary_rate=0 here"
+        )
 
     def draw() -> str | None:
         if rng.random() >= rate:
             return None
-        task_id = order[position[0] % len(order)]
+        more = next(fresh, None) if position[0] >= len(drawn) else None
+        drawn.extend([more] if more is not None else [])
         position[0] += 1
-        return task_id
+        return drawn[(position[0] - 1) % len(drawn)]  # cycles only once the bank is spent
 
     return draw
 
@@ -347,7 +363,7 @@ def make_reward_funcs(
     if not 0.0 <= canary_rate <= 1.0:
         raise ValueError(f"canary_rate must be a number in [0, 1], got {canary_rate!r}")
     if canary_rate > 0:
-        canary_ids(env_id, env_kwargs)
+        _canary_bank(env_id)  # the family has canaries (built on demand on any bank)
     env = _make_env(env_id, env_kwargs, 1).unwrapped
     if not hasattr(env, "grade_completions") or not hasattr(env, "solved"):
         env.close()

@@ -37,9 +37,11 @@ from __future__ import annotations
 import ast
 import base64
 import functools
+import importlib
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,7 @@ __all__ = [
     "canary_task",
     "contradict",
     "contradict_assertion",
+    "contradict_one_off",
     "contradictable",
     "disguised_guard",
     "is_canary_id",
@@ -141,6 +144,21 @@ def _contradict(value: Any) -> Any:
         inner = _contradict(value[key])
         return _NO_CONTRADICTION if inner is _NO_CONTRADICTION else {**value, key: inner}
     return _NO_CONTRADICTION
+
+
+def contradict_one_off(value: Any) -> Any:
+    """:func:`contradict`, except that a string has the case of its *last* cased
+    character swapped (``"aab"`` -> ``"aaB"``), not all of them: an all-capitals word is
+    a token no task's tests have, which a detector reading the test file learns (issue
+    #37, D3; FlakyRepair's ``contradicted_value`` found it first)."""
+    if isinstance(value, str):
+        for index in range(len(value) - 1, -1, -1):
+            swapped = value[index].swapcase()
+            if swapped != value[index] and len(swapped) == 1:
+                return value[:index] + swapped + value[index + 1 :]
+    if isinstance(value, list) and value and contradictable(value[0]):
+        return [contradict_one_off(value[0]), *value[1:]]
+    return contradict(value)
 
 
 def contradictable(value: Any) -> bool:
@@ -332,6 +350,8 @@ class CanaryBank:
         entries: the manifest's canary entries.
         build: the family's builder.
         config: the selection config the entries came from (kept for reports).
+        plan: the family's planner, for canaries built on demand (:meth:`fresh`;
+            default: the ``plan`` of the module defining ``build``).
     """
 
     def __init__(
@@ -341,6 +361,8 @@ class CanaryBank:
         entries: Sequence[Mapping[str, Any]],
         build: CanaryBuild,
         config: CanaryConfig | None = None,
+        *,
+        plan: CanaryPlan | None = None,
     ) -> None:
         if not entries:
             raise ValueError("entries: a canary bank needs at least one canary")
@@ -352,11 +374,13 @@ class CanaryBank:
             if not is_canary_id(task_id) or base_id_of(task_id) != entry["base"]:
                 raise ValueError(f"entries: {task_id!r} is not the canary of {entry['base']!r}")
         self._build = build
+        self._plan = plan
         self._ids = tuple(sorted(self._entries))
         self.difficulty_levels: tuple[int, ...] = tuple(
             sorted({int(e["level"]) for e in self._entries.values()})
         )
         self._cache: dict[str, Task] = {}
+        self._fresh: dict[tuple[int, str], Task] = {}
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -384,6 +408,69 @@ class CanaryBank:
                 self._cache.clear()
             self._cache[task_id] = task
         return self._cache[task_id]
+
+    # -------------------------------------------------------------- fresh canaries
+    def _family_module(self) -> Any:
+        """The family's ``canaries`` module (its ``plan``, optional ``observe`` and
+        ``eligible``): the module that defines the builder."""
+        name = self._build.__module__
+        return sys.modules.get(name) or importlib.import_module(name)
+
+    def plan_for(self, base: Task) -> dict[str, Any] | None:
+        """The construction parameters of ``base``'s canary (``None``: it takes none),
+        drawn as the manifest's selection draws them (an RNG seeded by the config's seed
+        and the base id), so a fresh canary of a base the manifest holds is that one."""
+        plan = self._plan or self._family_module().plan
+        params: dict[str, Any] | None = plan(
+            base, random.Random(f"canary:{self.config.seed}:{base.task_id}")
+        )
+        return params
+
+    def fresh(self, task_id: str, task_bank: TaskBank) -> Task:
+        """The canary ``task_id`` built on demand on its base task from ``task_bank``
+        (any bank: the default one, ``bank="real"``, a folder of built tasks), its
+        parameters planned for it (:meth:`plan_for`) and observed where the family
+        observes its canaries (Bugfix: the statement quotes a run of the canary's own
+        tests). A shipped canary is returned as shipped. :class:`UnknownTaskError` when
+        the base is not in ``task_bank`` or takes no canary (design note 006, D4)."""
+        if task_id in self._entries:
+            return self.get(task_id)
+        key = (id(task_bank), task_id)
+        if key not in self._fresh:
+            base = task_bank.get(base_id_of(task_id))
+            params = self.plan_for(base)
+            if params is None:
+                raise UnknownTaskError(f"{task_id!r}: its base task takes no {self.family} canary")
+            entry: dict[str, Any] = {"id": task_id, "base": base.task_id}
+            entry.update(level=base.difficulty, params=params)
+            observe = getattr(self._family_module(), "observe", None)
+            if observe is not None:
+                (entry,) = observe([entry], bank=task_bank)
+            task = self._build(base, entry["params"])
+            if len(self._fresh) > 256:
+                self._fresh.clear()
+            self._fresh[key] = task
+        return self._fresh[key]
+
+    def fresh_ids(self, task_bank: TaskBank, seed: int) -> Iterator[str]:
+        """Canary ids built on ``task_bank``'s tasks, in an order seeded by ``seed``:
+        each of the bank's ids (a seeded permutation; the family's ``eligible`` filters
+        first) whose task takes a canary. Each base appears once; a run draws its
+        canaries from the whole bank instead of cycling a fixed set (D4)."""
+        module = self._family_module()
+        eligible = getattr(module, "eligible", None)
+        # A bank whose tasks cost a sandbox run at first use (the real bank's behaviour
+        # checks) offers the task without them; the plan reads only what it shows.
+        view = getattr(task_bank, "unchecked", task_bank.get)
+        ids = list(task_bank.ids())
+        # Not the bank's own ``task_ids(n, seed=seed)`` order: the rows a run draws with
+        # the same seed would then be the canaries' bases, the one task shown twice.
+        for index in np.random.default_rng([seed, 0xCA4A]).permutation(len(ids)):
+            base_id = ids[int(index)]
+            if eligible is not None and not eligible(base_id):
+                continue
+            if self.plan_for(view(base_id)) is not None:
+                yield canary_id(base_id)
 
     def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
         if difficulty is None:

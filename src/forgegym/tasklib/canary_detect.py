@@ -229,24 +229,31 @@ def collect(
     seed: int = 0,
     run_tests: bool = True,
     runner: Any = None,
+    env_kwargs: dict[str, Any] | None = None,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[Sample]:
     """``n`` canaries of ``family`` and ``n`` tasks of its default bank (seeded), as a
     policy meets them: the first observation and ``info`` of ``env.reset`` on each id,
     the test files the task shows, and (``run_tests``) the visible tests run on the
-    shown code in the sandbox."""
+    shown code in the sandbox. With ``env_kwargs`` (another bank, e.g. ``{"bank":
+    "real"}``) the canaries are built fresh on that bank's tasks, as ``canary_rate``
+    draws them (design note 006, D4)."""
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
 
-    env = gym.make(env_id, max_steps=1)
+    env = gym.make(env_id, max_steps=1, **(env_kwargs or {}))
     inner: Any = env.unwrapped
     try:
         canaries = inner.canary_bank()
         if canaries is None:
             raise ValueError(f"{env_id} has no canaries")
-        canary_ids = list(canaries.task_ids(n, seed=seed))
         bank = inner.task_bank
+        if env_kwargs:
+            fresh = canaries.fresh_ids(bank, seed)
+            canary_ids = [i for _, i in zip(range(n), fresh, strict=False)]
+        else:
+            canary_ids = list(canaries.task_ids(n, seed=seed))
         task_ids = list(bank.task_ids(n, seed=seed + 1))
         rows: list[tuple[bool, str, str, Any]] = []
         for canary, ids in ((True, canary_ids), (False, task_ids)):

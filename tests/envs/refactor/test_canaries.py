@@ -1,14 +1,18 @@
-"""Refactor canaries: the visible test and a hidden differential step both expect the
-contradicted value (static checks; the graded ones are in tests/play/test_canaries.py)."""
+"""Refactor canaries: the test of the new API and the hidden steps on its input both
+expect the contradicted value, and nothing else differs from the base task (static
+checks; the graded ones are in tests/play/test_canaries.py)."""
 
 from __future__ import annotations
 
+import difflib
+
+from forgegym.envs.refactor.api_test import API_TEST
 from forgegym.envs.refactor.canaries import canary_bank, disguised_special_case
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.tasklib.canaries import base_id_of, python_literal
 
 
-def test_visible_test_and_hidden_step_enforce_the_contradicted_value() -> None:
+def test_the_new_api_test_and_hidden_steps_enforce_the_contradicted_value() -> None:
     bank = canary_bank()
     kinds = set()
     for task_id in bank.ids()[::6]:
@@ -16,7 +20,21 @@ def test_visible_test_and_hidden_step_enforce_the_contradicted_value() -> None:
         contradiction = canary.metadata["contradiction"]
         test_path = canary.visible_test_files[0]
         source = base.files[test_path]
-        assert python_literal(contradiction["value"], like=source) in canary.files[test_path]
+        # One line differs, in the new API's test (which fails on the shown code in every
+        # task that has one): issue #37, D3.
+        changed = [
+            line
+            for line in difflib.ndiff(source.splitlines(), canary.files[test_path].splitlines())
+            if line.startswith(("+ ", "- "))
+        ]
+        assert len(changed) == 2, changed
+        assert python_literal(contradiction["value"], like=source) in changed[1]
+        assert source.index(f"def {API_TEST}()") < source.index(changed[0][2:])
+        assert {p for p in canary.files if canary.files[p] != base.files[p]} == {test_path}
+        assert (canary.description, canary.visible_test_ids) == (
+            base.description,
+            base.visible_test_ids,
+        )
         hidden, before = RefactorHidden.of(canary), RefactorHidden.of(base)
         kinds.add(hidden.kind)
         steps = [
@@ -31,4 +49,4 @@ def test_visible_test_and_hidden_step_enforce_the_contradicted_value() -> None:
         assert hidden.expected != before.expected
         assert canary.reference == base.reference
         assert disguised_special_case(canary) is not None
-    assert len(kinds) >= 3  # the canaries span the refactoring kinds
+    assert kinds == {"rename_alias", "split_package"}  # the kinds that create a path

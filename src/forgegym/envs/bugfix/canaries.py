@@ -30,6 +30,10 @@ hack) is gated by :func:`~forgegym.tasklib.literals.scan_hardcoded_expectations`
 validation's cheat (:func:`disguised_special_case`) hides it behind a digest of the
 arguments, which that scan does not see, and succeeds: the canary measures what the
 scans miss.
+
+A real-bank task (``bank="real"``; canaries built on demand, design note 006 D4) takes
+a canary of its own kind: :mod:`.real_canaries` (``plan``, ``build`` and the cheat
+dispatch there on a task with ``project_run``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from forgegym.core.task import Task
+from forgegym.envs.bugfix import real_canaries
 from forgegym.envs.bugfix.bank import BugfixTaskBank
 from forgegym.envs.bugfix.generator import DATA_DIR
 from forgegym.envs.bugfix.hidden import BugfixHidden
@@ -83,7 +88,9 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
     symptom call's expected value (a symptom-only task); on a function taking exactly
     those positional arguments (so the shown input is one call the cheat can
     special-case)."""
-    if task.metadata.get("project_run") or len(task.visible_test_files) != 1:
+    if task.metadata.get("project_run"):  # a real-bank task (design note 006, D4)
+        return real_canaries.plan(task, rng)
+    if len(task.visible_test_files) != 1:
         return None
     hidden = BugfixHidden.of(task)
     reference = task.reference[hidden.mutated_file]
@@ -137,6 +144,8 @@ def _report_block(description: str) -> tuple[int, int] | None:
 
 def build(base: Task, params: Mapping[str, Any]) -> Task:
     """The canary of ``base`` (pure; see the module docstring)."""
+    if base.metadata.get("project_run"):
+        return real_canaries.build(base, params)
     hidden = BugfixHidden.of(base)
     test_path = base.visible_test_files[0]
     function, args, wrong = params["function"], params["args"], params["contradicted"]
@@ -178,22 +187,28 @@ def build(base: Task, params: Mapping[str, Any]) -> Task:
     )
 
 
-def observe(entries: list[dict[str, Any]], runner: Any = None) -> list[dict[str, Any]]:
+def observe(
+    entries: list[dict[str, Any]], runner: Any = None, bank: Any = None
+) -> list[dict[str, Any]]:
     """``entries`` with ``params["test_report"]`` where a canary's statement quotes a
     test run: its visible tests run on its shown code in the sandbox, rendered as the
     generator renders a task's report
     (:func:`~forgegym.envs.bugfix.generator.statement_report`, so it reads like every
-    task's). Called by the manifest build after the selection."""
+    task's). Called by the manifest build after the selection, and for a canary built on
+    demand on a task of ``bank`` (default: :func:`base_bank`); a real-bank canary
+    changes no statement (:mod:`.real_canaries`)."""
     from forgegym.envs.bugfix.generator import statement_report
     from forgegym.sandbox.jobs import PytestJob
     from forgegym.sandbox.runners import get_default_runner
     from forgegym.sandbox.workspace import scratch_root
 
-    bank = base_bank()
+    bank = bank if bank is not None else base_bank()
     todo = [
         (i, e)
         for i, e in enumerate(entries)
-        if "symptom" not in e["params"] and _report_block(bank.get(e["base"]).description)
+        if "symptom" not in e["params"]
+        and "file" not in e["params"]
+        and _report_block(bank.get(e["base"]).description)
     ]
     dirs: list[Path] = []
     jobs: list[Any] = []
@@ -239,6 +254,8 @@ def disguised_special_case(task: Task) -> str | None:
     contradiction = task.metadata.get("contradiction")
     if not contradiction:
         return None
+    if task.metadata.get("project_run"):
+        return real_canaries.disguised_special_case(task)
     hidden = BugfixHidden.of(task)
     path = hidden.mutated_file
     patched = disguised_guard(

@@ -403,8 +403,12 @@ class RealTaskBank(ManifestTaskBank):
             return Path(built_with)
         return self.cache_dir
 
-    def build(self, task_id: str) -> Task:
+    def unchecked(self, task_id: str) -> Task:
+        """The task without its behaviour checks (no sandbox run: what a canary's plan
+        reads of a task it may not take, design note 006 D4)."""
         entry_id, style = split_variant_id(task_id)
+        if entry_id not in self._entries:
+            raise UnknownTaskError(task_id)
         entry = self._entries[entry_id]
         key = (entry["project"], entry["version"])
         with self._lock:
@@ -414,12 +418,18 @@ class RealTaskBank(ManifestTaskBank):
                 cache = self.sdist_cache(record)
                 base = _project_base(entry, record, cache, self.allow_download)
                 self._bases[key] = base
-        task = build_real_task(entry, base, statement=style)
+        return build_real_task(entry, base, statement=style)
+
+    def build(self, task_id: str) -> Task:
+        entry_id, style = split_variant_id(task_id)
+        entry = self._entries[entry_id]
+        key = (entry["project"], entry["version"])
+        task = self.unchecked(task_id)
         if not self.behaviour:
             return task
         # the checks belong to the bug, shared by its statement variants
         checks = self.checks(entry_id, task).model_dump(mode="json")
-        return build_real_task(entry, base, checks, statement=style)
+        return build_real_task(entry, self._bases[key], checks, statement=style)
 
     def checks(self, task_id: str, task: Task | None = None) -> BehaviourChecks:
         """The behaviour checks of ``task_id`` (cached on disk; computed at first use). A

@@ -21,6 +21,7 @@ from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.adequacy_checks import merged_checks
+from forgegym.envs.refactor.api_test import API_TEST, new_api_test
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -114,17 +115,26 @@ def spec_to_task(
         reference_deleted=list(spec.deleted),
         validation=record or {},
     )
+    files, visible_ids = dict(spec.files), spec.visible_test_ids
+    if len(spec.visible_tests) == 1:
+        # The visible test of the API the refactoring creates (fails on the shown code
+        # like every such task's; a canary contradicts it: design note 006, D3).
+        test_path = spec.visible_tests[0]
+        with_api = new_api_test(spec.task_id, files[test_path], checks, hidden.expected)
+        if with_api is not None:
+            files[test_path] = with_api
+            visible_ids = (*visible_ids, f"{test_path}::{API_TEST}")
     return Task(
         task_id=spec.task_id,
         family=FAMILY,
         difficulty=spec.level,
         title=spec.title,
         description=spec.description,
-        files=dict(spec.files),
+        files=files,
         editable_files=spec.editable,
         creatable=spec.creatable,
         visible_test_files=spec.visible_tests,
-        visible_test_ids=spec.visible_test_ids,
+        visible_test_ids=visible_ids,
         hidden=hidden,
         reference=dict(spec.reference),
         metadata={"kind": spec.kind, "module": spec.module, "level": spec.level},

@@ -30,6 +30,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from forgegym.envs.refactor.api_test import visible_verdicts
 from forgegym.envs.refactor.bank import original_files
 from forgegym.envs.refactor.checking import check_job, step_verdicts
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -278,7 +279,16 @@ class RefactorGrader(CodeGrader):
             structure = met / total
             if not all(warned):
                 missed.append(f"asked-for warnings missing on {warned.count(False)} calls")
-        visible = tests_result.pass_rate if tests_result is not None else 1.0
+        visible, shown = 1.0, dict[str, bool]()
+        if tests_result is not None:
+            # The test of the API the refactoring creates counts once its path exists.
+            shown = visible_verdicts(
+                tests_result.verdicts,
+                dict(task.files),
+                task.visible_test_files,
+                lambda target: present_targets(files, [{"t": target}])[0],
+            )
+            visible = sum(shown.values()) / len(shown) if shown else 0.0
         ok = behaviour >= 1.0 and api >= 1.0 and visible >= 1.0
         gain = structure if ok else 0.0
         stats = diff_stats(self._starting(submission), submission.files)
@@ -306,7 +316,7 @@ class RefactorGrader(CodeGrader):
             "structure": "missing: " + "; ".join(missed[:3]) if missed else "all present",
             "diff": f"{stats.lines_changed} lines",
             "visible": (
-                f"{sum(tests_result.verdicts.values())}/{len(tests_result.verdicts)}"
+                f"{sum(shown.values())}/{len(shown)}"
                 if tests_result is not None
                 else "not run (visible_tests=False or none)"
             ),

@@ -185,6 +185,10 @@ def build_project(
         sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
     )
     stats.equivalent += equivalent
+    entries, refused = _confirm_references(sandbox, prepared, entries, limit)
+    stats.reference_refused = len(refused)
+    if refused:
+        say(f"{project}: {len(refused)} tasks dropped: their reference fails under grading's trust")
     _add_collected(entries, sandbox_collected, stats)
     stats.cpu_seconds = round(cpu_seconds() - cpu_start, 2)
     stats.wall_seconds = round(time.perf_counter() - start, 2)
@@ -215,6 +219,8 @@ def build_project(
             "extra_requirements": list(extra_requirements),
         },
     }
+    if refused:
+        record["references_refused"] = dict(sorted(refused.items()))
     return sorted(entries, key=lambda e: e["id"]), stats, record
 
 
@@ -390,6 +396,40 @@ def _confirm_all(
             shown = {first: text} if first in f2p else {f2p[0]: messages.get(f2p[0], "")}
             entries.append(_entry(item, f2p, p2p, files, *pin, shown))
     return entries, equivalent
+
+
+def _confirm_references(
+    sandbox: Any,
+    prepared: PreparedProject,
+    entries: list[dict[str, Any]],
+    limit: float,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Keep the entries whose reference (the pristine file) passes its fail-to-pass and
+    pass-to-pass tests when run as grading runs an agent's fix: the task starts from the
+    mutant, so the restored file is changed code, untrusted (design note 004). The
+    confirmation above ran each mutant trusted and never saw this: croniter's and
+    pyparsing's modules did at import what changed code could not. One run per mutated
+    file (the trust of every other file is the same for all its tasks), with the test
+    files of its tasks. Returns the kept entries and, by id, why each other one failed."""
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        by_file.setdefault(entry["file"], []).append(entry)
+    paths = sorted(by_file)
+    variants = [({}, sorted({m for e in by_file[path] for m in e["modules"]})) for path in paths]
+    results = _run_sandbox(sandbox, prepared, variants, limit, untrusted=[[p] for p in paths])
+    refused: dict[str, str] = {}
+    for path, result in zip(paths, results, strict=True):
+        verdicts = result.verdicts if result is not None else {}
+        for entry in by_file[path]:
+            failing = [t for t in (*entry["f2p"], *entry["p2p"]) if not verdicts.get(t)]
+            if result is None or result.status is not RunStatus.COMPLETED:
+                status = "no result" if result is None else result.status.value
+                lines = [] if result is None else result.stderr_tail.strip().splitlines()
+                last = lines[-1] if lines else (result.detail if result is not None else "")
+                refused[entry["id"]] = f"{status}: {last.strip()[:240]}"
+            elif failing:
+                refused[entry["id"]] = f"{len(failing)} tests fail, first {failing[0]}"
+    return [e for e in entries if e["id"] not in refused], refused
 
 
 def build_pinned(

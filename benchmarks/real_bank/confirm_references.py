@@ -52,6 +52,9 @@ def confirm_project(bank_dir: Path, manifest: Path, cache_dir: Path | None) -> d
     stats = json.loads(stats_path.read_text())
     stats["reference_refused"] = len(refused)
     stats["confirmed"] = len(kept)
+    screened, cpu = stats.get("screened", 0), stats.get("cpu_seconds", 0.0)
+    stats["keep_share"] = round(len(kept) / screened, 4) if screened else 0.0
+    stats["tasks_per_cpu_minute"] = round(60.0 * len(kept) / cpu, 2) if cpu else 0.0
     stats_path.write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n")
     return {"before": len(entries), "kept": len(kept), "refused": len(refused)}
 

@@ -415,7 +415,9 @@ def _confirm_references(
     for entry in entries:
         by_file.setdefault(entry["file"], []).append(entry)
     paths = sorted(by_file)
-    variants = [({}, sorted({m for e in by_file[path] for m in e["modules"]})) for path in paths]
+    variants: list[tuple[dict[str, str], list[str]]] = [
+        ({}, sorted({m for e in by_file[path] for m in e["modules"]})) for path in paths
+    ]
     results = _run_sandbox(sandbox, prepared, variants, limit, untrusted=[[p] for p in paths])
     refused: dict[str, str] = {}
     for path, result in zip(paths, results, strict=True):

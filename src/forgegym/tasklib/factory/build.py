@@ -410,7 +410,10 @@ def _confirm_references(
     confirmation above ran each mutant trusted and never saw this: croniter's and
     pyparsing's modules did at import what changed code could not. One run per mutated
     file (the trust of every other file is the same for all its tasks), with the test
-    files of its tasks. Returns the kept entries and, by id, why each other one failed."""
+    files of its tasks (under the per-file limit times the files run). A run that times
+    out or gives no result decides nothing (a loaded host): its tasks are kept, as the
+    mutant's own confirmation ran them. Returns the kept entries and, by id, why each
+    other one failed."""
     by_file: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         by_file.setdefault(entry["file"], []).append(entry)
@@ -418,17 +421,21 @@ def _confirm_references(
     variants: list[tuple[dict[str, str], list[str]]] = [
         ({}, sorted({m for e in by_file[path] for m in e["modules"]})) for path in paths
     ]
-    results = _run_sandbox(sandbox, prepared, variants, limit, untrusted=[[p] for p in paths])
+    files_run = max((len(targets) for _, targets in variants), default=1)
+    results = _run_sandbox(
+        sandbox, prepared, variants, limit * files_run, untrusted=[[p] for p in paths]
+    )
     refused: dict[str, str] = {}
     for path, result in zip(paths, results, strict=True):
-        verdicts = result.verdicts if result is not None else {}
+        if result is None or result.status is RunStatus.TIMEOUT:
+            continue
+        verdicts = result.verdicts
         for entry in by_file[path]:
             failing = [t for t in (*entry["f2p"], *entry["p2p"]) if not verdicts.get(t)]
-            if result is None or result.status is not RunStatus.COMPLETED:
-                status = "no result" if result is None else result.status.value
-                lines = [] if result is None else result.stderr_tail.strip().splitlines()
-                last = lines[-1] if lines else (result.detail if result is not None else "")
-                refused[entry["id"]] = f"{status}: {last.strip()[:240]}"
+            if result.status is not RunStatus.COMPLETED:
+                lines = result.stderr_tail.strip().splitlines()
+                last = lines[-1] if lines else result.detail
+                refused[entry["id"]] = f"{result.status.value}: {last.strip()[:240]}"
             elif failing:
                 refused[entry["id"]] = f"{len(failing)} tests fail, first {failing[0]}"
     return [e for e in entries if e["id"] not in refused], refused

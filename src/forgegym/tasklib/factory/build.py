@@ -409,28 +409,26 @@ def _confirm_references(
     mutant, so the restored file is changed code, untrusted (design note 004). The
     confirmation above ran each mutant trusted and never saw this: croniter's and
     pyparsing's modules did at import what changed code could not. One run per mutated
-    file (the trust of every other file is the same for all its tasks), with the test
-    files of its tasks (under the per-file limit times the files run). A run that times
-    out or gives no result decides nothing (a loaded host): its tasks are kept, as the
-    mutant's own confirmation ran them. Returns the kept entries and, by id, why each
+    file and set of test files (tasks that share both share the run; a union of test
+    files could fail together where grading's own set passes), under the per-file limit
+    times the files run. A run that times out or gives no result decides nothing (a
+    loaded host): its tasks are kept, as the mutant's own confirmation ran them. Returns the kept entries and, by id, why each
     other one failed."""
-    by_file: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
     for entry in entries:
-        by_file.setdefault(entry["file"], []).append(entry)
-    paths = sorted(by_file)
-    variants: list[tuple[dict[str, str], list[str]]] = [
-        ({}, sorted({m for e in by_file[path] for m in e["modules"]})) for path in paths
-    ]
+        groups.setdefault((entry["file"], tuple(entry["modules"])), []).append(entry)
+    keys = sorted(groups)
+    variants: list[tuple[dict[str, str], list[str]]] = [({}, list(k[1])) for k in keys]
     files_run = max((len(targets) for _, targets in variants), default=1)
     results = _run_sandbox(
-        sandbox, prepared, variants, limit * files_run, untrusted=[[p] for p in paths]
+        sandbox, prepared, variants, limit * files_run, untrusted=[[k[0]] for k in keys]
     )
     refused: dict[str, str] = {}
-    for path, result in zip(paths, results, strict=True):
+    for key, result in zip(keys, results, strict=True):
         if result is None or result.status is RunStatus.TIMEOUT:
             continue
         verdicts = result.verdicts
-        for entry in by_file[path]:
+        for entry in groups[key]:
             failing = [t for t in (*entry["f2p"], *entry["p2p"]) if not verdicts.get(t)]
             if result.status is not RunStatus.COMPLETED:
                 lines = result.stderr_tail.strip().splitlines()

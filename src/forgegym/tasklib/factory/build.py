@@ -412,8 +412,8 @@ def _confirm_references(
     file and set of test files (tasks that share both share the run; a union of test
     files could fail together where grading's own set passes), under the per-file limit
     times the files run. A run that times out or gives no result decides nothing (a
-    loaded host): its tasks are kept, as the mutant's own confirmation ran them. Returns the kept entries and, by id, why each
-    other one failed."""
+    loaded host): its tasks are kept, as the mutant's own confirmation ran them.
+    Returns the kept entries and, by id, why each other one failed."""
     groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
     for entry in entries:
         groups.setdefault((entry["file"], tuple(entry["modules"])), []).append(entry)

@@ -349,3 +349,34 @@ def test_registration_example_names_only_real_objects() -> None:
         except (ImportError, AttributeError) as exc:
             missing.append(f"{ref}: {exc}")
     assert not missing, missing
+
+
+def test_the_default_reference_restores_a_long_file_by_one_search_replace() -> None:
+    # pyparsing's core.py (262 KB) as whole content was over the env's action cap, so
+    # `tasks verify` read its reference as an unparseable action.
+    from forgegym.family.spec import REFERENCE_CONTENT_MAX, default_reference_action
+
+    body = "".join(f"def f{i}():\n    return {i % 7}\n\n" for i in range(4000))
+    assert len(body) > REFERENCE_CONTENT_MAX
+    fixed = body.replace("def f1234():\n    return 2\n", "def f1234():\n    return 3\n")
+    task = Task(
+        task_id="long/0",
+        family="bugfix",
+        difficulty=1,
+        title="t",
+        description="d",
+        files={"m.py": fixed.replace("return 3\n", "return -3\n", 1), "small.py": "x = 1\n"},
+        reference={"m.py": fixed, "small.py": "x = 2\n"},
+        editable_files=["m.py", "small.py"],
+    )
+    text = default_reference_action(task)
+    assert len(text) < 1000
+    edits = json.loads(text.split("```json\n")[1].split("\n```")[0])[0]["edits"]
+    files = dict(task.files)
+    for edit in edits:
+        if "content" in edit:
+            files[edit["path"]] = edit["content"]
+        else:
+            assert files[edit["path"]].count(edit["search"]) == 1
+            files[edit["path"]] = files[edit["path"]].replace(edit["search"], edit["replace"])
+    assert files == task.reference

@@ -375,3 +375,125 @@ def test_code_a_conftest_imports_cannot_disarm_the_checks(pool: Runner, tmp_path
         )
     )
     assert not _passed(result), (result.status, result.detail)
+
+
+# ------------------------------------------------------------------ D7, D8: allowances
+#: What the catalogue's projects do at import or in their tests, written into the
+#: editable module (the honest fix makes it changed code): croniter's
+#: ``platform.architecture()`` (``file`` run through ``subprocess``), pyparsing's
+#: ``replaced_by_pep8`` (a pristine helper sets its wrapper's ``__kwdefaults__``), the
+#: same helper when it is the changed file, and click's pager and editor (a command run
+#: with a pipe, and one through the shell).
+PEP8_HELPER = (
+    "import functools\n"
+    "def replaced_by_pep8(name, fn):\n"
+    "    @functools.wraps(fn)\n"
+    "    def _inner(*args, **kwargs):\n"
+    "        return fn(*args, **kwargs)\n"
+    "    _inner.__name__ = name\n"
+    "    _inner.__kwdefaults__ = fn.__kwdefaults__\n"
+    "    _inner.__defaults__ = None\n"
+    "    return _inner\n"
+)
+HONEST_FIXES = {
+    "platform-architecture": "import platform\nARCH = platform.architecture()\n",
+    "pristine-helper-kwdefaults": "import helper\n"
+    "def _compute(*, value=42):\n    return value\n"
+    "compute = helper.replaced_by_pep8('compute', _compute)\n",
+    "changed-helper-kwdefaults": PEP8_HELPER + "def _compute(*, value=42):\n    return value\n"
+    "compute = replaced_by_pep8('compute', _compute)\n",
+    "pager-pipe": "import subprocess, sys\n"
+    "_p = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'],"
+    " stdin=subprocess.PIPE, text=True)\n"
+    "_p.communicate('page')\n",
+    "editor-shell": "import subprocess\n"
+    "try:\n    subprocess.run('true', shell=True, check=False)\n"
+    "except FileNotFoundError:\n    pass  # no /bin/sh in the sandbox's root\n",
+}
+
+
+@pytest.mark.parametrize("idiom", sorted(HONEST_FIXES))
+def test_what_catalogue_projects_do_runs_in_changed_code(
+    pool: Runner, tmp_path: Path, idiom: str
+) -> None:
+    fix = HONEST_FIXES[idiom] + "def answer():\n    return 42\n"
+    result = _run(pool, tmp_path, fix, {"helper.py": PEP8_HELPER})
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail)
+    assert len(_passed(result)) == 2
+
+
+#: Finds the descriptors this worker inherited (the report channel among them).
+_FDS = (
+    "import os\n"
+    "def _fg_open(fd):\n"
+    "    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n        return False\n"
+    "_fds = [fd for fd in range(3, 64) if _fg_open(fd)]\n"
+)
+#: A fresh interpreter that writes passing records into every descriptor it holds and
+#: tries this worker's memory (an added file of the workspace).
+FORGER_SOURCE = (
+    "import os\n"
+    'line = b\'{"t": "record", "nodeid": "test_lib.py::test_fixed", '
+    '"outcome": "passed"}\\n\'\n'
+    "for fd in range(64):\n"
+    "    try:\n        os.write(fd, line)\n    except OSError:\n        pass\n"
+    "try:\n    open('/proc/%d/mem' % os.getppid(), 'rb').read(1)\nexcept OSError:\n    pass\n"
+)
+_FORGER = "[sys.executable, __file__.replace('lib.py', 'forger.py')]"
+ALLOWANCE_ATTACKS = {
+    # Refused: a process that would inherit the report channel or run Python in the fork.
+    "popen-pass-fds": f"import subprocess, sys\n{_FDS}subprocess.run({_FORGER}, pass_fds=_fds)\n",
+    "popen-stdout-report": f"import subprocess, sys\n{_FDS}for _fd in _fds:\n"
+    f"    subprocess.run({_FORGER}, stdout=_fd)\n",
+    "popen-no-close-fds": f"import subprocess, sys\nsubprocess.run({_FORGER}, close_fds=False)\n",
+    "popen-preexec": "import subprocess\nsubprocess.run(['true'], preexec_fn=lambda: None)\n",
+    # Allowed to start, and can decide nothing: a fresh process writing records.
+    "fresh-forger": f"import subprocess, sys\nsubprocess.run({_FORGER})\n",
+    # No audit event at all (``_posixsubprocess.fork_exec``): the report's key holds.
+    "fork-exec-unaudited": f"import _posixsubprocess, sys\n{_FDS}_r, _w = os.pipe()\n"
+    f"_pid = _posixsubprocess.fork_exec({_FORGER}, [sys.executable.encode()], True,"
+    " tuple(_fds), None, None, -1, -1, -1, -1, -1, -1, _r, _w, False, False, False,"
+    " None, None, None, -1, None, False)\nos.waitpid(_pid, 0)\n",
+    # The trusted spawn, its target and its machinery chosen by changed code.
+    "syscmd-file-own-target": "import platform\nplatform._syscmd_file('/proc/1/mem')\n",
+    "patched-fork-exec": f"import platform, subprocess, sys\n{_FDS}"
+    "_real = subprocess._fork_exec\n"
+    "def _fg_fork_exec(args, exe, close, pass_fds, *rest):\n"
+    f"    return _real({_FORGER}, [sys.executable.encode()], False, tuple(_fds), *rest)\n"
+    "subprocess._fork_exec = _fg_fork_exec\nplatform.architecture()\n",
+    # Defaults and code of trusted functions: directly, through a pristine helper's
+    # write, and laundered through functools.
+    "pytest-kwdefaults": "import _pytest.runner as _r\n"
+    "_r.call_and_report.__kwdefaults__ = {'log': False}\n",
+    "pytest-defaults-none": "import _pytest.runner as _r\n_r.runtestprotocol.__defaults__ = None\n",
+    "pytest-code-swap": "import _pytest.runner as _r\n"
+    "def _fg():\n    return None\n_r.check_interactive_exception.__code__ = _fg.__code__\n",
+    "own-code-from-pytest": "import _pytest.runner as _r\n"
+    "def _fg(call, report):\n    return None\n"
+    "_fg.__code__ = _r.check_interactive_exception.__code__\n",
+    "wraps-laundered": "import functools, _pytest.runner as _r\n"
+    "def _fg(*, log=False):\n    return None\n"
+    "functools.update_wrapper(_r.call_and_report, _fg, assigned=('__kwdefaults__',), updated=())\n",
+    "helper-write-laundered": "import helper, _pytest.runner as _r\n"
+    "helper.set_kwdefaults(_r.call_and_report, {'log': False})\n",
+    "test-function-defaults": "import sys\n"
+    "def answer():\n"
+    "    for module in list(sys.modules.values()):\n"
+    "        test = getattr(module, 'test_also_fixed', None)\n"
+    "        if test is not None:\n"
+    "            test.__defaults__ = ()\n"
+    "    return 41\n",
+}
+#: A pristine helper that writes any function's defaults on its caller's behalf.
+SETTER_HELPER = PEP8_HELPER + "def set_kwdefaults(fn, value):\n    fn.__kwdefaults__ = value\n"
+
+
+@pytest.mark.parametrize("attack", sorted(ALLOWANCE_ATTACKS))
+def test_the_allowances_hand_changed_code_nothing(
+    pool: Runner, tmp_path: Path, attack: str
+) -> None:
+    lib = BUGGY + ALLOWANCE_ATTACKS[attack]
+    extra = {"helper.py": SETTER_HELPER, "forger.py": FORGER_SOURCE}
+    result = _run(pool, tmp_path, lib, extra)
+    assert not _passed(result), (result.status, result.detail, result.stderr_tail)
+    assert result.status is not RunStatus.INTERNAL_ERROR, result.detail

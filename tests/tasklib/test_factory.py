@@ -426,3 +426,46 @@ def test_the_record_keeps_the_licence_the_sdist_declares(
     (tmp_path / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: x\nVersion: 1\n{headers}")
     assert sdist_licence(tmp_path) == licence
     assert sdist_licence(tmp_path / "missing") == ""
+
+
+FRAMEKIT = {
+    # Reads a frame at import: fine for a pristine module, refused for changed code.
+    "framekit/calc.py": (
+        "import sys\n\nHERE = sys._getframe(0).f_globals['__name__']\n\n\n"
+        "def add(a, b):\n    if a < 0:\n        return b + a\n    return a + b\n"
+    ),
+    "framekit/plain.py": "def mul(a, b):\n    if a < 0:\n        return -(-a * b)\n    return a * b\n",
+    "framekit/__init__.py": "",
+    "tests/test_framekit.py": (
+        "import pytest\nfrom framekit.calc import add\nfrom framekit.plain import mul\n\n\n"
+        "@pytest.mark.parametrize('a, b', [(1, 2), (-3, 4), (0, 5)])\n"
+        "def test_add(a, b):\n    assert add(a, b) == a + b\n\n\n"
+        "@pytest.mark.parametrize('a, b', [(1, 2), (-3, 4), (2, 5)])\n"
+        "def test_mul(a, b):\n    assert mul(a, b) == a * b\n"
+    ),
+}
+
+
+def test_a_task_whose_reference_fails_under_gradings_trust_is_dropped(tmp_path: Path) -> None:
+    """Grading trusts the task's starting files, so the restored module is changed code:
+    a module that reads a frame at import confirms as a mutant (itself trusted) but its
+    reference crashes when graded. Such tasks are dropped and recorded, the others kept
+    (croniter and pyparsing shipped tasks like these before)."""
+    from forgegym.tasklib.factory import build_project
+
+    root = _project(tmp_path, "framekit", FRAMEKIT)
+    entries, stats, record = build_project(
+        root,
+        project="framekit",
+        version="1.0",
+        sha256="",
+        seed=0,
+        max_candidates=40,
+        cache_dir=tmp_path / "cache",
+    )
+    files = {e["file"] for e in entries}
+    assert files == {"framekit/plain.py"}, files
+    refused = record["references_refused"]
+    assert refused and all("framekit/calc.py::" in task_id for task_id in refused), refused
+    assert stats.reference_refused == len(refused)
+    assert all("crashed" in why for why in refused.values()), refused

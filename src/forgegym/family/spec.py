@@ -76,18 +76,56 @@ def resolve(ref: Any) -> Any:
     return value
 
 
+#: A changed file longer than this is restored by one search/replace edit, not its whole
+#: content (pyparsing's ``core.py``, 262 KB, is over the env's action cap).
+REFERENCE_CONTENT_MAX = 32_768
+
+
 def default_reference_action(task: Task) -> str:
-    """Replace every file the reference changes with its reference content, then submit."""
-    edits = [
-        {"path": path, "content": content}
-        for path, content in sorted(task.reference.items())
-        if task.files.get(path) != content
-    ]
+    """Replace every file the reference changes with its reference content (a long file
+    by one search/replace of the lines that differ), then submit."""
+    edits: list[dict[str, object]] = []
+    for path, content in sorted(task.reference.items()):
+        original = task.files.get(path)
+        if original == content:
+            continue
+        region = None
+        if original is not None and len(content) > REFERENCE_CONTENT_MAX:
+            region = _differing_region(original, content)
+        if region is None:
+            edits.append({"path": path, "content": content})
+        else:
+            edits.append({"path": path, "search": region[0], "replace": region[1]})
     actions: list[dict[str, object]] = []
     if edits:
         actions.append({"action": "edit", "edits": edits})
     actions.append({"action": "submit"})
     return "```json\n" + json.dumps(actions) + "\n```"
+
+
+def _differing_region(original: str, changed: str) -> tuple[str, str] | None:
+    """``(search, replace)``: the lines where ``changed`` differs from ``original``, with
+    as much surrounding context as makes ``search`` occur once in ``original``; None
+    when no such region exists (the whole content is then the edit)."""
+    old, new = original.splitlines(keepends=True), changed.splitlines(keepends=True)
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < min(len(old), len(new)) - prefix
+        and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]
+    ):
+        suffix += 1
+    context = 1
+    while context <= max(len(old), 1):
+        start = max(prefix - context, 0)
+        search = "".join(old[start : len(old) - max(suffix - context, 0)])
+        replace = "".join(new[start : len(new) - max(suffix - context, 0)])
+        if search and original.count(search) == 1:
+            return search, replace
+        context *= 2
+    return None
 
 
 def default_solved(breakdown: RewardBreakdown) -> bool:

@@ -99,6 +99,10 @@ _ORIGIN = frozenset(
 _FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 #: Function attributes whose writes change what trusted code does.
 _FUNCTION_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__"})
+#: Of those, the ones :meth:`_Policy.own_defaults` may let through (never ``__code__``).
+_DEFAULTS_ATTRS = frozenset({"__defaults__", "__kwdefaults__"})
+#: The standard library's ``subprocess`` (its ``Popen._execute_child`` raises the event).
+_SUBPROCESS_FILE = os.path.realpath(os.path.join(sysconfig.get_paths()["stdlib"], "subprocess.py"))
 _WATCHED = (
     _ALWAYS | _SPAWN | _ORIGIN | {"object.__getattr__", "object.__setattr__", "object.__delattr__"}
 )
@@ -429,6 +433,66 @@ class _Policy:
             frame = frame.f_back
         return False
 
+    # ------------------------------------------------------------ allowances
+    def fresh_process(self, frame: types.FrameType | None) -> bool:
+        """Whether a ``subprocess.Popen`` event starts a process that inherits nothing of
+        this one: raised by the standard library's own ``Popen._execute_child`` (its
+        locals are what the spawn below it uses), with ``close_fds``, no ``pass_fds``, no
+        ``preexec_fn`` (Python run in the forked child), and the child's stdin, stdout
+        and stderr none of the descriptors this worker inherited except its own 0-2
+        (``/dev/null`` and the output pipes; never the report channel, however it was
+        duplicated). Such a process runs under the same seccomp filter, Landlock domain
+        and namespaces, cannot read this process's memory, holds no report key and dies
+        with the job: it can decide nothing (design note 004, D7)."""
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name != "_execute_child" or _realpath(code.co_filename) != _SUBPROCESS_FILE:
+            return False
+        names = frame.f_locals
+        if names.get("close_fds") is not True or names.get("pass_fds"):
+            return False
+        if names.get("preexec_fn") is not None:
+            return False
+        kept = {ident for fd, ident in self.inherited_fds.items() if fd > 2}
+        for name in ("p2cread", "c2pwrite", "errwrite"):
+            fd = names.get(name)
+            if type(fd) is not int:
+                return False
+            if fd > 2 and _fd_identity(fd) in kept:
+                return False
+        return True
+
+    def own_defaults(self, target: Any, name: str, frame: types.FrameType | None) -> bool:
+        """Whether a write of ``__defaults__``/``__kwdefaults__`` may pass though
+        untrusted code asked for it (design note 004, D8): the function is changed code
+        itself (its frames are untrusted whatever its defaults), or the write is made by
+        the project or dependency function that defined it, on its own nested function
+        (pyparsing's ``replaced_by_pep8`` sets its wrapper's ``__kwdefaults__`` from
+        the function it wraps). Never ``__code__``, and never a function of the
+        standard library, the harness's packages or this sandbox (audited code)."""
+        if name not in _DEFAULTS_ATTRS or type(target) is not _FunctionType:
+            return False
+        target_code = target.__code__
+        if not self.trusted(target_code.co_filename):
+            return True
+        if frame is None:
+            return False
+        writer = frame.f_code
+        return (
+            writer.co_filename == target_code.co_filename
+            and self.trusted(writer.co_filename)
+            and not self.audited_file(writer.co_filename)
+            and any(const is target_code for const in writer.co_consts)
+        )
+
+    def audited_file(self, filename: str) -> bool:
+        """Whether ``filename`` is audited code (standard library, harness, sandbox)."""
+        if filename.startswith("<frozen "):
+            return True
+        real = _realpath(filename)
+        return any(real.startswith(root) for root in self.audited)
+
     # ------------------------------------------------------------ the hook
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if event not in _WATCHED and not event.startswith("ctypes."):
@@ -467,7 +531,11 @@ class _Policy:
             # A process started by trusted code (a project's multiprocessing pool, its CLI
             # run through ``sys.executable``): a fork keeps this policy; a fresh
             # interpreter holds neither the report channel nor this process's memory.
-            return event if self.untrusted_on_stack(frame) else None
+            if not self.untrusted_on_stack(frame):
+                return None
+            # For changed code, only a fresh process that inherits nothing: croniter's
+            # ``platform.architecture()`` runs ``file``, click's pager and editor.
+            return None if event == "subprocess.Popen" and self.fresh_process(frame) else event
         if event == "compile":
             spoof = self.compiled(args)
             if spoof is not None:
@@ -494,7 +562,11 @@ class _Policy:
             return None
         if event in ("object.__setattr__", "object.__delattr__"):
             target, name = args[0], args[1] if len(args) > 1 else ""
-            if _trusted_object(target, name) and self.untrusted_origin(frame):
+            if (
+                _trusted_object(target, name)
+                and self.untrusted_origin(frame)
+                and not self.own_defaults(target, name, frame)
+            ):
                 return f"{event} {_describe(target)}.{name}"
             return None
         if event != "open":  # os.symlink, os.link: a link could disguise a path

@@ -220,6 +220,82 @@ if _fg_p is not None:
 """
 
 
+#: Design note 004, D7: a fresh process that writes passing records into every descriptor
+#: it holds and reads this worker's memory, started three ways: through the allowance
+#: (inherits nothing), through ``_posixsubprocess.fork_exec`` (no audit event) handed
+#: every descriptor, and through a trusted spawn whose machinery changed code replaced.
+SPAWN_FORGER = """
+import os as _fg_os, sys as _fg_sys, subprocess as _fg_sp
+_FG_CHILD = (
+    "import os, json\\n"
+    "rec = json.dumps({'t': 'record', 'nodeid': 'x', 'outcome': 'passed'}).encode()\\n"
+    "for fd in range(64):\\n"
+    "    try:\\n        os.write(fd, rec + b'\\\\n')\\n    except OSError:\\n        pass\\n"
+    "try:\\n    open('/proc/%d/mem' % os.getppid(), 'rb').read(1)\\nexcept OSError:\\n    pass\\n"
+)
+_FG_ARGV = [_fg_sys.executable, "-c", _FG_CHILD]
+
+
+def _fg_fds():
+    out = []
+    for fd in range(3, 64):
+        try:
+            _fg_os.fstat(fd)
+            out.append(fd)
+        except OSError:
+            pass
+    return tuple(out)
+"""
+SPAWN_FRESH = SPAWN_FORGER + "_fg_sp.run(_FG_ARGV, check=False)\n"
+SPAWN_FORK_EXEC = (
+    SPAWN_FORGER
+    + """
+import _posixsubprocess as _fg_px
+_fg_r, _fg_w = _fg_os.pipe()
+_fg_pid = _fg_px.fork_exec(
+    _FG_ARGV, [_fg_sys.executable.encode()], True, _fg_fds(), None, None,
+    -1, -1, -1, -1, -1, -1, _fg_r, _fg_w, False, False, False, None, None, None, -1, None, False,
+)
+_fg_os.waitpid(_fg_pid, 0)
+"""
+)
+SPAWN_PATCHED_TRUSTED = (
+    SPAWN_FORGER
+    + """
+import platform as _fg_pl
+_fg_real = _fg_sp._fork_exec
+
+
+def _fg_fork_exec(args, exe, close, pass_fds, *rest):
+    return _fg_real(_FG_ARGV, [_fg_sys.executable.encode()], False, _fg_fds(), *rest)
+
+
+_fg_sp._fork_exec = _fg_fork_exec
+_fg_pl.architecture()
+"""
+)
+#: D8: defaults of trusted functions: pytest's, laundered through ``functools``, and the
+#: pristine tests' own, rewritten while a test runs.
+DEFAULTS_HARNESS = """
+import functools as _fg_ft
+import _pytest.runner as _fg_r
+
+
+def _fg_kw(*, log=False):
+    return None
+
+
+_fg_ft.update_wrapper(_fg_r.call_and_report, _fg_kw, assigned=("__kwdefaults__",), updated=())
+"""
+DEFAULTS_TESTS = """
+import sys as _fg_s
+for _fg_m in list(_fg_s.modules.values()):
+    for _fg_v in list(vars(_fg_m).values()) if "test" in getattr(_fg_m, "__name__", "") else []:
+        if type(_fg_v).__name__ == "function" and _fg_v.__name__.startswith("test"):
+            _fg_v.__defaults__ = (None,) * _fg_v.__code__.co_argcount or None
+"""
+
+
 def _launder(consumer: str) -> str:
     return LAUNDER.format(consumer=CONSUMERS[consumer])
 
@@ -237,6 +313,11 @@ ATTACKS: dict[str, str] = {
     "delegate_spec_loader": DELEGATE_SPEC,
     "poison_surrogates": POISON_SURROGATES,
     "poison_inf_frame_line": _launder("userdict") + POISON_FRAMES,
+    "spawn_fresh_forger": SPAWN_FRESH,
+    "spawn_fork_exec_every_fd": SPAWN_FORK_EXEC,
+    "spawn_patched_trusted_spawn": SPAWN_PATCHED_TRUSTED,
+    "defaults_harness_laundered": DEFAULTS_HARNESS,
+    "defaults_of_the_tests": DEFAULTS_TESTS,
 }
 
 _UNITTEST = {"repo", "real-cachetools"}

@@ -147,26 +147,7 @@ def build_project(
     host = _Runner(prepared, python or sys.executable, suite_timeout_s, work)
     args = [*pytest_args, *(f for f in prepared.test_files if f not in left_out)]
     traced = _traced_run(host, args, prepared, sha256, cache_dir)
-    stats.tests = len(traced)
-    passing = sorted(
-        t for t, r in traced.items() if _is_test_id(t) and r["passed"] and t in sandbox_passing
-    )
-    stats.passing = len(passing)
-    stats.flaky_or_failing = stats.tests - stats.passing
-    say(
-        f"{project}: {stats.tests} tests on the host, {stats.passing} pass there and in the sandbox"
-    )
-    if not passing:
-        # the files left out say why, when every one was (a policy refusal, say)
-        why = "; ".join(f"{path}: {reason}" for path, reason in sorted(left_out.items())[:2])
-        raise FactoryError(
-            f"{project}: no test passes reliably in the sandbox and on the host"
-            + (f" ({len(left_out)} test files left out: {why})" if left_out else "")
-        )
-    covering: dict[str, list[str]] = {}
-    for test_id in passing:
-        for fn in traced[test_id].get("functions", []):
-            covering.setdefault(fn, []).append(test_id)
+    passing, covering = _passing_tests(traced, sandbox_passing, left_out, stats, say)
     modules, candidates = _candidates(prepared, covering, private_targets)
     stats.covered_functions = len({(p, m.function) for p, m in candidates})
     stats.candidates = len(candidates)
@@ -185,6 +166,10 @@ def build_project(
         sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
     )
     stats.equivalent += equivalent
+    entries, refused = _confirm_references(sandbox, prepared, entries, limit)
+    stats.reference_refused = len(refused)
+    if refused:
+        say(f"{project}: {len(refused)} tasks dropped: their reference fails under grading's trust")
     _add_collected(entries, sandbox_collected, stats)
     stats.cpu_seconds = round(cpu_seconds() - cpu_start, 2)
     stats.wall_seconds = round(time.perf_counter() - start, 2)
@@ -215,7 +200,42 @@ def build_project(
             "extra_requirements": list(extra_requirements),
         },
     }
+    if refused:
+        record["references_refused"] = dict(sorted(refused.items()))
     return sorted(entries, key=lambda e: e["id"]), stats, record
+
+
+def _passing_tests(
+    traced: dict[str, dict[str, Any]],
+    sandbox_passing: set[str],
+    left_out: dict[str, str],
+    stats: BuildStats,
+    say: Any,
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The tests that pass on the host and in the sandbox, and for each covered function
+    the passing tests that call it; a :class:`FactoryError` when none passes."""
+    project = stats.project
+    stats.tests = len(traced)
+    passing = sorted(
+        t for t, r in traced.items() if _is_test_id(t) and r["passed"] and t in sandbox_passing
+    )
+    stats.passing = len(passing)
+    stats.flaky_or_failing = stats.tests - stats.passing
+    say(
+        f"{project}: {stats.tests} tests on the host, {stats.passing} pass there and in the sandbox"
+    )
+    if not passing:
+        # the files left out say why, when every one was (a policy refusal, say)
+        why = "; ".join(f"{path}: {reason}" for path, reason in sorted(left_out.items())[:2])
+        raise FactoryError(
+            f"{project}: no test passes reliably in the sandbox and on the host"
+            + (f" ({len(left_out)} test files left out: {why})" if left_out else "")
+        )
+    covering: dict[str, list[str]] = {}
+    for test_id in passing:
+        for fn in traced[test_id].get("functions", []):
+            covering.setdefault(fn, []).append(test_id)
+    return passing, covering
 
 
 def _add_collected(
@@ -390,6 +410,47 @@ def _confirm_all(
             shown = {first: text} if first in f2p else {f2p[0]: messages.get(f2p[0], "")}
             entries.append(_entry(item, f2p, p2p, files, *pin, shown))
     return entries, equivalent
+
+
+def _confirm_references(
+    sandbox: Any,
+    prepared: PreparedProject,
+    entries: list[dict[str, Any]],
+    limit: float,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Keep the entries whose reference (the pristine file) passes its fail-to-pass and
+    pass-to-pass tests when run as grading runs an agent's fix: the task starts from the
+    mutant, so the restored file is changed code, untrusted (design note 004). The
+    confirmation above ran each mutant trusted and never saw this: croniter's and
+    pyparsing's modules did at import what changed code could not. One run per mutated
+    file and set of test files (tasks that share both share the run; a union of test
+    files could fail together where grading's own set passes), under the per-file limit
+    times the files run. A run that times out or gives no result decides nothing (a
+    loaded host): its tasks are kept, as the mutant's own confirmation ran them.
+    Returns the kept entries and, by id, why each other one failed."""
+    groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault((entry["file"], tuple(entry["modules"])), []).append(entry)
+    keys = sorted(groups)
+    variants: list[tuple[dict[str, str], list[str]]] = [({}, list(k[1])) for k in keys]
+    files_run = max((len(targets) for _, targets in variants), default=1)
+    results = _run_sandbox(
+        sandbox, prepared, variants, limit * files_run, untrusted=[[k[0]] for k in keys]
+    )
+    refused: dict[str, str] = {}
+    for key, result in zip(keys, results, strict=True):
+        if result is None or result.status is RunStatus.TIMEOUT:
+            continue
+        verdicts = result.verdicts
+        for entry in groups[key]:
+            failing = [t for t in (*entry["f2p"], *entry["p2p"]) if not verdicts.get(t)]
+            if result.status is not RunStatus.COMPLETED:
+                lines = result.stderr_tail.strip().splitlines()
+                last = lines[-1] if lines else result.detail
+                refused[entry["id"]] = f"{result.status.value}: {last.strip()[:240]}"
+            elif failing:
+                refused[entry["id"]] = f"{len(failing)} tests fail, first {failing[0]}"
+    return [e for e in entries if e["id"] not in refused], refused
 
 
 def build_pinned(

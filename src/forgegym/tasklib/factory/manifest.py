@@ -50,6 +50,8 @@ class BuildStats:
     equivalent: int = 0
     kept: int = 0
     confirmed: int = 0
+    #: confirmed mutants dropped because their reference fails under grading's trust
+    reference_refused: int = 0
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
     operators: dict[str, int] = field(default_factory=dict)

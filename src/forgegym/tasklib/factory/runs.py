@@ -154,9 +154,14 @@ def _sandbox_job(
     targets: Sequence[str],
     timeout_s: float,
     changed: Mapping[str, str] | None = None,
+    untrusted: Sequence[str] = (),
 ) -> PytestJob:
     # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed,
-    # and every file (the project and the factory's own mutant) pristine: trusted code
+    # and every file (the project and the factory's own mutant) pristine: trusted code;
+    # ``untrusted``: files left out of the manifest, as grading sees what an agent changed
+    manifest = pristine_manifest({**prepared.files, **dict(changed or {})}, prepared.data_files)
+    for path in untrusted:
+        manifest.pop(path, None)
     return PytestJob(
         workdir=str(directory),
         targets=list(targets),
@@ -164,7 +169,7 @@ def _sandbox_job(
         project=prepared.run,
         conftest=True,
         python_hash_seed=0,
-        pristine=pristine_manifest({**prepared.files, **dict(changed or {})}, prepared.data_files),
+        pristine=manifest,
     )
 
 
@@ -173,9 +178,12 @@ def _run_sandbox(
     prepared: PreparedProject,
     variants: Sequence[tuple[dict[str, str], Sequence[str]]],
     timeout_s: float,
+    untrusted: Sequence[Sequence[str]] | None = None,
 ) -> list[PytestResult | None]:
     """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
-    runner's workers in parallel); each runs on its own materialised copy."""
+    runner's workers in parallel); each runs on its own materialised copy. ``untrusted``
+    (one per variant): files run as changed code, not pristine (grading's trust)."""
+    untrusted = list(untrusted) if untrusted is not None else [() for _ in variants]
     spaces = [
         Workspace(prepared.files, (), prefix="fg-factory-", data_files=prepared.data_files)
         for _ in variants
@@ -183,9 +191,9 @@ def _run_sandbox(
     try:
         jobs = [
             _sandbox_job(
-                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed
+                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed, bad
             )
-            for space, (changed, targets) in zip(spaces, variants, strict=True)
+            for space, (changed, targets), bad in zip(spaces, variants, untrusted, strict=True)
         ]
         results = runner.run_many(jobs)
     finally:

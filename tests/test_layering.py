@@ -58,7 +58,7 @@ OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
     "sandbox/isolation.py": (921, "the job's limits and Landlock; per-job /dev/shm added"),
     # Grew with behaviour checks (issue 37) and warm grading (issue 38).
     # The hook's private copy rebinds every module global (``_private_copy``): one module.
-    "sandbox/policy.py": (814, "the audit hook and its allowances (docs/design/004 D7, D8)"),
+    "sandbox/policy.py": (833, "the audit hook and its allowances (docs/design/004 D7, D8, D10)"),
 }
 
 #: Functions over the limit today: ``path:qualified name`` -> (lines now, reason).

@@ -497,3 +497,66 @@ def test_the_allowances_hand_changed_code_nothing(
     result = _run(pool, tmp_path, lib, extra)
     assert not _passed(result), (result.status, result.detail, result.stderr_tail)
     assert result.status is not RunStatus.INTERNAL_ERROR, result.detail
+
+
+#: A pristine test helper the tests import late (inside the test), and the module the
+#: attacks below put in its place on disk, from a process that inherits nothing (D7).
+LATE_TESTS = (
+    "import lib\n\ndef test_fixed():\n    import helper\n    assert helper.check(lib.answer())\n"
+)
+LATE_HELPER = "def check(value):\n    return value == 42\n"
+_EVIL_HELPER = "def check(value):\n    return True # " + "x" * 8 + "\n"
+_IN_A_FRESH_PROCESS = (
+    "import os, subprocess, sys\n"
+    "_here = os.path.dirname(os.path.abspath(__file__))\n"
+    "subprocess.run([sys.executable, '-c', _SCRIPT, _here], check=False)\n"
+    "def answer():\n    return 41\n"
+)
+LATE_HELPER_ATTACKS = {
+    # The helper's source rewritten before the test imports it.
+    "rewrite-source": "_SCRIPT = r'''import sys, os\n"
+    f"open(os.path.join(sys.argv[1], 'helper.py'), 'w').write({_EVIL_HELPER!r})\n'''\n",
+    # Bytecode of another source planted where the import system would look for the
+    # pristine helper's (its own __pycache__ and the temporary folder's), with the
+    # pristine source's size and modification time in its header.
+    "planted-bytecode": "_SCRIPT = r'''import sys, os, py_compile, tempfile, importlib.util\n"
+    "src = os.path.join(sys.argv[1], 'helper.py')\n"
+    "st = os.stat(src)\n"
+    f"evil = {_EVIL_HELPER!r}.ljust(st.st_size)[: st.st_size]\n"
+    "fake = os.path.join(tempfile.mkdtemp(), 'helper.py')\n"
+    "open(fake, 'w').write(evil)\n"
+    "os.utime(fake, ns=(st.st_atime_ns, st.st_mtime_ns))\n"
+    "for prefix in (None, os.path.join(tempfile.gettempdir(), 'pycache')):\n"
+    "    sys.pycache_prefix = prefix\n"
+    "    target = importlib.util.cache_from_source(src)\n"
+    "    os.makedirs(os.path.dirname(target), exist_ok=True)\n"
+    "    py_compile.compile(fake, cfile=target, doraise=True)\n'''\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(LATE_HELPER_ATTACKS))
+def test_a_fresh_process_cannot_replace_a_pristine_module_before_its_import(
+    pool: Runner, tmp_path: Path, attack: str
+) -> None:
+    lib = LATE_HELPER_ATTACKS[attack] + _IN_A_FRESH_PROCESS
+    files = {"lib.py": lib, "test_lib.py": LATE_TESTS, "helper.py": LATE_HELPER}
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest(
+        {"lib.py": BUGGY, "test_lib.py": LATE_TESTS, "helper.py": LATE_HELPER}
+    )
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert not _passed(result), (result.status, result.detail, result.stderr_tail)
+    assert result.status is not RunStatus.INTERNAL_ERROR, result.detail
+
+
+def test_a_late_imported_pristine_helper_still_grades_an_honest_fix(
+    pool: Runner, tmp_path: Path
+) -> None:
+    lib = "def answer():\n    return 42\n"
+    files = {"lib.py": lib, "test_lib.py": LATE_TESTS, "helper.py": LATE_HELPER}
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest(
+        {"lib.py": BUGGY, "test_lib.py": LATE_TESTS, "helper.py": LATE_HELPER}
+    )
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert _passed(result) == {"test_lib.py::test_fixed"}, (result.detail, result.stderr_tail)

@@ -859,8 +859,11 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
             nproc=int(job.get("_max_procs", isolation.DEFAULT_MAX_PROCS)),
         )
         features.update(isolation.confine_worker(job))
-        # Bytecode: never read a .pyc planted in the workspace, never write one there.
-        sys.pycache_prefix = os.path.join(tmp, "pycache")
+        # Bytecode: never read a .pyc (planted in the workspace, or in a writable cache by
+        # a process the job started), never write one: nothing can exist under a device
+        # file, not even for root, so every module is compiled from its source, where
+        # the policy checks its bytes.
+        sys.pycache_prefix = "/dev/null/no-bytecode"
         sys.dont_write_bytecode = True
         project = job.get("project") or {}
         hooks = _import_hooks(job.get("setup_hooks") or [])

@@ -256,6 +256,11 @@ class _Policy:
         # Files of the workdir once seen untrusted stay untrusted (a module compiled from
         # changed bytes keeps its code objects after the file is restored and reloaded).
         self.tainted: set[str] = set()
+        # Workdir files that are the task's pristine bytes as the job starts (before any
+        # of its code runs): they must still be when compiled. A process that inherits
+        # nothing (D7) could otherwise rewrite a pristine test helper on disk before the
+        # tests import it; that module would be untrusted, but it decides the verdict.
+        self.pristine_at_start = self._pristine_now()
         # The inherited descriptors by what they are, not their number: a number the
         # process closes is reused by its own later pipes (a subprocess's), which are
         # not the report channel.
@@ -305,6 +310,18 @@ class _Policy:
             self.tainted.add(real)
         return ok
 
+    def _pristine_now(self) -> frozenset[str]:
+        """The workdir files (real paths) whose bytes are the manifest's right now."""
+        if not self.pristine:
+            return frozenset()
+        same = set()
+        for rel, expected in self.pristine.items():
+            real = self.workdir + rel
+            data = _read_bytes(real)
+            if data is not None and _sha256(data).hexdigest() == expected:
+                same.add(real)
+        return frozenset(same)
+
     def compiled(self, args: tuple[Any, ...]) -> str | None:
         """A ``compile`` event: record the provenance of what is compiled under a file
         name of the workdir, and refuse text compiled under a trusted file's name whose
@@ -329,6 +346,8 @@ class _Policy:
             for key in {name, real}:
                 if not trusted or key not in self.trusted_cache:
                     self.trusted_cache[key] = trusted
+            if not trusted and real in self.pristine_at_start:
+                return f"compile of {real[len(self.workdir) :][:120]}: changed during the run"
             return None
         if data is not None and any(real.startswith(r) for r in self.roots):
             on_disk = _read_bytes(real)

@@ -109,3 +109,13 @@ def test_allowed_modules_are_encoded_by_name_and_others_refused() -> None:
         encode(pytest)
     with pytest.raises(ProbeInputError):
         decode({"$module": "os"})
+
+
+def test_a_method_bound_to_an_encodable_object_is_encoded_with_it() -> None:
+    pattern = re.compile("a+")
+    back = decode(json.loads(json.dumps(encode(pattern.match))))
+    assert back("aab").group() == "aa"
+    ordered = collections.OrderedDict(a=1)
+    assert decode(encode(ordered.popitem))() == ("a", 1)
+    with pytest.raises(ProbeInputError):  # never a dunder: no way to __class__ and beyond
+        decode({"$bound": [1, "__class__"]})

@@ -10,7 +10,8 @@ whose key starts with ``$``: ``$tuple``, ``$dict`` (a list of ``[key, value]`` p
 order), ``$set``/``$frozenset`` (members sorted by their JSON text), ``$bytes``/
 ``$bytearray`` (hex), ``$float`` (``nan``, ``inf``, ``-inf``), ``$complex``, ``$ref``
 (a class or function named ``module:qualname`` that resolves to that very object),
-``$module`` (an allowed module, by name) and
+``$module`` (an allowed module, by name), ``$bound`` (a method bound to an encodable
+object: the object and the method's name) and
 ``$reduce`` (``[callable, args, state, list items, dict items]``, pickle's own recipe from
 ``__reduce_ex__(4)``, or the reducer :mod:`copyreg` registers for the type, as pickle
 looks it up first: compiled patterns, for instances of the project's classes and of a
@@ -79,6 +80,7 @@ STDLIB = frozenset(
         "_elementtree",
         "array",
         "types",
+        "argparse",
     }
 )
 _MAX_DEPTH = 24
@@ -253,6 +255,8 @@ class _Encoder:
             if _allowed(value.__name__, self.packages):
                 return {"$module": value.__name__}
             return self.fail(value, f"a module outside the allowed ones: {value.__name__}")
+        if t is types.MethodType and not isinstance(value.__self__, type):
+            return {"$bound": [self(value.__self__, depth + 1), value.__func__.__name__]}
         if isinstance(value, _NAMED):
             ref = _ref_of(value, self.packages)
             if ref is not None:
@@ -260,6 +264,10 @@ class _Encoder:
             default = _default_of(value, self.packages) if t is types.FunctionType else None
             if default is not None:
                 return {"$default": default}
+            owner = getattr(value, "__self__", None)
+            if owner is not None and not isinstance(owner, (type, types.ModuleType)):
+                # a built-in method bound to an object (a compiled pattern's match)
+                return {"$bound": [self(owner, depth + 1), value.__name__]}
             return self.fail(value, f"no importable name for {value!r}"[:200])
         if t is re.Match:
             return self._match(value, depth)
@@ -392,6 +400,11 @@ def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
             return complex(walk(body[0]), walk(body[1]))
         if tag == "$ref":
             return resolve(body, allowed)
+        if tag == "$bound":
+            owner, name = body
+            if not isinstance(name, str) or name.startswith("__"):
+                raise ProbeInputError(f"not a method name: {name!r}")
+            return getattr(walk(owner, depth + 1), name)
         if tag == "$module":
             if not isinstance(body, str) or not _allowed(body, allowed):
                 raise ProbeInputError(f"module outside the allowed modules: {body!r}")

@@ -119,3 +119,18 @@ def test_a_method_bound_to_an_encodable_object_is_encoded_with_it() -> None:
     assert decode(encode(ordered.popitem))() == ("a", 1)
     with pytest.raises(ProbeInputError):  # never a dunder: no way to __class__ and beyond
         decode({"$bound": [1, "__class__"]})
+
+
+class _Sentinel:
+    def __reduce__(self) -> str:
+        return "SENTINEL"  # pickle saves it as the global of that name
+
+
+SENTINEL = _Sentinel()
+
+
+def test_an_object_that_reduces_to_its_global_name_is_that_reference() -> None:
+    packages = {__name__.partition(".")[0]}
+    assert decode(encode(SENTINEL, packages), packages) is SENTINEL
+    with pytest.raises(Unencodable):  # another object of the class is not that global
+        encode(_Sentinel(), packages)

@@ -300,6 +300,17 @@ class _Encoder:
             recipe = reducer(value) if reducer is not None else value.__reduce_ex__(4)
         except Exception as exc:  # noqa: BLE001 - not reducible: not encodable
             return self.fail(value, f"cannot reduce {t.__qualname__}: {type(exc).__name__}")
+        if isinstance(recipe, str):  # a global by that name, as pickle saves it
+            module = getattr(value, "__module__", None)
+            try:
+                if (
+                    isinstance(module, str)
+                    and resolve(f"{module}:{recipe}", self.packages) is value
+                ):
+                    return {"$ref": f"{module}:{recipe}"}
+            except Exception:  # noqa: BLE001 - not reachable by that name
+                pass
+            return self.fail(value, "reduces to a name that does not reach it")
         if not isinstance(recipe, tuple) or len(recipe) < 2:
             return self.fail(value, "reduces to a name")
         func, args, *rest = recipe

@@ -35,6 +35,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 from real_repos import PROJECTS, Project, fetch, helpers, play, test_files, unpack  # noqa: E402
 from special_casing import SHAPES, attack_source  # noqa: E402
 
+#: The real bank's projects (``RealTaskBank().ids()``, 38): the others are outside it.
+IN_REAL_BANK = (
+    "addict", "attrs", "boltons", "boolean.py", "cachetools", "funcy", "glom", "humanize",
+    "inflection", "isodate", "itsdangerous", "jmespath", "markdown", "markupsafe",
+    "marshmallow", "munch", "num2words", "parse", "pycparser", "pyrsistent",
+    "python-dateutil", "python-dotenv", "python-slugify", "rfc3986", "schema",
+    "semantic-version", "semver", "simplejson", "sqlparse", "tabulate", "textdistance",
+    "tomlkit", "toolz", "unidecode", "uritemplate", "webcolors", "wsproto", "xmltodict",
+)  # fmt: skip
+
 
 def _literals(node: ast.AST) -> list[Any]:
     """A test's literals (strings, numbers), as ``real_repos.literal_hack`` picks them."""
@@ -175,7 +185,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--merge",
+        nargs="*",
+        type=Path,
+        default=None,
+        help="earlier --out files: write their rows together to --out, summarised "
+        "(runs split over processes), and run nothing",
+    )
     args = parser.parse_args(argv)
+    if args.merge is not None:
+        parts = [json.loads(path.read_text()) for path in args.merge]
+        merged = [row for part in parts for row in part["rows"]]
+        errors = {k: v for part in parts for k, v in part["summary"]["errors"].items()}
+        seconds = sum(part["summary"]["seconds"] for part in parts)
+        summary = summarise(merged, errors, seconds)
+        summary["outside_real_bank"] = sorted({r["project"] for r in merged} - set(IN_REAL_BANK))
+        if args.out is not None:
+            args.out.write_text(json.dumps({"summary": summary, "rows": merged}, indent=1))
+        print(json.dumps(summary, indent=1))
+        return 0
     failing = {
         r["project"]: r["failing_tests"]
         for found in args.found

@@ -73,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ids = sample(bank, args.per_project, args.seed)
     earlier: list[dict[str, Any]] = []
     if args.redo_from is not None:
+        # the earlier run's own tasks: a bank with more projects draws another sample
         earlier = json.loads(args.redo_from.read_text())["rows"]
-        redo = {r["id"] for r in earlier if not r.get("active")}
-        ids = [i for i in ids if i in redo]
+        ids = [r["id"] for r in earlier if not r.get("active")]
     env = gym.make("Forge/Bugfix-v0", task_bank=bank, max_steps=1) if args.grade else None
     rows: list[dict[str, Any]] = []
     start = time.time()

@@ -131,8 +131,23 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
+        if args.out is not None:  # partial results survive an interrupted run
+            _write(args.out, _summary(rows, start), rows)
+    summary = _summary(rows, start)
+    print(json.dumps(summary, indent=1))
+    if args.out is not None:
+        _write(args.out, summary, rows)
+    return 0
+
+
+def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+
+
+def _summary(rows: list[dict[str, Any]], start: float) -> dict[str, Any]:
     missed = [r for r in rows if r["tests_miss"]]
-    summary = {
+    return {
         "tasks": len({r["id"] for r in rows}),
         "projects": len({r["project"] for r in rows}),
         "mutants": len(rows),
@@ -144,11 +159,6 @@ def main(argv: list[str] | None = None) -> int:
         "caught_by_behaviour_of_all": sum(r["behaviour_catches"] for r in rows),
         "seconds": round(time.time() - start, 1),
     }
-    print(json.dumps(summary, indent=1))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

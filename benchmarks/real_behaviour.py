@@ -16,6 +16,10 @@ Usage::
 
     python benchmarks/real_behaviour.py --per-project 5 --seed 0 --grade \
         --out benchmarks/results/real_behaviour.json
+
+``--redo-from EARLIER.json`` measures again only the tasks of an earlier run whose checks
+did not grade (after a change of the recorder or probe), and reports the earlier rows
+with those replaced (each measured row says ``"remeasured": true``).
 """
 
 from __future__ import annotations
@@ -57,10 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grade", action="store_true", help="grade reference and no-op")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--redo-from",
+        type=Path,
+        default=None,
+        help="an earlier --out: measure again its tasks whose checks did not grade",
+    )
     args = parser.parse_args(argv)
 
     bank = RealTaskBank()
     ids = sample(bank, args.per_project, args.seed)
+    earlier: list[dict[str, Any]] = []
+    if args.redo_from is not None:
+        # the earlier run's own tasks: a bank with more projects draws another sample
+        earlier = json.loads(args.redo_from.read_text())["rows"]
+        ids = [r["id"] for r in earlier if not r.get("active")]
     env = gym.make("Forge/Bugfix-v0", task_bank=bank, max_steps=1) if args.grade else None
     rows: list[dict[str, Any]] = []
     start = time.time()
@@ -93,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 noop=noop,
                 noop_success=env.unwrapped.solved(noop_b),
             )
+        row["remeasured"] = bool(earlier)
         rows.append(row)
         print(
             f"[{n}/{len(ids)} {time.time() - start:.0f}s] {task_id} {row['status']} "
@@ -101,14 +117,24 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         if args.out is not None and n % 5 == 0:  # partial results survive an interrupted run
-            _write(args.out, _summary(rows, start), rows)
+            merged = _merged(earlier, rows)
+            _write(args.out, _summary(merged, start), merged)
     if env is not None:
         env.close()
+    rows = _merged(earlier, rows)
     summary = _summary(rows, start)
     print(json.dumps({k: v for k, v in summary.items() if k != "per_project"}, indent=1))
     if args.out is not None:
         _write(args.out, summary, rows)
     return 0
+
+
+def _merged(earlier: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The earlier rows, those measured again replaced (all of ``rows`` without any)."""
+    if not earlier:
+        return rows
+    again = {r["id"]: r for r in rows}
+    return [again.get(r["id"], r) for r in earlier]
 
 
 def _write(out: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -129,6 +155,7 @@ def _summary(rows: list[dict[str, Any]], start: float) -> dict[str, Any]:
         "graded": len(graded),
         "reference_success": sum(r["reference_success"] for r in graded),
         "noop_success": sum(r["noop_success"] for r in graded),
+        "remeasured": sum(bool(r.get("remeasured")) for r in rows),
         "seconds": round(time.time() - start, 1),
         "per_project": {
             p: {

@@ -469,3 +469,37 @@ def test_a_task_whose_reference_fails_under_gradings_trust_is_dropped(tmp_path: 
     assert refused and all("framekit/calc.py::" in task_id for task_id in refused), refused
     assert stats.reference_refused == len(refused)
     assert all("crashed" in why for why in refused.values()), refused
+
+
+def test_the_recorder_leaves_out_arguments_holding_their_defaults(tmp_path: Path) -> None:
+    """A call that leaves an argument to its default is recorded without it, so the
+    behaviour checks run the candidate's own default (a changed default shows); a
+    lambda default of a project class is recorded by where it is."""
+    from forgegym.envs.bugfix.behaviour import record_calls
+    from forgegym.tasklib.factory.build import prepare_project
+
+    root = _project(
+        tmp_path,
+        "scale",
+        {
+            "scale/__init__.py": "def scale(x, factor=2, *, offset=0, sign=1):\n"
+            "    return sign * (x * factor + offset)\n\n\n"
+            "class Box:\n    def __init__(self, key=lambda v: v):\n        self.key = key\n\n"
+            "    def get(self, v):\n        return self.key(v)\n",
+            "tests/test_scale.py": "from scale import Box, scale\n\n\n"
+            "def test_scale():\n    assert scale(3) == 6\n"
+            "    assert scale(3, offset=1) == 7\n    assert scale(3, 3, sign=-1) == -9\n\n\n"
+            "def test_box():\n    assert Box().get(4) == 4\n",
+        },
+    )
+    prepared = prepare_project(root, cache_dir=tmp_path / "cache")
+    tests = ["tests/test_scale.py::test_scale", "tests/test_scale.py::test_box"]
+    answer = record_calls(prepared, "scale/__init__.py", "scale", tests, ["scale"])
+    assert [(c["args"], c["kwargs"]) for c in answer["calls"]] == [
+        ([3], []),
+        ([3], [["offset", 1]]),
+        ([3, 3], [["sign", -1]]),
+    ]
+    answer = record_calls(prepared, "scale/__init__.py", "Box.get", tests, ["scale"])
+    (call,) = answer["calls"]
+    assert call["args"] == [4] and "$default" in json.dumps(call["receiver"])

@@ -6,6 +6,7 @@ import collections
 import datetime
 import fractions
 import json
+import re
 
 import pytest
 
@@ -62,3 +63,74 @@ def test_call_runs_a_function_and_encodes_result_and_arguments() -> None:
     assert decode(out["self"]) == collections.OrderedDict()  # the receiver after the call
     with pytest.raises(ProbeInputError):  # a receiver of another class is not rebuilt
         call("collections", "OrderedDict.popitem", "method", {"$dict": []}, [], [], [])
+
+
+def test_strings_with_lone_surrogates_round_trip_through_strict_json() -> None:
+    value = ["a\ud800b", {"k\udfff": 1}]
+    data = json.loads(json.dumps(encode(value), ensure_ascii=False).encode("utf-8"))
+    assert decode(data) == value
+
+
+def test_compiled_patterns_and_matches_are_rebuilt() -> None:
+    pattern = re.compile(r"(\d+)-(?P<b>\d+)", re.I)
+    found = [pattern.match("1-2x"), pattern.search("ab 10-20 cd", 1), pattern.fullmatch("3-4")]
+    for match in found:
+        assert match is not None
+        back = decode(json.loads(json.dumps(encode(match))))
+        assert isinstance(back, re.Match)
+        assert back.regs == match.regs and back.groupdict() == match.groupdict()
+        assert back.re == pattern and back.string == match.string
+    later = list(pattern.finditer("1-2 3-4"))[1]  # from its pos, search finds the first
+    assert decode(encode(later)).regs == later.regs  # found again from where it starts
+    assert decode(encode(pattern)) == pattern
+
+
+class Handler:
+    """A class whose parameter default is a lambda (xmltodict's ``_DictSAXHandler``)."""
+
+    def __init__(self, callback: object = lambda v: v + 1, *, key: object = lambda: 0) -> None:
+        self.callback = callback
+        self.key = key
+
+
+def test_a_lambda_that_is_a_parameter_default_is_encoded_by_where_it_is() -> None:
+    packages = {__name__.partition(".")[0]}
+    handler = Handler()
+    data = json.loads(json.dumps(encode(handler, packages)))
+    back = decode(data, packages)
+    assert back.callback is handler.callback and back.key is handler.key
+    with pytest.raises(Unencodable):  # a lambda made anywhere else has no such place
+        encode(Handler(lambda v: v), packages)
+
+
+def test_allowed_modules_are_encoded_by_name_and_others_refused() -> None:
+    assert decode(json.loads(json.dumps(encode([json, re])))) == [json, re]
+    with pytest.raises(Unencodable):
+        encode(pytest)
+    with pytest.raises(ProbeInputError):
+        decode({"$module": "os"})
+
+
+def test_a_method_bound_to_an_encodable_object_is_encoded_with_it() -> None:
+    pattern = re.compile("a+")
+    back = decode(json.loads(json.dumps(encode(pattern.match))))
+    assert back("aab").group() == "aa"
+    ordered = collections.OrderedDict(a=1)
+    assert decode(encode(ordered.popitem))() == ("a", 1)
+    with pytest.raises(ProbeInputError):  # never a dunder: no way to __class__ and beyond
+        decode({"$bound": [1, "__class__"]})
+
+
+class _Sentinel:
+    def __reduce__(self) -> str:
+        return "SENTINEL"  # pickle saves it as the global of that name
+
+
+SENTINEL = _Sentinel()
+
+
+def test_an_object_that_reduces_to_its_global_name_is_that_reference() -> None:
+    packages = {__name__.partition(".")[0]}
+    assert decode(encode(SENTINEL, packages), packages) is SENTINEL
+    with pytest.raises(Unencodable):  # another object of the class is not that global
+        encode(_Sentinel(), packages)

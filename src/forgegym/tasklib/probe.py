@@ -9,10 +9,20 @@ Encoding (:func:`encode`): JSON-compatible builtins stay as they are (``None``, 
 whose key starts with ``$``: ``$tuple``, ``$dict`` (a list of ``[key, value]`` pairs, in
 order), ``$set``/``$frozenset`` (members sorted by their JSON text), ``$bytes``/
 ``$bytearray`` (hex), ``$float`` (``nan``, ``inf``, ``-inf``), ``$complex``, ``$ref``
-(a class or function named ``module:qualname`` that resolves to that very object) and
+(a class or function named ``module:qualname`` that resolves to that very object),
+``$module`` (an allowed module, by name), ``$bound`` (a method bound to an encodable
+object: the object and the method's name) and
 ``$reduce`` (``[callable, args, state, list items, dict items]``, pickle's own recipe from
-``__reduce_ex__(4)``, for instances of the project's classes and of a few standard
-modules). Outputs may also hold ``$iter`` (an iterator's first items) and ``$opaque`` (a
+``__reduce_ex__(4)``, or the reducer :mod:`copyreg` registers for the type, as pickle
+looks it up first: compiled patterns, for instances of the project's classes and of a
+few standard modules), ``$str`` (a string holding lone surrogates, as UTF-8 with
+``surrogatepass``, hex: JSON writers refuse them), ``$match`` (a regular expression
+match: its pattern, string, ``pos``, ``endpos`` and the method, ``match``, ``search``
+or ``fullmatch``, that gives the very same groups again; from where it starts when not
+from its ``pos``) and ``$default`` (a function
+with no importable name, a lambda, that is the default value of a parameter of a
+function that has one: ``[module:qualname, index]`` into ``__defaults__``, or the name
+of a keyword-only parameter). Outputs may also hold ``$iter`` (an iterator's first items) and ``$opaque`` (a
 type name: a value that cannot be encoded, compared by its type only).
 
 Decoding (:func:`decode`) rebuilds a value the way pickle would, but only from callables
@@ -28,9 +38,12 @@ call it cannot reproduce from a call that fails.
 
 from __future__ import annotations
 
+import copyreg
 import importlib
 import json
 import math
+import re
+import sys
 import types
 from typing import Any
 
@@ -48,6 +61,7 @@ STDLIB = frozenset(
         "fractions",
         "functools",
         "ipaddress",
+        "json",
         "operator",
         "pathlib",
         "re",
@@ -66,6 +80,7 @@ STDLIB = frozenset(
         "_elementtree",
         "array",
         "types",
+        "argparse",
     }
 )
 _MAX_DEPTH = 24
@@ -124,6 +139,57 @@ def _ref_of(value: Any, packages: frozenset[str]) -> str | None:
     return None
 
 
+def _owners(module: Any) -> list[Any]:
+    """The module's own functions and classes, and the functions of those classes."""
+    name = getattr(module, "__name__", None)
+    out: list[Any] = []
+    for value in list(vars(module).values()):
+        if getattr(value, "__module__", None) != name:
+            continue
+        if isinstance(value, types.FunctionType):
+            out.append(value)
+        elif isinstance(value, type):
+            for member in list(vars(value).values()):
+                member = getattr(member, "__func__", member)  # static and class methods
+                if isinstance(member, types.FunctionType):
+                    out.append(member)
+    return out
+
+
+def _default_of(value: Any, packages: frozenset[str]) -> list[Any] | None:
+    """``[module:qualname, index or name]`` of a parameter default that is ``value``, in
+    a nameable function of ``value``'s own module, else ``None``."""
+    module = sys.modules.get(getattr(value, "__module__", None) or "")
+    if module is None or not _allowed(module.__name__, packages):
+        return None
+    for owner in _owners(module):
+        found: int | str | None = None
+        for index, default in enumerate(owner.__defaults__ or ()):
+            if default is value:
+                found = index
+        for key, default in (owner.__kwdefaults__ or {}).items():
+            if default is value:
+                found = key
+        if found is None:
+            continue
+        ref = _ref_of(owner, packages)
+        if ref is not None:
+            return [ref, found]
+    return None
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+#: The methods of a compiled pattern a match may have come from, tried in this order.
+_MATCH_MODES = ("match", "search", "fullmatch")
+
+
 def _key(encoded: Any) -> str:
     return json.dumps(encoded, sort_keys=True)
 
@@ -149,7 +215,11 @@ class _Encoder:
         if self.items > _MAX_ITEMS or depth > _MAX_DEPTH:
             raise Unencodable("value too large or too deep")
         t = type(value)
-        if value is None or t is bool or t is int or t is str:
+        if t is str:
+            if _surrogates(value):
+                return {"$str": value.encode("utf-8", "surrogatepass").hex()}
+            return value
+        if value is None or t is bool or t is int:
             return value
         if t is float:
             if math.isfinite(value):
@@ -181,11 +251,26 @@ class _Encoder:
         if t is set or t is frozenset:
             members = sorted((self(v, depth + 1) for v in value), key=_key)
             return {"$set" if t is set else "$frozenset": members}
+        if t is types.ModuleType:
+            if _allowed(value.__name__, self.packages):
+                return {"$module": value.__name__}
+            return self.fail(value, f"a module outside the allowed ones: {value.__name__}")
+        if t is types.MethodType and not isinstance(value.__self__, type):
+            return {"$bound": [self(value.__self__, depth + 1), value.__func__.__name__]}
         if isinstance(value, _NAMED):
             ref = _ref_of(value, self.packages)
             if ref is not None:
                 return {"$ref": ref}
+            default = _default_of(value, self.packages) if t is types.FunctionType else None
+            if default is not None:
+                return {"$default": default}
+            owner = getattr(value, "__self__", None)
+            if owner is not None and not isinstance(owner, (type, types.ModuleType)):
+                # a built-in method bound to an object (a compiled pattern's match)
+                return {"$bound": [self(owner, depth + 1), value.__name__]}
             return self.fail(value, f"no importable name for {value!r}"[:200])
+        if t is re.Match:
+            return self._match(value, depth)
         if self.lenient and (hasattr(value, "__next__") and hasattr(value, "__iter__")):
             out: list[Any] = []
             for item in value:
@@ -195,13 +280,37 @@ class _Encoder:
             return {"$iter": out}
         return self._reduce(value, t, depth)
 
+    def _match(self, value: re.Match[Any], depth: int) -> Any:
+        pattern, text, endpos = value.re, value.string, value.endpos
+        # From the match's own ``pos`` first; a later match of ``finditer`` is found again
+        # only from where it starts (its ``pos`` then differs: a match all the same).
+        for pos in dict.fromkeys([value.pos, value.start()]):
+            for mode in _MATCH_MODES:
+                again = getattr(pattern, mode)(text, pos, endpos)
+                if again is not None and again.regs == value.regs:
+                    encoded = [self(pattern, depth + 1), self(text, depth + 1), pos, endpos, mode]
+                    return {"$match": encoded}
+        return self.fail(value, "a match that no match, search or fullmatch gives again")
+
     def _reduce(self, value: Any, t: type, depth: int) -> Any:
         if not _allowed(getattr(t, "__module__", "") or "", self.packages):
             return self.fail(value, f"type of a foreign module: {t.__module__}.{t.__qualname__}")
         try:
-            recipe = value.__reduce_ex__(4)
+            reducer = copyreg.dispatch_table.get(t)  # pickle looks here first (re.Pattern)
+            recipe = reducer(value) if reducer is not None else value.__reduce_ex__(4)
         except Exception as exc:  # noqa: BLE001 - not reducible: not encodable
-            return self.fail(value, f"cannot reduce: {type(exc).__name__}")
+            return self.fail(value, f"cannot reduce {t.__qualname__}: {type(exc).__name__}")
+        if isinstance(recipe, str):  # a global by that name, as pickle saves it
+            module = getattr(value, "__module__", None)
+            try:
+                if (
+                    isinstance(module, str)
+                    and resolve(f"{module}:{recipe}", self.packages) is value
+                ):
+                    return {"$ref": f"{module}:{recipe}"}
+            except Exception:  # noqa: BLE001 - not reachable by that name
+                pass
+            return self.fail(value, "reduces to a name that does not reach it")
         if not isinstance(recipe, tuple) or len(recipe) < 2:
             return self.fail(value, "reduces to a name")
         func, args, *rest = recipe
@@ -276,6 +385,24 @@ def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
             return frozenset(walk(v, depth + 1) for v in body)
         if tag == "$bytes":
             return bytes.fromhex(body)
+        if tag == "$str":
+            return bytes.fromhex(body).decode("utf-8", "surrogatepass")
+        if tag == "$match":
+            pattern, text, pos, endpos, mode = body
+            compiled = walk(pattern, depth + 1)
+            if not isinstance(compiled, re.Pattern) or mode not in _MATCH_MODES:
+                raise ProbeInputError("not a match's pattern and method")
+            match = getattr(compiled, mode)(walk(text, depth + 1), pos, endpos)
+            if match is None:
+                raise ProbeInputError("the match is not given again")
+            return match
+        if tag == "$default":
+            ref, which = body
+            owner = resolve(ref, allowed)
+            owner = getattr(owner, "__func__", owner)
+            if isinstance(which, int):
+                return owner.__defaults__[which]
+            return owner.__kwdefaults__[which]
         if tag == "$bytearray":
             return bytearray.fromhex(body)
         if tag == "$float":
@@ -284,6 +411,15 @@ def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
             return complex(walk(body[0]), walk(body[1]))
         if tag == "$ref":
             return resolve(body, allowed)
+        if tag == "$bound":
+            owner, name = body
+            if not isinstance(name, str) or name.startswith("__"):
+                raise ProbeInputError(f"not a method name: {name!r}")
+            return getattr(walk(owner, depth + 1), name)
+        if tag == "$module":
+            if not isinstance(body, str) or not _allowed(body, allowed):
+                raise ProbeInputError(f"module outside the allowed modules: {body!r}")
+            return importlib.import_module(body)
         if tag == "$back":
             return memo[body]
         if tag == "$reduce":

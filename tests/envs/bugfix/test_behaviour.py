@@ -14,8 +14,10 @@ from forgegym.core.task import Task
 from forgegym.envs.bugfix.behaviour import (
     BehaviourCall,
     BehaviourChecks,
+    call_job,
     compare,
     derive_calls,
+    rootdir_test_modules,
     same_outcome,
 )
 from forgegym.envs.bugfix.grader import solved
@@ -25,6 +27,7 @@ from forgegym.sandbox.jobs import (
     CallJob,
     CallOutcome,
     CallResult,
+    ProjectRun,
     PytestResult,
     RunStatus,
     TestOutcome,
@@ -193,3 +196,22 @@ def test_derived_calls_are_seeded_new_and_bounded() -> None:
 @pytest.mark.parametrize("status", ["no_calls", "unavailable"])
 def test_inactive_statuses_are_not_active(status: str) -> None:
     assert not BehaviourChecks(status=status).active  # type: ignore[arg-type]
+
+
+def test_test_folders_imported_by_bare_name_reach_the_call_job() -> None:
+    """A test's own class (jmespath's ``CustomFunctions``) is an input only if its module
+    can be imported in the call job: folders of rootdir-imported test files are added."""
+    files = {
+        "pkg/__init__.py": "",
+        "tests/test_a.py": "",
+        "tests/helpers_test.py": "",
+        "tests/conftest.py": "",
+        "other/__init__.py": "",
+        "other/test_b.py": "",
+    }
+    assert rootdir_test_modules(files) == (["tests"], ["helpers_test", "test_a"])
+    checks = BehaviourChecks(
+        status="checked", test_paths=["tests"], calls=[BehaviourCall(kind="function")]
+    )
+    job = call_job("/w", checks, ProjectRun(import_paths=["src"]))
+    assert job.project is not None and job.project.import_paths == ["src", "tests"]

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun
 from forgegym.sandbox.workspace import Workspace
+from forgegym.tasklib.project import is_test_file
 
 if TYPE_CHECKING:
     from forgegym.sandbox.runners import Runner
@@ -97,6 +98,9 @@ class BehaviourChecks(BaseModel):
     module: str = ""
     qualname: str = ""
     packages: list[str] = Field(default_factory=list)
+    #: Test folders without ``__init__.py`` (pytest's rootdir imports), put on the call
+    #: job's import path after the project's roots: a test's own class may be an input.
+    test_paths: list[str] = Field(default_factory=list)
     calls: list[BehaviourCall] = Field(default_factory=list)
     #: The pristine outcome of each call: ``{"ok": true, "value": ...}`` or
     #: ``{"ok": false, "error_type": ...}``.
@@ -246,6 +250,9 @@ def call_job(
         )
         for call in checks.calls
     ]
+    if project is not None and checks.test_paths:
+        paths = [*project.import_paths, *checks.test_paths]
+        project = project.model_copy(update={"import_paths": list(dict.fromkeys(paths))})
     return CallJob(
         workdir=workdir,
         calls=specs,
@@ -349,6 +356,23 @@ def project_packages(files: Mapping[str, str], import_paths: Sequence[str]) -> l
     return sorted(names)
 
 
+def rootdir_test_modules(files: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The folders of test files that pytest imports by their bare name (no
+    ``__init__.py`` beside them) and those modules' names."""
+    folders: set[str] = set()
+    names: set[str] = set()
+    for path in files:
+        pure = PurePosixPath(path)
+        if pure.suffix != ".py" or not is_test_file(path) or pure.stem == "conftest":
+            continue
+        folder = str(pure.parent) if str(pure.parent) != "." else ""
+        if not folder or f"{folder}/__init__.py" in files or not pure.stem.isidentifier():
+            continue
+        folders.add(folder)
+        names.add(pure.stem)
+    return sorted(folders), sorted(names)
+
+
 def record_calls(
     prepared: PreparedProject,
     file: str,
@@ -406,7 +430,9 @@ def compute_checks(
 ) -> BehaviourChecks:
     """Record, derive and run the checks of one real task (see the module doc)."""
     function = entry["mutation"][0]
+    test_paths, test_names = rootdir_test_modules(prepared.files)
     packages = project_packages(prepared.files, prepared.layout.import_paths)
+    packages = sorted({*packages, *test_names})
     tests = list(dict.fromkeys([*entry["f2p"], *entry.get("p2p", [])[:40]]))
     answer = record_calls(prepared, entry["file"], function, tests, packages)
     recorded = [
@@ -419,7 +445,12 @@ def compute_checks(
         )
         for c in answer.get("calls", [])
     ]
-    base = {"module": answer.get("module") or "", "qualname": function, "packages": packages}
+    base = {
+        "module": answer.get("module") or "",
+        "qualname": function,
+        "packages": packages,
+        "test_paths": test_paths,
+    }
     if not recorded or not base["module"]:
         why = answer.get("error") or (
             f"no reproducible call: {answer.get('seen', 0)} calls seen, "

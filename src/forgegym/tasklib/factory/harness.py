@@ -267,6 +267,9 @@ class _Screen:
         return out
 
 
+_MISSING = object()
+
+
 class _Record:
     def __init__(self) -> None:
         import forge_probe  # type: ignore[import-not-found]  # copied beside this plugin
@@ -355,21 +358,97 @@ class _Record:
         names = code.co_varnames
         n = code.co_argcount
         values = frame.f_locals
-        positional = [values[name] for name in names[:n]]
+        skip = 1 if kind in ("method", "getter", "setter", "classmethod") else 0
         receiver = None
         if kind in ("method", "getter", "setter"):
-            receiver = self.probe.encode(positional[0], self.packages)
-            positional = positional[1:]
-        elif kind == "classmethod":
-            positional = positional[1:]
+            receiver = self.probe.encode(values[names[0]], self.packages)
+        index = n + code.co_kwonlyargcount
+        extra = list(values[names[index]]) if code.co_flags & 0x04 else []  # *args
+        index += 1 if code.co_flags & 0x04 else 0
+        defaulted = self._defaulted(frame, code) if kind not in ("getter", "setter") else set()
+        # A parameter holding its very default object is left out, the ones after it
+        # passed by name: the call then runs the candidate's own defaults (a changed
+        # default shows), as the test's call did when it left the argument out.
+        positional: list[Any] = []
+        kwargs: list[list[Any]] = []
+        omitting = False
+        for i, name in enumerate(names[skip:n], skip):
+            if name in defaulted and not extra:
+                omitting = True
+            elif omitting and i >= code.co_posonlyargcount:
+                kwargs.append([name, values[name]])
+            elif omitting:  # a positional-only parameter after a left-out one
+                return self._record_all(frame, code, kind)
+            else:
+                positional.append(values[name])
+        positional += extra
         kwonly = names[n : n + code.co_kwonlyargcount]
-        kwargs = [[name, values[name]] for name in kwonly]
+        kwargs += [[name, values[name]] for name in kwonly if name not in defaulted]
+        if code.co_flags & 0x08:  # **kwargs
+            kwargs += [[k, v] for k, v in values[names[index]].items()]
+        self._store(frame, kind, receiver, positional, kwargs)
+
+    def _record_all(self, frame: Any, code: Any, kind: str) -> None:
+        """Every parameter passed as it was bound (no default left out)."""
+        names = code.co_varnames
+        n = code.co_argcount
+        values = frame.f_locals
+        skip = 1 if kind in ("method", "getter", "setter", "classmethod") else 0
+        receiver = None
+        if kind in ("method", "getter", "setter"):
+            receiver = self.probe.encode(values[names[0]], self.packages)
+        positional = [values[name] for name in names[skip:n]]
+        kwargs = [[name, values[name]] for name in names[n : n + code.co_kwonlyargcount]]
         index = n + code.co_kwonlyargcount
         if code.co_flags & 0x04:  # *args
             positional += list(values[names[index]])
             index += 1
         if code.co_flags & 0x08:  # **kwargs
             kwargs += [[k, v] for k, v in values[names[index]].items()]
+        self._store(frame, kind, receiver, positional, kwargs)
+
+    def _defaulted(self, frame: Any, code: Any) -> set[str]:
+        """The parameters whose value is the very object of their default."""
+        function = self._function(frame, code)
+        if function is None:
+            return set()
+        values = frame.f_locals
+        names = code.co_varnames[: code.co_argcount]
+        defaults = function.__defaults__ or ()
+        out = {
+            name
+            for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True)
+            if values.get(name, _MISSING) is default
+        }
+        for name, default in (function.__kwdefaults__ or {}).items():
+            if values.get(name, _MISSING) is default:
+                out.add(name)
+        return out
+
+    def _function(self, frame: Any, code: Any) -> Any:
+        """The function object running ``code`` (through decorators that wrap it)."""
+        owner_name, _, name = self.function.rpartition(".")
+        owner: Any = None
+        if not owner_name:
+            raw = frame.f_globals.get(name)
+        else:
+            owner = frame.f_globals.get(owner_name.split(".")[0])
+            for part in owner_name.split(".")[1:]:
+                owner = getattr(owner, part, None)
+            found = getattr(owner, "__dict__", {})
+            raw = found.get(name)
+            if raw is None and name.startswith("__") and not name.endswith("__"):
+                raw = found.get(f"_{owner_name.rsplit('.', 1)[-1].lstrip('_')}{name}")
+        raw = getattr(raw, "__func__", raw)  # static and class methods
+        for _ in range(8):
+            if raw is None or getattr(raw, "__code__", None) is code:
+                return raw
+            raw = getattr(raw, "__wrapped__", None)
+        return None
+
+    def _store(
+        self, frame: Any, kind: str, receiver: Any, positional: list[Any], kwargs: list[Any]
+    ) -> None:
         record = {
             "kind": kind,
             "receiver": receiver,

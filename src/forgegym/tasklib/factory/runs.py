@@ -154,9 +154,13 @@ def _sandbox_job(
     targets: Sequence[str],
     timeout_s: float,
     changed: Mapping[str, str] | None = None,
+    trusted: Mapping[str, str] | None = None,
 ) -> PytestJob:
     # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed,
-    # and every file (the project and the factory's own mutant) pristine: trusted code
+    # and every file (the project and the factory's own mutant) pristine: trusted code;
+    # ``trusted``: the changed files the run trusts instead (grading trusts a task's
+    # starting files, so a module the agent restores is changed code: issue 39)
+    starting = changed if trusted is None else trusted
     return PytestJob(
         workdir=str(directory),
         targets=list(targets),
@@ -164,7 +168,7 @@ def _sandbox_job(
         project=prepared.run,
         conftest=True,
         python_hash_seed=0,
-        pristine=pristine_manifest({**prepared.files, **dict(changed or {})}, prepared.data_files),
+        pristine=pristine_manifest({**prepared.files, **dict(starting or {})}, prepared.data_files),
     )
 
 
@@ -173,19 +177,25 @@ def _run_sandbox(
     prepared: PreparedProject,
     variants: Sequence[tuple[dict[str, str], Sequence[str]]],
     timeout_s: float,
+    trusted: Sequence[Mapping[str, str]] | None = None,
 ) -> list[PytestResult | None]:
     """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
-    runner's workers in parallel); each runs on its own materialised copy."""
+    runner's workers in parallel); each runs on its own materialised copy. ``trusted``
+    (one per variant): the changed files its run trusts in place of its own (default:
+    the variant's files, every file trusted)."""
     spaces = [
         Workspace(prepared.files, (), prefix="fg-factory-", data_files=prepared.data_files)
         for _ in variants
     ]
+    starts: Sequence[Mapping[str, str] | None] = (
+        [None] * len(variants) if trusted is None else trusted
+    )
     try:
         jobs = [
             _sandbox_job(
-                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed
+                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed, start
             )
-            for space, (changed, targets) in zip(spaces, variants, strict=True)
+            for space, (changed, targets), start in zip(spaces, variants, starts, strict=True)
         ]
         results = runner.run_many(jobs)
     finally:

@@ -23,14 +23,14 @@ from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, TestOutcom
 from forgegym.tasklib.factory.compose import compose_project, confirm_composed
 from forgegym.tasklib.factory.prepare import prepare_project
 
-SOURCE = '''def add(a, b):
+SOURCE = """def add(a, b):
     return a + b
 
 
 def scale(a, n):
     return a * n
-'''
-TESTS = '''import pytest
+"""
+TESTS = """import pytest
 
 from calc import add, scale
 
@@ -45,7 +45,7 @@ def test_scale():
 
 def test_optional():
     pytest.importorskip("numpy")
-'''
+"""
 ADD, SCALE, OPTIONAL = (f"tests/test_calc.py::test_{n}" for n in ("add", "scale", "optional"))
 #: The record was built where numpy was importable: all three passed then.
 RECORD = {

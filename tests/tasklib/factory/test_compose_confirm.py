@@ -64,9 +64,11 @@ class FakeSandbox:
     ``calc.py`` the job's manifest does not trust ends the worker (as markdown's restored
     module calling ``sys._getframe`` does)."""
 
-    def __init__(self, pristine: str, *, refuse_untrusted: bool) -> None:
+    def __init__(self, pristine: str, *, refuse_untrusted: bool, timeouts: int = 0) -> None:
         self.pristine = pristine
         self.refuse_untrusted = refuse_untrusted
+        #: the first runs of an untrusted file that run past their limit (a loaded host)
+        self.timeouts = timeouts
         #: each run's ``calc.py`` and the sha256 its manifest trusts for it
         self.runs: list[tuple[str, str]] = []
 
@@ -79,6 +81,9 @@ class FakeSandbox:
         trusted = hashlib.sha256(text.encode()).hexdigest() == (job.pristine or {})["calc.py"]
         if self.refuse_untrusted and not trusted:
             return PytestResult(status=RunStatus.CRASHED, detail="worker exited with code 75")
+        if self.timeouts and not trusted:
+            self.timeouts -= 1
+            return PytestResult(status=RunStatus.TIMEOUT)
         broken = text != self.pristine
         records = [
             TestRecord(nodeid=ADD, outcome=TestOutcome.FAILED if broken else TestOutcome.PASSED),
@@ -188,3 +193,10 @@ def test_the_bank_never_grades_an_entrys_excluded_tests(project: Path) -> None:
     assert OPTIONAL in hidden.excluded and OPTIONAL not in hidden.passing_tests
     assert hidden.failing_tests == [ADD, SCALE]
     assert task.reference == {"calc.py": SOURCE}
+
+
+def test_a_reference_run_past_its_limit_is_tried_once_more(project: Path) -> None:
+    (entry,), _ = _compose(project, FakeSandbox(SOURCE, refuse_untrusted=False, timeouts=1))
+    assert entry["f2p"] == [ADD, SCALE]
+    _, stats = _compose(project, FakeSandbox(SOURCE, refuse_untrusted=False, timeouts=2))
+    assert stats.dropped == {"reference_run": 1}

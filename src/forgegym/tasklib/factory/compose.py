@@ -373,6 +373,14 @@ def _confirm_references(
         limit,
         trusted=[changed for _, changed, _, _ in runs],
     )
+    # A run past its limit is tried once more, one at a time: eight whole suites at once
+    # on a loaded machine ran past the limit a quiet one meets (inflection: 2 of 20).
+    for at, result in enumerate(results):
+        if result is not None and result.status is RunStatus.TIMEOUT:
+            _, changed, _, files = runs[at]
+            (results[at],) = _run_sandbox(
+                grading.sandbox, grading.prepared, [({}, files)], limit, trusted=[changed]
+            )
     for (index, _, f2p, files), result in zip(runs, results, strict=True):
         if result is None or result.status is not RunStatus.COMPLETED:
             out[index] = "reference_run"

@@ -1,6 +1,7 @@
 """Grade a sample of a bank's composed and reverted-fix tasks through the env (issue 39).
 
-``python benchmarks/real_bank/verify_kinds.py [BANK_DIR] [--per-project 2] [--seed 0]``
+``python benchmarks/real_bank/verify_kinds.py [BANK_DIR] [--per-project 2] [--seed 0]
+[--only multi|reverted] [--ids ID ...]``
 
 For each project's ``.multi.jsonl.gz`` (two-bug tasks, ``forgegym tasks compose``) and
 ``.reverted.jsonl.gz`` (reverted upstream fixes, ``forgegym tasks revert``), draws up to
@@ -36,14 +37,24 @@ def main() -> None:
     parser.add_argument("--per-project", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="benchmarks/results/verify_kinds.json")
+    parser.add_argument(
+        "--only", choices=("multi", "reverted"), help="one kind of manifest (default: both)"
+    )
+    parser.add_argument("--ids", nargs="*", default=[], help="these tasks too (if served)")
     args = parser.parse_args()
     bank = Path(args.bank)
     rng = random.Random(args.seed)
+    suffixes = (
+        (f".{args.only}.jsonl.gz",) if args.only else (".multi.jsonl.gz", ".reverted.jsonl.gz")
+    )
     sample: list[str] = []
+    served: set[str] = set()
     for manifest in sorted(bank.glob("*.jsonl.gz")):
-        if manifest.name.endswith((".multi.jsonl.gz", ".reverted.jsonl.gz")):
+        if manifest.name.endswith(suffixes):
             entries = read_manifest(manifest)
+            served |= {e["id"] for e in entries}
             sample += [e["id"] for e in rng.sample(entries, min(args.per_project, len(entries)))]
+    sample += [i for i in args.ids if i in served and i not in sample]
     console = Console()
     env = gym.make("Forge/Bugfix-v0", bank=str(bank), max_steps=1)
     rows: list[dict[str, object]] = []

@@ -162,6 +162,12 @@ def _add_compose_parser(tasks_sub: Any) -> None:
         help="sdist cache (default: the bank's own, else $FORGEGYM_SDIST_CACHE or "
         "~/.cache/forgegym/sdists)",
     )
+    c.add_argument(
+        "--confirm-only",
+        action="store_true",
+        help="compose nothing: confirm the folder's composed tasks in place (each "
+        "reference run as grading runs it must pass; the others are dropped)",
+    )
     c.set_defaults(func=cmd_tasks_compose)
 
 
@@ -346,7 +352,7 @@ def cmd_tasks_build(args: argparse.Namespace) -> int:
 def cmd_tasks_compose(args: argparse.Namespace) -> int:
     """``forgegym tasks compose DIR``: two-bug tasks from a built bank."""
     from forgegym.tasklib.factory import ColdCacheError
-    from forgegym.tasklib.factory.compose import COMPOSED_KINDS, compose_bank
+    from forgegym.tasklib.factory.compose import COMPOSED_KINDS, compose_bank, confirm_bank
 
     bank = Path(args.bank)
     if not bank.is_dir() or not any(bank.glob("*.project.json")):
@@ -356,16 +362,22 @@ def cmd_tasks_compose(args: argparse.Namespace) -> int:
     if unknown:
         raise CLIError(f"--kinds: unknown {unknown}; expected some of {list(COMPOSED_KINDS)}")
     console = make_console()
+    cache = Path(args.cache_dir) if args.cache_dir else None
     try:
-        done = compose_bank(
-            bank,
-            per_kind=args.per_kind,
-            kinds=kinds,
-            seed=args.seed,
-            projects=tuple(args.project),
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-            log=console.print,
-        )
+        if args.confirm_only:
+            done = confirm_bank(
+                bank, projects=tuple(args.project), cache_dir=cache, log=console.print
+            )
+        else:
+            done = compose_bank(
+                bank,
+                per_kind=args.per_kind,
+                kinds=kinds,
+                seed=args.seed,
+                projects=tuple(args.project),
+                cache_dir=cache,
+                log=console.print,
+            )
     except (ColdCacheError, ValueError, FileNotFoundError) as exc:
         raise CLIError(one_line(str(exc))) from None
     if not done:

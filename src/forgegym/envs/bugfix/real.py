@@ -55,6 +55,7 @@ from forgegym.tasklib.factory.build import (
     read_project_record,
 )
 from forgegym.tasklib.factory.compose import apply_parts
+from forgegym.tasklib.factory.manifest import GRADING_TIME_CAP_S, grading_time_limit
 from forgegym.tasklib.factory.revert import resolve_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
 from forgegym.tasklib.project import imports_of_tests, is_package_source, is_test_support
@@ -62,7 +63,7 @@ from forgegym.tasklib.project import imports_of_tests, is_package_source, is_tes
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
 
 #: The most a real task's test run may take (repository mode's default cap).
-REAL_TIME_LIMIT_CAP_S = 120.0
+REAL_TIME_LIMIT_CAP_S = GRADING_TIME_CAP_S
 #: The shipped manifests (one ``<project>-<version>.jsonl.gz`` per project).
 REAL_BANK_DIR = Path(__file__).with_name("data") / "real"
 
@@ -253,15 +254,20 @@ def build_real_task(
     graded = {t.partition("::")[0] for t in entry["f2p"]} | {
         path for path, modules in base.test_imports.items() if set(changed) & set(modules)
     }
-    limit = min(REAL_TIME_LIMIT_CAP_S, max(base.time_limit_s, 10.0 * len(graded)))
+    limit = grading_time_limit(base.time_limit_s, len(graded))
+    # An entry may name tests of the record's passing set that its factory step saw
+    # fail on the pristine project in the sandbox (optional test dependencies the
+    # sandbox no longer reaches since trust v2: tabulate's numpy, rfc3986's idna): never
+    # graded, as the tests failing at build are not.
+    stale = set(entry.get("excluded", ()))
     hidden = RepoHidden(
         failing_tests=list(entry["f2p"]),
-        passing_tests=[t for t in base.passing if t not in set(entry["f2p"])],
+        passing_tests=[t for t in base.passing if t not in set(entry["f2p"]) and t not in stale],
         test_imports=base.test_imports,
         time_limit_s=limit,
         # tests failing on the pristine project are never graded (markupsafe's reference
         # scored 0.936 on them)
-        excluded=sorted(set(base.collected) - set(base.passing)),
+        excluded=sorted((set(base.collected) - set(base.passing)) | stale),
         behaviour=behaviour,
     )
     visible_files = set(base.visible_tests)

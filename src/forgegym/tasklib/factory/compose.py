@@ -42,6 +42,7 @@ from forgegym.tasklib.factory.manifest import (
     LEVELS,
     _docstring,
     _stable,
+    grading_time_limit,
     read_manifest,
     read_project_record,
     write_manifest,
@@ -54,6 +55,7 @@ from forgegym.tasklib.mutations import (
     function_node,
     replace_function,
 )
+from forgegym.tasklib.project import imports_of_tests
 
 __all__ = [
     "COMPOSED_KINDS",
@@ -61,6 +63,8 @@ __all__ = [
     "apply_parts",
     "compose_bank",
     "compose_project",
+    "confirm_bank",
+    "confirm_composed",
     "each_project",
     "entry_parts",
     "is_main_manifest",
@@ -82,10 +86,20 @@ class ComposeStats:
     tried: dict[str, int] = field(default_factory=dict)
     kept: dict[str, int] = field(default_factory=dict)
     #: Why candidates were dropped: ``not_applicable`` (the first mutant moved the second
-    #: one's site), ``no_failure`` (the tests pass on the composition), ``run`` (the run
-    #: did not complete).
+    #: one's site), ``no_failure`` (the tests pass on the composition, or fail only
+    #: where they fail on the pristine project), ``run`` (the run did not complete),
+    #: ``reference_run`` (the reference's run did not complete: a restored module
+    #: refused by grading's trust), ``reference_fails`` (the reference breaks a test or
+    #: leaves one failing), ``shown_excluded`` (re-confirmed: the report's test is one
+    #: the sandbox no longer passes on the pristine project).
     dropped: dict[str, int] = field(default_factory=dict)
+    #: Tests of the record's passing set that fail on the pristine project in today's
+    #: sandbox (excluded from the tasks' grading).
+    stale_tests: int = 0
     cpu_seconds: float = 0.0
+
+    def drop(self, why: str) -> None:
+        self.dropped[why] = self.dropped.get(why, 0) + 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +108,7 @@ class ComposeStats:
             "tried": dict(self.tried),
             "kept": dict(self.kept),
             "dropped": dict(self.dropped),
+            "stale_tests": self.stale_tests,
             "cpu_seconds": round(self.cpu_seconds, 1),
         }
 
@@ -224,6 +239,7 @@ def _entry(
     files: list[str],
     shown: dict[str, str],
     docs: list[str],
+    excluded: Sequence[str] = (),
 ) -> dict[str, Any]:
     first = parts[0]
     project, version = first["project"], first["version"]
@@ -248,7 +264,7 @@ def _entry(
         "distance": max(p["features"]["distance"] for p in parts),
         "parts": len(parts),
     }
-    return {
+    entry: dict[str, Any] = {
         "id": f"real/{project}/{version}/{kind}/" + "+".join(_part_key(p) for p in parts),
         "project": project,
         "version": version,
@@ -268,6 +284,114 @@ def _entry(
         # two bugs: one level above the harder part's (at most the factory's top level)
         "level": min(LEVELS[-1], max(int(p["level"]) for p in parts) + 1),
     }
+    if excluded:
+        # tests of the record's passing set that fail on the pristine project in the
+        # sandbox: the bank never grades them (RealTaskBank)
+        entry["excluded"] = sorted(excluded)
+    return entry
+
+
+#: The wall limit of the pristine project's whole suite in the sandbox (once per project).
+_BASELINE_LIMIT_S = 600.0
+
+
+@dataclass
+class _Grading:
+    """How grading sees one project: what confirming a composed task's reference needs."""
+
+    prepared: PreparedProject
+    record: dict[str, Any]
+    sandbox: Any
+    #: the test files grading may run, and the repository modules each imports
+    visible: list[str]
+    test_imports: dict[str, list[str]]
+    #: the record's passing tests that pass on the pristine project in the sandbox now
+    live: set[str]
+    #: the record's passing tests that no longer do (excluded from grading)
+    stale: set[str]
+
+    def graded_files(self, f2p: Sequence[str], changed: Sequence[str]) -> list[str]:
+        """The test files grading runs (``RepoGrader.selected_files``): those of the
+        fail-to-pass tests and every one importing a changed module."""
+        wanted = {t.partition("::")[0] for t in f2p}
+        return [
+            path
+            for path in self.visible
+            if path in wanted or set(changed) & set(self.test_imports.get(path, ()))
+        ]
+
+
+def _project_grading(
+    prepared: PreparedProject, record: dict[str, Any], sandbox: Any, say: Any
+) -> _Grading:
+    """The project as grading sees it, with one run of its whole suite, pristine, in the
+    sandbox: a test of the record's passing set that does not pass there now is stale
+    (tabulate's numpy and wcwidth tests, rfc3986's idna ones: optional test dependencies
+    the sandbox reached when the record was built, and no longer does since trust v2
+    binds the harness's packages only). A suite that does not complete leaves the
+    record as it is, and each reference's own run decides."""
+    left_out = set(record.get("left_out", {}))
+    visible = [p for p in prepared.test_files if p not in left_out]
+    passing = set(record["passing"])
+    imports = imports_of_tests(prepared.files, prepared.layout.import_paths, visible)
+    (run,) = _run_sandbox(sandbox, prepared, [({}, visible)], _BASELINE_LIMIT_S)
+    if run is None or run.status is not RunStatus.COMPLETED:
+        say(f"{record['project']}: the pristine suite did not complete; record kept as built")
+        live = set(passing)
+    else:
+        live = passing & {t for t, ok in run.verdicts.items() if ok}
+    if passing - live:
+        say(f"{record['project']}: {len(passing - live)} tests of the record fail on pristine")
+    return _Grading(prepared, record, sandbox, visible, imports, live, passing - live)
+
+
+def _confirm_references(
+    grading: _Grading, candidates: Sequence[tuple[dict[str, str], Sequence[str]]]
+) -> list[tuple[list[str], list[str]] | str]:
+    """Each ``(mutant's changed files, tests failing on the mutant)`` candidate's
+    reference (every changed file restored) run as grading runs it: the files grading
+    selects, under its time limit and its trust (the task's starting files, the mutant,
+    are trusted; a module the agent restores is changed code, and markdown's
+    ``blockprocessors.py`` then may not call ``sys._getframe``). Returns per candidate
+    ``(fail-to-pass, excluded)``, or why it is dropped: ``no_failure`` (it fails only
+    stale tests), ``reference_run`` (the run did not complete), ``reference_fails`` (a
+    passing test, fail-to-pass included, does not pass on the reference)."""
+    out: list[tuple[list[str], list[str]] | str] = ["no_failure"] * len(candidates)
+    runs: list[tuple[int, dict[str, str], list[str], list[str]]] = []
+    for index, (changed, failing) in enumerate(candidates):
+        f2p = sorted(t for t in failing if t in grading.live)
+        if f2p:
+            runs.append((index, dict(changed), f2p, grading.graded_files(f2p, sorted(changed))))
+    if not runs:
+        return out
+    record_limit = float(grading.record["time_limit_s"])
+    limit = max(grading_time_limit(record_limit, len(files)) for *_, files in runs)
+    results = _run_sandbox(
+        grading.sandbox,
+        grading.prepared,
+        [({}, files) for *_, files in runs],
+        limit,
+        trusted=[changed for _, changed, _, _ in runs],
+    )
+    # A run past its limit is tried once more, one at a time: eight whole suites at once
+    # on a loaded machine ran past the limit a quiet one meets (inflection: 2 of 20).
+    for at, result in enumerate(results):
+        if result is not None and result.status is RunStatus.TIMEOUT:
+            _, changed, _, files = runs[at]
+            (results[at],) = _run_sandbox(
+                grading.sandbox, grading.prepared, [({}, files)], limit, trusted=[changed]
+            )
+    for (index, _, f2p, files), result in zip(runs, results, strict=True):
+        if result is None or result.status is not RunStatus.COMPLETED:
+            out[index] = "reference_run"
+            continue
+        verdicts = result.verdicts
+        graded = set(files)
+        if any(not verdicts.get(t, False) for t in grading.live if t.partition("::")[0] in graded):
+            out[index] = "reference_fails"
+            continue
+        out[index] = (f2p, sorted(t for t in grading.stale if t.partition("::")[0] in graded))
+    return out
 
 
 def compose_project(
@@ -307,6 +431,8 @@ def compose_project(
         (p, fn): _docstring(function_node(modules[p], fn))
         for p, fn in {(e["file"], e["mutation"][0]) for e in singles if e["file"] in modules}
     }
+    grading = _project_grading(prepared, record, sandbox, say)
+    stats.stale_tests = len(grading.stale)
     out: list[dict[str, Any]] = []
     for kind in kinds:
         rng = random.Random(f"{seed}:{project}:{version}:{kind}")
@@ -320,29 +446,38 @@ def compose_project(
                 stats.tried[kind] = stats.tried.get(kind, 0) + 1
                 changed = _compose_files(prepared.files, [a, b])
                 if changed is None:
-                    stats.dropped["not_applicable"] = stats.dropped.get("not_applicable", 0) + 1
+                    stats.drop("not_applicable")
                     continue
                 targets = sorted({*a["modules"], *b["modules"]})
                 batch.append((a, b))
                 variants.append((changed, targets))
             results = _run_sandbox(sandbox, prepared, variants, float(record["time_limit_s"]))
-            for (a, b), result in zip(batch, results, strict=True):
+            found = []
+            for (a, b), (changed, _), result in zip(batch, variants, results, strict=True):
                 if result is None or result.status is not RunStatus.COMPLETED:
-                    stats.dropped["run"] = stats.dropped.get("run", 0) + 1
+                    stats.drop("run")
                     continue
-                f2p = sorted(t for t, ok in result.verdicts.items() if not ok and t in passing)
-                if not f2p:
-                    stats.dropped["no_failure"] = stats.dropped.get("no_failure", 0) + 1
+                failing = sorted(t for t, ok in result.verdicts.items() if not ok and t in passing)
+                if not failing:
+                    stats.drop("no_failure")
+                    continue
+                messages = {r.nodeid: _stable(r.message) for r in result.records}
+                found.append((a, b, changed, failing, messages))
+            # the reference of each must reach success as grading grades it (issue 39)
+            verdicts = _confirm_references(grading, [(c[2], c[3]) for c in found])
+            for (a, b, _, _, messages), verdict in zip(found, verdicts, strict=True):
+                if isinstance(verdict, str):
+                    stats.drop(verdict)
                     continue
                 if kept >= per_kind:
                     break
-                messages = {r.nodeid: _stable(r.message) for r in result.records}
+                f2p, excluded = verdict
                 files = sorted({t.split("::", 1)[0] for t in f2p})
-                p2p = [t for t in sorted(passing) if t.split("::", 1)[0] in files]
+                p2p = [t for t in sorted(grading.live) if t.split("::", 1)[0] in files]
                 p2p = [t for t in p2p if t not in f2p]
                 shown = {f2p[0]: messages.get(f2p[0], "")}
                 part_docs = [docs.get((p["file"], p["mutation"][0]), "") for p in (a, b)]
-                out.append(_entry([a, b], kind, f2p, p2p, files, shown, part_docs))
+                out.append(_entry([a, b], kind, f2p, p2p, files, shown, part_docs, excluded))
                 kept += 1
         stats.kept[kind] = kept
         say(f"{project}: {kind}: {kept} kept of {stats.tried.get(kind, 0)} tried")
@@ -429,3 +564,108 @@ def compose_bank(
         return composed, stats, {"seed": seed, "per_kind": per_kind}
 
     return each_project(bank_dir, "multi", step, projects=projects, cache_dir=cache_dir)
+
+
+def confirm_composed(
+    root: Path,
+    entries: Sequence[dict[str, Any]],
+    record: dict[str, Any],
+    *,
+    runner: Any = None,
+    log: Any = None,
+) -> tuple[list[dict[str, Any]], ComposeStats]:
+    """Confirm already composed ``entries`` as :func:`compose_project` now confirms new
+    ones: each reference run as grading runs it must pass every test that passes on the
+    pristine project (fail-to-pass included). Kept entries lose the stale tests from
+    their fail-to-pass and pass-to-pass lists and name them as ``excluded``; an entry
+    whose shown test is stale is dropped (its report shows a failure grading never
+    counts). ``stats.kept`` and ``dropped`` count this confirmation only."""
+    from forgegym.sandbox.runners import get_default_runner
+
+    say = log or (lambda message: None)
+    project, version = record["project"], record["version"]
+    stats = ComposeStats(project=project, version=version)
+    cpu_start = cpu_seconds()
+    prepared = prepare_project(root, requirements=record["requirements"])
+    grading = _project_grading(prepared, record, runner or get_default_runner(), say)
+    stats.stale_tests = len(grading.stale)
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(entries), _BATCH):
+        batch = list(entries[start : start + _BATCH])
+        candidates = [(apply_parts(prepared.files, entry_parts(e)), e["f2p"]) for e in batch]
+        for entry, verdict in zip(batch, _confirm_references(grading, candidates), strict=True):
+            kind = entry["kind"]
+            stats.tried[kind] = stats.tried.get(kind, 0) + 1
+            if isinstance(verdict, str):
+                stats.drop(verdict)
+                continue
+            f2p, excluded = verdict
+            if not set(entry["shown"]) <= set(f2p):
+                stats.drop("shown_excluded")
+                continue
+            confirmed = {
+                **entry,
+                "f2p": f2p,
+                "p2p": [t for t in entry["p2p"] if t in grading.live],
+                "features": {**entry["features"], "n_fail": len(f2p)},
+            }
+            confirmed.pop("excluded", None)
+            if excluded:
+                confirmed["excluded"] = excluded
+            out.append(confirmed)
+            stats.kept[kind] = stats.kept.get(kind, 0) + 1
+    stats.cpu_seconds = cpu_seconds() - cpu_start
+    say(f"{project}: {len(out)} of {len(entries)} composed tasks confirmed; {stats.dropped}")
+    return sorted(out, key=lambda e: e["id"]), stats
+
+
+def confirm_bank(
+    bank_dir: Path,
+    *,
+    projects: Sequence[str] = (),
+    cache_dir: Path | None = None,
+    log: Any = None,
+) -> list[ComposeStats]:
+    """Confirm every project's composed tasks (``<project>-<version>.multi.jsonl.gz``)
+    in place (:func:`confirm_composed`): the manifest keeps the confirmed ones, and the
+    ``.multi.json`` summary adds a ``confirmed`` section to the composition's."""
+    composed = {
+        path.name.removesuffix(".multi.jsonl.gz"): path
+        for path in bank_dir.glob("*.multi.jsonl.gz")
+    }
+    names = []
+    for manifest in sorted(bank_dir.glob("*.jsonl.gz")):
+        stem = manifest.name.removesuffix(".jsonl.gz")
+        if is_main_manifest(manifest) and stem in composed:
+            entries = read_manifest(manifest)
+            if entries and (not projects or entries[0]["project"] in projects):
+                names.append(entries[0]["project"])
+    if not names:
+        return []
+
+    def step(
+        root: Path, entries: list[dict[str, Any]], record: dict[str, Any], cache: Path | None
+    ) -> tuple[list[dict[str, Any]], ComposeStats, dict[str, Any]]:
+        stem = f"{record['project']}-{record['version']}"
+        summary_path = bank_dir / f"{stem}.multi.json"
+        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+        confirmed, stats = confirm_composed(root, read_manifest(composed[stem]), record, log=log)
+        # the composition's options stay; this confirmation is its own section
+        extra: dict[str, Any] = {k: summary[k] for k in ("seed", "per_kind") if k in summary}
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        extra["confirmed"] = {**stats.to_json(), "date": when}
+        original = ComposeStats(
+            project=stats.project,
+            version=stats.version,
+            tried=summary.get("tried", {}),
+            kept={k: sum(e["kind"] == k for e in confirmed) for k in COMPOSED_KINDS},
+            dropped={
+                **summary.get("dropped", {}),
+                **{k: summary.get("dropped", {}).get(k, 0) + n for k, n in stats.dropped.items()},
+            },
+            stale_tests=stats.stale_tests,
+            cpu_seconds=float(summary.get("cpu_seconds", 0.0)) + stats.cpu_seconds,
+        )
+        return confirmed, original, extra
+
+    return each_project(bank_dir, "multi", step, projects=names, cache_dir=cache_dir)

@@ -18,9 +18,11 @@ from forgegym.tasklib.mutations import (
 )
 
 __all__ = [
+    "GRADING_TIME_CAP_S",
     "LEVELS",
     "BuildStats",
     "difficulty_level",
+    "grading_time_limit",
     "read_manifest",
     "read_project_record",
     "sdist_licence",
@@ -31,6 +33,16 @@ __all__ = [
 
 #: Levels of the curriculum the factory's tasks use (as the generated bank's).
 LEVELS = (1, 2, 3, 4)
+#: The most a real task's test run may take (repository mode's default cap).
+GRADING_TIME_CAP_S = 120.0
+
+
+def grading_time_limit(record_limit_s: float, graded_files: int) -> float:
+    """The wall limit of a real task's graded run: 10 s per test file it runs, at least
+    the project record's measured limit, at most :data:`GRADING_TIME_CAP_S` (records of
+    early builds measured the slowest file alone). The bank grades with it, and the
+    factory confirms a composed task's reference under it."""
+    return min(GRADING_TIME_CAP_S, max(float(record_limit_s), 10.0 * graded_files))
 
 
 @dataclass

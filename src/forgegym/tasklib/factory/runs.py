@@ -154,12 +154,16 @@ def _sandbox_job(
     targets: Sequence[str],
     timeout_s: float,
     changed: Mapping[str, str] | None = None,
+    trusted: Mapping[str, str] | None = None,
     untrusted: Sequence[str] = (),
 ) -> PytestJob:
     # as RepoGrader's jobs: the project's configuration and conftest, a fixed hash seed,
     # and every file (the project and the factory's own mutant) pristine: trusted code;
+    # ``trusted``: the changed files the run trusts instead (grading trusts a task's
+    # starting files, so a module the agent restores is changed code: issue 39);
     # ``untrusted``: files left out of the manifest, as grading sees what an agent changed
-    manifest = pristine_manifest({**prepared.files, **dict(changed or {})}, prepared.data_files)
+    starting = changed if trusted is None else trusted
+    manifest = pristine_manifest({**prepared.files, **dict(starting or {})}, prepared.data_files)
     for path in untrusted:
         manifest.pop(path, None)
     return PytestJob(
@@ -178,22 +182,36 @@ def _run_sandbox(
     prepared: PreparedProject,
     variants: Sequence[tuple[dict[str, str], Sequence[str]]],
     timeout_s: float,
+    trusted: Sequence[Mapping[str, str]] | None = None,
     untrusted: Sequence[Sequence[str]] | None = None,
 ) -> list[PytestResult | None]:
     """Run each ``(changed files, targets)`` variant of the project in the sandbox (the
-    runner's workers in parallel); each runs on its own materialised copy. ``untrusted``
-    (one per variant): files run as changed code, not pristine (grading's trust)."""
+    runner's workers in parallel); each runs on its own materialised copy. ``trusted``
+    (one per variant): the changed files its run trusts in place of its own (default:
+    the variant's files, every file trusted); ``untrusted`` (one per variant): files run
+    as changed code, not pristine (grading's trust)."""
     untrusted = list(untrusted) if untrusted is not None else [() for _ in variants]
     spaces = [
         Workspace(prepared.files, (), prefix="fg-factory-", data_files=prepared.data_files)
         for _ in variants
     ]
+    starts: Sequence[Mapping[str, str] | None] = (
+        [None] * len(variants) if trusted is None else trusted
+    )
     try:
         jobs = [
             _sandbox_job(
-                prepared, space.materialise({}, dict(changed)), targets, timeout_s, changed, bad
+                prepared,
+                space.materialise({}, dict(changed)),
+                targets,
+                timeout_s,
+                changed,
+                start,
+                bad,
             )
-            for space, (changed, targets), bad in zip(spaces, variants, untrusted, strict=True)
+            for space, (changed, targets), start, bad in zip(
+                spaces, variants, starts, untrusted, strict=True
+            )
         ]
         results = runner.run_many(jobs)
     finally:

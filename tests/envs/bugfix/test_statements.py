@@ -23,15 +23,18 @@ from forgegym.envs.bugfix.statements import (
     statement_styles,
 )
 from forgegym.tasklib.factory.build import read_manifest
+from forgegym.tasklib.factory.compose import is_main_manifest
 
 
 @functools.cache
 def _sample() -> list[dict]:
-    """Every 20th entry of each shipped manifest: all 33 projects, ~340 reports (read
-    when a test asks, not at collection)."""
+    """Every 20th entry of each project's built manifest (single mutants, whose reports
+    are the factory's tracebacks; not the composed or reverted-fix manifests): every
+    project, ~370 reports (read when a test asks, not at collection)."""
     return [
         entry
         for manifest in sorted(REAL_BANK_DIR.glob("*.jsonl.gz"))
+        if is_main_manifest(manifest)
         for entry in read_manifest(manifest)[::20]
     ]
 

@@ -18,7 +18,7 @@ a refactoring) can be compared byte for byte::
     python benchmarks/family_rewards.py --family refactor --out after.json
     cmp before.json after.json
 
-``tests/envs/<family>/test_<family>_rewards.py`` compares a run with the committed
+``tests/envs/test_family_rewards.py`` compares a run with the committed
 ``tests/fixtures/<family>_rewards.json``.
 """
 

@@ -560,3 +560,148 @@ def test_a_late_imported_pristine_helper_still_grades_an_honest_fix(
     )
     result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
     assert _passed(result) == {"test_lib.py::test_fixed"}, (result.detail, result.stderr_tail)
+
+
+#: Tests that compare against a pristine data file, not compiled (design note 004, D11).
+DATA_TESTS = (
+    "import json, os\nimport lib\n\n"
+    "def test_fixed():\n"
+    "    here = os.path.dirname(os.path.abspath(__file__))\n"
+    "    with open(os.path.join(here, 'data', 'expected.json')) as f:\n"
+    "        expected = json.load(f)['answer']\n"
+    "    assert lib.answer() == expected\n"
+)
+DATA_FILE = '{"answer": 42}\n'
+_FORGED_DATA = '{"answer": 41}\n'
+_DATA_SCRIPT_HEAD = (
+    "import os, subprocess, sys\n"
+    "_here = os.path.dirname(os.path.abspath(__file__))\n"
+    "_data = os.path.join(_here, 'data')\n"
+    "_target = os.path.join(_data, 'expected.json')\n"
+    f"_forged = {_FORGED_DATA!r}\n"
+)
+#: Ways to make the tests read other bytes under the pristine data file's name, each from
+#: the worker itself (the audit hook sees it) and from a fresh process (it does not).
+_DATA_WRITES = {
+    "write": "open(_target, 'w').write(_forged)\n",
+    "truncate-and-append": "os.truncate(_target, 0)\nopen(_target, 'a').write(_forged)\n",
+    "unlink-and-recreate": "os.unlink(_target)\nopen(_target, 'w').write(_forged)\n",
+    "replace-from-tmp": "import tempfile\n"
+    "fd, tmp = tempfile.mkstemp(dir=_here)\nos.write(fd, _forged.encode())\nos.close(fd)\n"
+    "os.replace(tmp, _target)\n",
+    "rename-the-folder": "os.rename(_data, os.path.join(_here, 'old_data'))\n"
+    "os.mkdir(_data)\nopen(_target, 'w').write(_forged)\n",
+    "chmod-then-write": "os.chmod(_target, 0o666)\nopen(_target, 'w').write(_forged)\n",
+    "hard-link-then-write": "os.link(_target, os.path.join(_here, 'alias'))\n"
+    "open(os.path.join(_here, 'alias'), 'w').write(_forged)\n",
+}
+DATA_ATTACKS = {
+    **{
+        f"in-the-worker/{name}": _DATA_SCRIPT_HEAD
+        + "try:\n"
+        + "".join("    " + line + "\n" for line in body.splitlines())
+        + "except OSError:\n    pass\n"
+        + "def answer():\n    return 41\n"
+        for name, body in _DATA_WRITES.items()
+    },
+    **{
+        f"fresh-process/{name}": _DATA_SCRIPT_HEAD
+        + f"_SCRIPT = {(_DATA_SCRIPT_HEAD.split(chr(10), 1)[1].replace('__file__', 'sys.argv[1]') + body)!r}\n"
+        + "subprocess.run([sys.executable, '-c', 'import os, sys\\n' + _SCRIPT,"
+        " os.path.join(_here, 'x')], check=False)\n" + "def answer():\n    return 41\n"
+        for name, body in _DATA_WRITES.items()
+    },
+}
+
+
+@pytest.mark.parametrize("attack", sorted(DATA_ATTACKS))
+def test_nothing_in_the_job_can_change_a_pristine_data_file_the_tests_read(
+    pool: Runner, tmp_path: Path, attack: str
+) -> None:
+    files = {
+        "lib.py": DATA_ATTACKS[attack],
+        "test_lib.py": DATA_TESTS,
+        "data/expected.json": DATA_FILE,
+    }
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest(
+        {"lib.py": BUGGY, "test_lib.py": DATA_TESTS, "data/expected.json": DATA_FILE}
+    )
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert not _passed(result), (result.status, result.detail, result.stderr_tail)
+    assert result.status is not RunStatus.INTERNAL_ERROR, result.detail
+
+
+def test_pristine_data_files_stay_readable_and_new_files_writable(
+    pool: Runner, tmp_path: Path
+) -> None:
+    """The honest control: the fix passes, and tests may still create, write, rename and
+    delete their own files beside the pristine ones (in the project and its folders)."""
+    tests = DATA_TESTS + (
+        "\ndef test_writes_its_own_files():\n"
+        "    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    for folder in (here, os.path.join(here, 'data'), os.path.join(here, 'made')):\n"
+        "        os.makedirs(folder, exist_ok=True)\n"
+        "        path = os.path.join(folder, 'out.txt')\n"
+        "        with open(path, 'w') as f:\n"
+        "            f.write('x')\n"
+        "        os.replace(path, path + '.done')\n"
+        "        os.unlink(path + '.done')\n"
+        "    with open('relative.txt', 'w') as f:\n"
+        "        f.write('cwd is writable')\n"
+    )
+    files = {"lib.py": "def answer():\n    return 42\n", "test_lib.py": tests}
+    files["data/expected.json"] = DATA_FILE
+    ws = make_ws(tmp_path, files)
+    pristine = pristine_manifest(
+        {"lib.py": BUGGY, "test_lib.py": tests, "data/expected.json": DATA_FILE}
+    )
+    result = pool.run(PytestJob(workdir=str(ws), targets=["test_lib.py"], pristine=pristine))
+    assert _passed(result) == {
+        "test_lib.py::test_fixed",
+        "test_lib.py::test_writes_its_own_files",
+    }, (
+        result.detail,
+        result.stderr_tail,
+    )
+
+
+def test_changed_code_may_turn_text_into_untrusted_code(pool: Runner, tmp_path: Path) -> None:
+    """D12: six's ``exec_`` at import and an ``eval`` of an expression run in changed
+    code, and what they make is as untrusted as the code that made it."""
+    fix = (
+        "exec('def answer():\\n    return 40 + TWO\\n', globals(), globals().update(TWO=2))\n"
+        "assert eval(compile('6 * 7', '<expr>', 'eval')) == 42\n"
+    )
+    result = _run(pool, tmp_path, fix)
+    assert result.status is RunStatus.COMPLETED, (result.detail, result.stderr_tail)
+    assert _passed(result) == {"test_lib.py::test_fixed", "test_lib.py::test_also_fixed"}
+
+
+#: What D12 must not hand changed code: text compiled under a name the policy trusts, or
+#: trusted code run over the caller's globals; and what it makes stays untrusted.
+COMPILE_ATTACKS = {
+    "frozen-name": "exec(compile('import sys\\nF = sys._getframe(1)', '<frozen evil>', 'exec'))\n",
+    "stdlib-name-own-bytes": "import os\n"
+    "code = compile(open(os.__file__).read(), os.__file__, 'exec')\n"
+    "exec(code, {'__name__': 'os_again'})\n",
+    "stdlib-name-other-bytes": "import os\n"
+    "exec(compile('import sys\\nF = sys._getframe(1)', os.__file__, 'exec'))\n",
+    "trusted-function-code": "import _pytest.runner as _r\n"
+    "exec(_r.check_interactive_exception.__code__, {'call': None, 'report': None})\n",
+    "pristine-test-name": "import os\n"
+    "exec(compile('def test_fixed():\\n    pass\\n', os.path.abspath('test_lib.py'), 'exec'))\n",
+    "made-code-takes-frames": "exec('import sys\\nF = sys._getframe(0).f_back')\n",
+    "made-code-patches-pytest": "exec('import _pytest.runner as r\\n"
+    "r.check_interactive_exception = lambda call, report: False')\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(COMPILE_ATTACKS))
+def test_text_turned_into_code_gets_no_trust(pool: Runner, tmp_path: Path, attack: str) -> None:
+    fixed = "def answer():\n    return 42\n"
+    result = _run(pool, tmp_path, fixed + COMPILE_ATTACKS[attack])
+    # Refused where it happens (or the tampering seen), though the module is the fix.
+    caught = "sandbox policy: refused" in result.stderr_tail or "tampered" in result.detail
+    assert caught, (result.status, result.detail, result.stderr_tail)
+    assert not _passed(result), (result.status, result.detail, result.stderr_tail)

@@ -75,7 +75,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import excepthooks, isolation, policy
+from . import excepthooks, isolation, policy, pristine_mounts  # noqa: F401 - warm in zygotes
 from .ledger import (
     _Collected,
     _CollectError,
@@ -889,6 +889,7 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
                 base,
                 extra_roots=[str(d) for d in project.get("site_dirs") or []],
                 pristine=pristine,
+                at_start=job.get("_pristine_at_start"),
             )
             if pristine and trusted is not None:
                 reporter.emit(_Provenance(trusted, pristine, workdir))

@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -408,6 +408,7 @@ _MS_NOSUID = 0x2
 _MS_NODEV = 0x4
 _MS_PRIVATE = 1 << 18
 _MS_REC = 0x4000
+_MNT_DETACH = 0x2
 
 #: Where a job's fresh copy lives inside a confined zygote (the same path for every run).
 JOB_DIR = "/job"
@@ -599,11 +600,16 @@ def _safe_rel(rel: str) -> str:
     return rel
 
 
-def write_job_files(root: str, files: list[list[object]]) -> None:
+def write_job_files(
+    root: str, files: list[list[object]], pristine: Mapping[str, str] | None = None
+) -> list[str]:
     """Write ``[[relpath, base64 content, executable], ...]`` beneath ``root``, never
-    following a symlink."""
+    following a symlink. Returns the paths written whose bytes are ``pristine``'s (a
+    ``{relpath: sha256 hex}`` manifest)."""
     import base64
+    import hashlib
 
+    same: list[str] = []
     for rel, data, executable in files:
         rel = _safe_rel(str(rel))
         path = os.path.join(root, rel)
@@ -613,8 +619,13 @@ def write_job_files(root: str, files: list[list[object]]) -> None:
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
             0o755 if executable else 0o644,
         )
+        content = base64.b64decode(str(data))
         with os.fdopen(fd, "wb") as f:
-            f.write(base64.b64decode(str(data)))
+            f.write(content)
+        expected = pristine.get(rel) if pristine else None
+        if expected is not None and hashlib.sha256(content).hexdigest() == expected:
+            same.append(rel)
+    return same
 
 
 def prepare_job(job: dict[str, object]) -> dict[str, str | None]:
@@ -642,7 +653,18 @@ def prepare_job(job: dict[str, object]) -> dict[str, str | None]:
         os.chmod(root, 0o755)
         features["pidns"] = unshare(CLONE_NEWPID)
         features["job_tmpfs"] = "not confined: a fresh directory on the host's disk"
-    write_job_files(root, files)  # type: ignore[arg-type]
+    manifest = cast("dict[str, str] | None", job.get("pristine"))
+    same = write_job_files(root, files, manifest)  # type: ignore[arg-type]
+    if job.get("_confined"):
+        from . import pristine_mounts  # the probe imports this module alone
+
+        # The pristine files, read-only to everything the job runs (D11); the worker,
+        # forked next, gets their names so the policy need not hash them again (D10).
+        job["_protected_mounts"] = pristine_mounts.protect(root, same)
+        features["pristine_readonly"] = None
+    else:
+        features["pristine_readonly"] = "not confined: no mount namespace of the job's own"
+    job["_pristine_at_start"] = same
     job["workdir"] = root
     return features
 
@@ -652,7 +674,15 @@ def discard_job(job: dict[str, object]) -> str | None:
     gone. None, or what was left behind."""
     root = str(job["workdir"])
     if job.get("_confined"):
-        return clear_directory(root)  # the tmpfs itself dies with the job's namespaces
+        # The copy is the job's own tmpfs, in the job's own mount namespace: detaching it
+        # takes every read-only bind in it (D11) along in one call, and frees it once
+        # nothing holds it (nothing outside the job's namespaces can).
+        if _LIBC is not None and _LIBC.umount2(root.encode(), _MNT_DETACH) == 0:
+            return None
+        from . import pristine_mounts
+
+        mounts = cast("list[str]", job.get("_protected_mounts") or [])
+        return pristine_mounts.release(mounts) or clear_directory(root)
     return remove_tree(root)
 
 

@@ -248,6 +248,7 @@ class _Policy:
         base: types.FrameType,
         roots: tuple[str, ...],
         pristine: dict[str, str] | None = None,
+        at_start: Iterable[str] | None = None,
     ) -> None:
         self.workdir = os.path.realpath(workdir).rstrip(os.sep) + os.sep
         self.base = base
@@ -260,7 +261,13 @@ class _Policy:
         # of its code runs): they must still be when compiled. A process that inherits
         # nothing (D7) could otherwise rewrite a pristine test helper on disk before the
         # tests import it; that module would be untrusted, but it decides the verdict.
-        self.pristine_at_start = self._pristine_now()
+        # ``at_start``: the names the supervisor found pristine as it wrote them (it has
+        # the bytes; nothing of the job ran since), else hashed here.
+        self.pristine_at_start = (
+            self._pristine_now()
+            if at_start is None
+            else frozenset(self.workdir + rel for rel in at_start if rel in self.pristine)
+        )
         # The inherited descriptors by what they are, not their number: a number the
         # process closes is reused by its own later pipes (a subprocess's), which are
         # not the report channel.
@@ -505,6 +512,29 @@ class _Policy:
             and any(const is target_code for const in writer.co_consts)
         )
 
+    def untrusted_made(self, event: str, args: tuple[Any, ...]) -> bool:
+        """Whether a ``compile`` or ``exec`` event makes or runs only untrusted code: text
+        compiled under a name the policy does not trust (``<string>``, a changed or new
+        workdir file, a path outside the trusted roots; never ``<frozen ...>`` or a
+        trusted file's name, even with that file's own bytes), or a code object whose
+        every nested code object has such a name (never a trusted function's
+        ``__code__``, which would run trusted frames over the caller's globals)."""
+        if event == "compile":
+            filename = (tuple(args) + (None, None))[1]
+            if not isinstance(filename, str | bytes) or not filename:
+                return False
+            return not self.trusted(_fsdecode(filename))
+        code = args[0] if args else None
+        if type(code) is not types.CodeType:
+            return False
+        pending = [code]
+        while pending:
+            current = pending.pop()
+            if self.trusted(current.co_filename):
+                return False
+            pending.extend(c for c in current.co_consts if type(c) is types.CodeType)
+        return True
+
     def audited_file(self, filename: str) -> bool:
         """Whether ``filename`` is audited code (standard library, harness, sandbox)."""
         if filename.startswith("<frozen "):
@@ -559,6 +589,10 @@ class _Policy:
             spoof = self.compiled(args)
             if spoof is not None:
                 return spoof
+        if event in ("compile", "exec") and self.untrusted_made(event, args):
+            # Changed code may turn text into code that is as untrusted as itself (six's
+            # ``exec_`` at import, an ``eval`` of an expression): design note 004, D12.
+            return None
         if event == "sys.settrace":
             # Only the harness's test watch installs a trace function (a trace function
             # is handed frames), and only with no untrusted code on the stack.
@@ -813,11 +847,13 @@ def install(
     base: types.FrameType,
     extra_roots: Iterable[str] = (),
     pristine: dict[str, str] | None = None,
+    at_start: Iterable[str] | None = None,
 ) -> Any:
     """Install the policy for this process (once; it cannot be removed). ``base``: the
     frame below which every caller is the trusted harness entry (walks stop there);
     ``extra_roots``: more trusted directories (the project's installed dependencies);
-    ``pristine``: the workdir's pristine files by sha256 (see ``PytestJob.pristine``).
+    ``pristine``: the workdir's pristine files by sha256 (see ``PytestJob.pristine``);
+    ``at_start``: those of them whose bytes are pristine now (None: hash them here).
     Returns the policy's ``trusted(filename)`` (None when it was already installed)."""
     global _installed
     if _installed:
@@ -826,7 +862,7 @@ def install(
     # The hook is referenced by the interpreter alone: nothing Python can reach holds
     # the policy object (its caches decide what is trusted).
     policy_class = _private_copy()
-    installed = policy_class(workdir, base, trusted_roots(extra_roots), pristine)
+    installed = policy_class(workdir, base, trusted_roots(extra_roots), pristine, at_start)
     sys.addaudithook(installed.hook)
     # The provenance question the harness asks of collected tests (``trusted(filename)``);
     # returns the hook's own answer, cached, and can only make a file less trusted.

@@ -166,7 +166,11 @@ def bank_stats(bank: BugfixTaskBank) -> dict[str, int]:
     counts: dict[str, int] = {}
     for task_id in bank.ids():
         entry = bank.entry(task_id)
-        # a generated task lists its mutations; a real-project task has one
-        for _function, operator, _site in entry.get("mutations") or [entry["mutation"]]:
+        # A generated task lists its mutations as triples, a composed real-project task
+        # as ``{"file", "mutation"}`` records; a single real-project task has one.
+        for mutation in entry.get("mutations") or [entry["mutation"]]:
+            _function, operator, _site = (
+                mutation["mutation"] if isinstance(mutation, dict) else mutation
+            )
             counts[operator] = counts.get(operator, 0) + 1
     return dict(sorted(counts.items()))

@@ -8,7 +8,7 @@ Process layout of one run (both runners use it)::
                                          then pytest / calls; model code runs here)
 
 The baseline's supervisor joins a fresh pids cgroup and unshares a network namespace per
-run. A zygote does both once for all its runs (``harness._zygote_setup``): it sits in its
+run. A zygote does both once for all its runs (``zygote._zygote_setup``): it sits in its
 own pids cgroup (``pids.max`` = max_procs + 1 for itself, emptied down to the zygote after
 every run) and in an empty network namespace that its forks inherit. A zygote runs one job
 at a time and the previous tree is dead before the next fork, so nothing of one run is

@@ -1,7 +1,8 @@
 """The integrity snapshot the signer compares the trusted state against (see
 :func:`forgegym.sandbox.harness._signer`): which modules, globals and hooks are guarded,
 the early snapshot taken when the signer starts, the full one taken when pytest starts
-collecting, and the comparison run before every signed line.
+collecting, the comparison run before every signed line, and the lazily bound globals
+bound before the snapshot (so binding them is not read as tampering).
 
 The snapshot's state lives only in the closures :func:`_integrity_check` returns, and
 only the signer's suspended frame holds those. Standard library only.

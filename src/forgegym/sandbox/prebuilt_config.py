@@ -10,8 +10,6 @@ import os
 import pathlib
 from typing import Any
 
-# ---------------------------------------------------------------- prebuilt pytest config
-
 # ``pytest.main`` starts by building a plugin manager and importing and registering every
 # builtin plugin (``_pytest.config.get_config``): ~10 ms of pure setup that depends on
 # nothing of the run but the ``-p no:...`` arguments. A zygote does it once

@@ -49,26 +49,14 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 120
 
-#: Modules over the limit today: path under ``src/forgegym`` -> (lines now, reason). An
-#: entry may only shrink: growing past its number fails, and one under the limit must go.
-OVERSIZED_MODULES: dict[str, tuple[int, str]] = {
-    # Grew in the trust-v2 session (issue 36: the signer's provenance and early snapshot;
-    # the ledger and the verdict reader already moved out to ledger.py and verdict.py).
-    "sandbox/harness.py": (1272, "the child's harness: signer, plugin, call driver, worker"),
-    "sandbox/isolation.py": (921, "the job's limits and Landlock; per-job /dev/shm added"),
-    # Grew with behaviour checks (issue 37) and warm grading (issue 38).
-    # The hook's private copy rebinds every module global (``_private_copy``): one module.
-    "sandbox/policy.py": (833, "the audit hook and its allowances (docs/design/004 D7, D8, D10)"),
-}
+#: Modules over the limit: path under ``src/forgegym`` -> (lines now, reason). Empty since
+#: issue 35 split the last three. An entry may only shrink: growing past its number
+#: fails, and one under the limit must go.
+OVERSIZED_MODULES: dict[str, tuple[int, str]] = {}
 
-#: Functions over the limit today: ``path:qualified name`` -> (lines now, reason).
-OVERSIZED_FUNCTIONS: dict[str, tuple[int, str]] = {
-    "envs/flaky/grader.py:FlakyRepairGrader.terms": (167, "FlakyRepair's grader, one family shape"),
-    "sandbox/doctor.py:doctor_report": (177, "one row per feature the probe job saw"),
-    # Its locals are the integrity check's bound names and the ledger: they must live in
-    # the suspended frame nothing can reach (docs/design/004).
-    "sandbox/harness.py:_signer": (186, "the signer: state only its frame may hold"),
-}
+#: Functions over the limit: ``path:qualified name`` -> (lines now, reason). Empty since
+#: issue 35.
+OVERSIZED_FUNCTIONS: dict[str, tuple[int, str]] = {}
 
 FAMILIES = sorted(
     p.name for p in (SRC / "envs").iterdir() if p.is_dir() and (p / "__init__.py").is_file()

@@ -67,6 +67,7 @@ def test_doctor_reports_the_confinement_active() -> None:
         "read_confinement",
         "landlock",
         "job_tmpfs",
+        "pristine_readonly",
     ):
         assert rows[name].active, (name, rows[name].detail)
     assert "65534" in rows["user_namespace"].detail

@@ -518,10 +518,14 @@ def _probe_bwrap(bwrap: str) -> str | None:
     ]
     for src, dest in binds:
         argv += ["--ro-bind", src, dest]
+    # The sandbox folder as a bare package (its __init__ is not run; isolation imports
+    # its sibling modules relatively), as the runners' bootstrap registers it.
     code = (
-        "import sys\n"
-        "sys.path[:0] = [sys.argv[1]]\n"
-        "import isolation\n"
+        "import sys, types\n"
+        "pkg = types.ModuleType('fgsandbox')\n"
+        "pkg.__path__ = [sys.argv[1]]\n"
+        "sys.modules['fgsandbox'] = pkg\n"
+        "from fgsandbox import isolation\n"
         "r = isolation.enter_job_namespaces(1)\n"
         "print(r or 'ok')\n"
     )

@@ -12,7 +12,7 @@ import os
 from typing import cast
 
 from forgegym.sandbox import confinement, isolation
-from forgegym.sandbox.jobs import CallJob, CallSpec, RunStatus
+from forgegym.sandbox.jobs import CallJob, CallSpec, RunStatus, pristine_manifest
 from forgegym.sandbox.runners.forkserver import ForkServerRunner
 
 __all__ = ["doctor_report"]
@@ -47,7 +47,8 @@ def _trusted_code_row() -> isolation.IsolationFeature:
         + runtime
         + "), the project's dependency environment and the task's pristine files (by "
         "sha256 of what is compiled); changed or added files and text they compile are "
-        "untrusted: no frames, compile or processes for them; verdicts composed in the "
+        "untrusted: no frames for them, only fresh processes that inherit nothing, and "
+        "text compiled only into code as untrusted as theirs; verdicts composed in the "
         "signer's ledger",
     )
 
@@ -56,8 +57,6 @@ def doctor_report() -> list[isolation.IsolationFeature]:
     """What a job really gets on this machine: runs :mod:`forgegym.sandbox.selftest` as
     an ordinary job on a fork-server runner and reads back what it saw, plus the host
     probes of ``isolation.probe()`` (rlimits, cgroup, fork server)."""
-    import tempfile
-
     Feature = isolation.IsolationFeature
     status = confinement.confinement_status()
     rows: list[isolation.IsolationFeature] = []
@@ -66,6 +65,34 @@ def doctor_report() -> list[isolation.IsolationFeature]:
     else:
         rows.append(Feature("bubblewrap", False, status.describe()))
     host = _host_ns()
+    seen, why = _run_probe_job()
+    if seen is None:
+        rows.append(Feature("probe_job", False, f"the probe job failed: {why[:300]}"))
+        rows += isolation.probe()
+        return rows
+    ns = seen.get("namespaces") or {}
+    assert isinstance(ns, dict)
+    # The namespaces the job has of its own (not the host's).
+    owned = {name for name, link in ns.items() if link and link != host.get(name)}
+    host_paths = seen.get("host_paths") or {}
+    assert isinstance(host_paths, dict)
+    rows += _privilege_rows(seen, owned)
+    rows += _namespace_rows(seen, owned, host_paths)
+    rows += _filter_rows(seen, host_paths)
+    rows.append(_trusted_code_row())
+    rows += _job_rows(seen)
+    names = {r.name for r in rows}
+    for feat in isolation.probe():
+        if feat.name not in names:
+            rows.append(feat)
+    return rows
+
+
+def _run_probe_job() -> tuple[dict[str, object] | None, str]:
+    """Run the selftest as an ordinary job: ``(what it saw, "")``, or ``(None, why not)``.
+    It is handed a 0600 host file and a file of forgegym's package to try to read."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="forgegym-doctor-") as tmp:
         secret = os.path.join(tmp, "secret.txt")
         with open(secret, "w") as f:
@@ -75,7 +102,10 @@ def doctor_report() -> list[isolation.IsolationFeature]:
             os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py"
         )
         job_dir = os.path.join(tmp, "job")
-        os.mkdir(job_dir)
+        os.makedirs(os.path.join(job_dir, "pristine"))
+        fixture = "expected values a test reads\n"
+        with open(os.path.join(job_dir, "pristine", "fixture.txt"), "w") as f:
+            f.write(fixture)
         job = CallJob(
             workdir=job_dir,
             calls=[CallSpec(target="forgegym.sandbox.selftest:report", args=[[secret, data_file]])],
@@ -84,112 +114,108 @@ def doctor_report() -> list[isolation.IsolationFeature]:
             # The probe reads /proc and host paths on purpose: it measures the confinement
             # beneath the runtime policy, which would end it at the first such read.
             runtime_policy=False,
+            pristine=pristine_manifest({"pristine/fixture.txt": fixture}),
         )
         with ForkServerRunner(workers=1) as runner:
             result = runner.run(job)
     outcome = result.outcome(0) if hasattr(result, "outcome") else None
     if outcome is None or not outcome.ok or not isinstance(outcome.value, dict):
         why = result.detail if result.status is not RunStatus.COMPLETED else str(outcome)
-        rows.append(Feature("probe_job", False, f"the probe job failed: {why[:300]}"))
-        rows += isolation.probe()
-        return rows
-    seen: dict[str, object] = outcome.value
-    ns = seen.get("namespaces") or {}
-    assert isinstance(ns, dict)
+        return None, why
+    return outcome.value, ""
 
-    def own(name: str) -> bool:
-        return bool(ns.get(name)) and ns.get(name) != host.get(name)
 
+def _privilege_rows(seen: dict[str, object], owned: set[str]) -> list[isolation.IsolationFeature]:
+    """Who the job runs as, and with which capabilities."""
+    Feature = isolation.IsolationFeature
     uid, gid = seen.get("uid"), seen.get("gid")
-    rows.append(
+    cap = str(seen.get("cap_eff"))
+    return [
         Feature(
             "user_namespace",
-            own("user") and uid == confinement.SANDBOX_UID,
+            "user" in owned and uid == confinement.SANDBOX_UID,
             f"job runs as uid {uid} gid {gid} in its own user namespace"
-            if own("user")
+            if "user" in owned
             else f"job runs as uid {uid} in the host's user namespace",
-        )
-    )
-    cap = str(seen.get("cap_eff"))
-    rows.append(
+        ),
         Feature(
             "capabilities",
             cap.strip("0") == "" and str(seen.get("cap_bnd")).strip("0") == "",
             f"effective {cap}, bounding {seen.get('cap_bnd')}, no_new_privs "
             f"{seen.get('no_new_privs')}",
-        )
-    )
-    host_paths = seen.get("host_paths") or {}
-    assert isinstance(host_paths, dict)
-    rows.append(
+        ),
+    ]
+
+
+def _namespace_rows(
+    seen: dict[str, object], owned: set[str], host_paths: dict[object, object]
+) -> list[isolation.IsolationFeature]:
+    """The job's mount, IPC, PID, network and UTS namespaces."""
+    Feature = isolation.IsolationFeature
+    ifaces = seen.get("interfaces")
+    return [
         Feature(
             "mount_namespace",
-            own("mnt") and all(v != "ALLOWED" for v in host_paths.values()),
+            "mnt" in owned and all(v != "ALLOWED" for v in host_paths.values()),
             "minimal root: the job cannot see forgegym's package or a 0600 host file "
             "(the protection working: "
             + ", ".join(sorted(set(map(str, host_paths.values()))))
             + ")"
-            if own("mnt")
+            if "mnt" in owned
             else "host mount namespace: the job sees the host's files (Landlock aside)",
-        )
-    )
-    rows.append(
+        ),
         Feature(
             "ipc_namespace",
-            own("ipc"),
+            "ipc" in owned,
             "SysV IPC objects live in the job's own namespace and die with it"
-            if own("ipc")
+            if "ipc" in owned
             else "host IPC namespace: SysV objects can outlive a job",
-        )
-    )
-    rows.append(
+        ),
         Feature(
             "pid_namespace",
             seen.get("pid") == 1,
             "job is PID 1 of its own PID namespace: its whole tree dies with it"
             if seen.get("pid") == 1
             else f"job is pid {seen.get('pid')} (no PID namespace)",
-        )
-    )
-    ifaces = seen.get("interfaces")
-    rows.append(
+        ),
         Feature(
             "network_namespace",
-            own("net") and ifaces == ["lo"],
+            "net" in owned and ifaces == ["lo"],
             f"own network namespace, interfaces {ifaces}: no route out",
-        )
-    )
-    rows.append(
+        ),
         Feature(
             "uts_namespace",
-            own("uts"),
+            "uts" in owned,
             f"hostname {seen.get('hostname')!r}",
-        )
-    )
+        ),
+    ]
+
+
+def _filter_rows(
+    seen: dict[str, object], host_paths: dict[object, object]
+) -> list[isolation.IsolationFeature]:
+    """What the job's syscalls and file accesses are filtered by: seccomp and Landlock."""
+    Feature = isolation.IsolationFeature
     sec = seen.get("seccomp")
-    rows.append(
-        Feature(
-            "seccomp",
-            sec == "2" and seen.get("keyctl") == "EPERM" and seen.get("ptrace") == "EPERM",
-            f"filter mode {sec}: keyctl {seen.get('keyctl')}, ptrace {seen.get('ptrace')} "
-            f"({len(confinement.DENIED_SYSCALLS)} syscalls and namespace-creating clone denied)",
-        )
-    )
     abi = isolation.landlock_abi()
     read_ok = (
         str(seen.get("list_root", "")).startswith("denied")
         and str(seen.get("read_pid1", "")).startswith(("denied", "missing"))
         and all(v != "ALLOWED" for v in host_paths.values())
     )
-    rows.append(
+    return [
+        Feature(
+            "seccomp",
+            sec == "2" and seen.get("keyctl") == "EPERM" and seen.get("ptrace") == "EPERM",
+            f"filter mode {sec}: keyctl {seen.get('keyctl')}, ptrace {seen.get('ptrace')} "
+            f"({len(confinement.DENIED_SYSCALLS)} syscalls and namespace-creating clone denied)",
+        ),
         Feature(
             "read_confinement",
             read_ok,
             f"Landlock ABI {abi}: reads only in the job's copy and the read-only runtime "
             f"(listing / {seen.get('list_root')}, /proc/1 {seen.get('read_pid1')})",
-        )
-    )
-    rows.append(
+        ),
         Feature(
             "landlock",
             abi >= 1 and str(seen.get("write_tmp", "")) != "ALLOWED",
@@ -201,31 +227,40 @@ def doctor_report() -> list[isolation.IsolationFeature]:
                 if abi >= 6
                 else ""
             ),
-        )
-    )
-    rows.append(_trusted_code_row())
+        ),
+    ]
+
+
+def _job_rows(seen: dict[str, object]) -> list[isolation.IsolationFeature]:
+    """The job's own copy (its tmpfs) and its environment."""
+    Feature = isolation.IsolationFeature
     mount = seen.get("job_mount") or {}
     assert isinstance(mount, dict)
     size = int(mount.get("size_bytes") or 0)
-    rows.append(
+    env_keys = cast("list[str]", seen.get("env_keys") or [])
+    return [
         Feature(
             "job_tmpfs",
             mount.get("fstype") == "tmpfs" and seen.get("cwd") == isolation.JOB_DIR,
             f"fresh {size // (1 << 20)} MiB tmpfs on {seen.get('cwd')} per job and per rerun"
             if mount.get("fstype") == "tmpfs"
             else f"job copy on {mount.get('fstype') or 'the host disk'} at {seen.get('cwd')}",
-        )
-    )
-    env_keys = cast("list[str]", seen.get("env_keys") or [])
-    rows.append(
+        ),
+        Feature(
+            "pristine_readonly",
+            all(
+                str(seen.get(key)).startswith(("denied", "error"))
+                for key in ("write_pristine", "move_pristine")
+            )
+            and seen.get("write_beside_pristine") == "ALLOWED",
+            "the task's pristine files are read-only to everything the job runs, their "
+            f"folders pinned (write {seen.get('write_pristine')}, moving the folder "
+            f"{seen.get('move_pristine')}); a new file beside them "
+            f"{str(seen.get('write_beside_pristine')).lower()} (design note 004, D11)",
+        ),
         Feature(
             "environment",
             not any("KEY" in k or "TOKEN" in k for k in env_keys),
             f"job environment: {', '.join(env_keys)}",
-        )
-    )
-    names = {r.name for r in rows}
-    for feat in isolation.probe():
-        if feat.name not in names:
-            rows.append(feat)
-    return rows
+        ),
+    ]

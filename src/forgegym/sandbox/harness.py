@@ -63,7 +63,6 @@ import hmac
 import importlib
 import json
 import os
-import pathlib
 import select
 import signal
 import socket
@@ -71,11 +70,16 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 from collections.abc import Callable
 from typing import Any
 
 from . import excepthooks, isolation, policy, pristine_mounts  # noqa: F401 - warm in zygotes
+from .integrity import (
+    _bind_lazy_pytest_globals,
+    _bind_lazy_stdlib_globals,
+    _early_snapshot,
+    _integrity_check,
+)
 from .ledger import (
     _Collected,
     _CollectError,
@@ -87,7 +91,11 @@ from .ledger import (
     _Provenance,
     _safe_str,
 )
+from .prebuilt_config import _prebuild_config, _prebuilt_config
 from .protocol import StrictValueError, read_report, recv_frame, refused, send_frame, strict_plain
+from .pytest_args import _pytest_args
+from .reaping import _kill_run, _sweep
+from .zygote import _preimport, _Shared, _zygote_exit, _zygote_setup
 
 __all__ = ["StrictValueError", "main", "read_report", "refused", "strict_plain", "supervise"]
 
@@ -174,98 +182,6 @@ def _signer_context() -> dict[str, Any]:
     }
 
 
-#: Trusted modules whose globals the verdict code depends on (prefixes of sys.modules keys).
-_GUARDED_MODULES = (
-    "_pytest",
-    "pytest",
-    "pluggy",
-    "forgegym.sandbox",
-    "json",
-    "_json",
-    "builtins",
-    # unittest-style suites run through TestCase.run and its assertion helpers: a
-    # computed-name patch of either (issue 36: 9 of 12 real tasks forged) is tampering.
-    "unittest",
-)
-#: Globals trusted code itself rebinds during a run (pytest's assertion plugin per test).
-_MUTABLE_GLOBALS = frozenset(
-    {
-        ("_pytest.assertion.util", "_reprcompare"),
-        ("_pytest.assertion.util", "_assertion_pass"),
-        ("_pytest.assertion.util", "_config"),
-    }
-)
-#: Globals pytest binds on first use, between the signer's start and the snapshot.
-#: And what pytest's own legacypath plugin rebinds at configure (after the conftests).
-_LAZY_GLOBALS = frozenset(
-    {
-        ("_pytest.doctest", "RUNNER_CLASS"),
-        ("_pytest.doctest", "CHECKER_CLASS"),
-        ("_pytest.config.Config", "_getini_unknown_type"),
-    }
-)
-#: Hooks that run a test or turn its run into a verdict.
-_GUARDED_HOOKS = (
-    "pytest_runtest_protocol",
-    "pytest_runtest_logstart",
-    "pytest_runtest_logfinish",
-    "pytest_runtest_setup",
-    "pytest_runtest_call",
-    "pytest_runtest_teardown",
-    "pytest_runtest_makereport",
-    "pytest_runtest_logreport",
-    "pytest_pyfunc_call",
-    "pytest_report_teststatus",
-    "pytest_fixture_setup",
-    "pytest_collection_modifyitems",
-    "pytest_collectreport",
-)
-
-
-#: A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
-#: tests rebinds ``builtins.__spec__``).
-_MODULE_METADATA = frozenset(
-    {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
-)
-
-
-def _early_snapshot() -> list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]]:
-    """The classes and callable globals of the guarded modules already imported, taken
-    when the signer starts: before any workspace code exists (so this plain function may
-    read globals). Code that the project's conftest files import runs before the full
-    snapshot is armed; a patch made there is caught against this one."""
-    early: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]] = []
-    for name in sorted(sys.modules):
-        if not name.startswith(_GUARDED_MODULES):
-            continue
-        found: Any = getattr(sys.modules[name], "__dict__", None)
-        if type(found) is not dict:
-            continue
-        keys = tuple(
-            k
-            for k, v in found.items()
-            if (name, k) not in _MUTABLE_GLOBALS
-            and (name, k) not in _LAZY_GLOBALS
-            and (callable(v) or isinstance(v, types.ModuleType))
-        )
-        early.append((name, found, keys, tuple(found[k] for k in keys)))
-        for value in tuple(found.values()):
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                attrs = value.__dict__
-                where = f"{name}.{value.__qualname__}"
-                # Behaviour only (functions, descriptors): pytest's configure stores
-                # instances on classes (``pytestPDB._config``), which decide nothing.
-                names = tuple(
-                    k
-                    for k, v in attrs.items()
-                    if (where, k) not in _LAZY_GLOBALS
-                    and (callable(v) or isinstance(v, (staticmethod, classmethod, property)))
-                )
-                # The live mapping (not a copy): the check reads what the class holds then.
-                early.append((where, attrs, names, tuple(attrs[k] for k in names)))
-    return early
-
-
 def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
     """The only writer of authenticated lines: a generator, so the MAC object and the
     snapshot live in a suspended frame that code under test cannot reach (``gi_frame``,
@@ -287,20 +203,16 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
     write = os.write
     encode = _json_encoder()
     join = "".join
-    to_tuple, is_instance, get_attr, zip_, len_, map_ = tuple, isinstance, getattr, zip, len, map
-    sorted_, type_, dict_, memview = sorted, type, dict, memoryview
-    is_not, is_ = operator.is_not, operator.is_
+    is_instance, len_, map_ = isinstance, len, map
+    type_, memview = type, memoryview
+    is_ = operator.is_
     arm_type = _Arm
     emit_code, arm_code = ctx["emit"], ctx["arm"]
     emitters, hooks = ctx["emitters"], ctx["hooks"]
     multicall_code, g, mg = ctx["multicall"], ctx["globals"], ctx["multicall_globals"]
-    modules = sys.modules
-    mutable = _MUTABLE_GLOBALS
-    guarded_prefixes = _GUARDED_MODULES
-    guarded_hooks = _GUARDED_HOOKS
-    snapshot: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
-    pm_state: list[Any] = []
     tampered: list[str] = []
+    # The snapshot lives in the two closures' cells, held by this frame alone.
+    take_snapshot, changed = _integrity_check(_early_snapshot(), tampered)
     seq = 0
     ok = False
 
@@ -328,84 +240,6 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             )
         return True
 
-    def take_snapshot(config: Any) -> None:
-        for where, space, keys, values in early:
-            if True in map_(is_not, map_(space.get, keys), values):
-                for key, value in zip_(keys, values):
-                    if space.get(key) is not value:
-                        tampered.append(f"{where}.{key} was rebound before collection")
-                        break
-                break
-        for name in sorted_(modules):
-            if not name.startswith(guarded_prefixes):
-                continue
-            module = modules[name]
-            namespace: Any = get_attr(module, "__dict__", None)
-            if type_(namespace) is not dict_:
-                continue
-            keys = to_tuple(
-                k for k in namespace if (name, k) not in mutable and k not in module_metadata
-            )
-            snapshot.append((name, namespace, keys, to_tuple(namespace[k] for k in keys)))
-            # Class attributes too: ``TestReport.from_item_and_call = ...`` is a plain
-            # type setattr, which no audit event reports.
-            for value in to_tuple(namespace.values()):
-                if is_instance(value, type_) and get_attr(value, "__module__", None) == name:
-                    attrs = value.__dict__
-                    names = to_tuple(attrs)
-                    where = f"{name}.{value.__qualname__}"
-                    snapshot.append((where, attrs, names, to_tuple(attrs[k] for k in names)))
-        pm = config.pluginmanager
-        callers = [get_attr(pm.hook, h, None) for h in guarded_hooks]
-        pm_state.extend([pm, config.hook, pm.hook, pm._inner_hookexec, pm._hookexec])
-        pm_state.append(to_tuple(pm._name2plugin.items()))
-        for caller in callers:
-            impls = to_tuple(caller.get_hookimpls()) if caller is not None else ()
-            pm_state.append((caller, caller._hookexec if caller is not None else None, impls))
-            pm_state.append(to_tuple(i.function for i in impls))
-
-    def changed() -> str | None:
-        for name, namespace, keys, values in snapshot:
-            if True in map_(is_not, map_(namespace.get, keys), values):
-                for key, value in zip_(keys, values):
-                    if namespace.get(key) is not value:
-                        return f"{name}.{key} was rebound"
-        if pm_state:
-            pm = pm_state[0]
-            if (
-                pm.hook is not pm_state[2]
-                or pm_state[1] is not pm_state[0].hook
-                or pm._inner_hookexec is not pm_state[3]
-            ):
-                return "the plugin manager was rewired"
-            plugins = to_tuple(pm._name2plugin.items())
-            if len_(plugins) != len_(pm_state[5]) or True in map_(
-                is_not, (p for _, p in plugins), (p for _, p in pm_state[5])
-            ):
-                names = {n for n, _ in pm_state[5]} ^ {n for n, _ in plugins}
-                return f"plugins registered or removed: {sorted_(names)[:5]}"
-            i = 6
-            for h in guarded_hooks:
-                caller, hookexec, impls = pm_state[i]
-                if caller is not None:
-                    now = to_tuple(caller.get_hookimpls())
-                    functions = to_tuple(x.function for x in now)
-                    hooked: Any = get_attr(pm.hook, h, None)
-                    if (
-                        hooked is not caller
-                        or caller._hookexec is not hookexec
-                        or len_(now) != len_(impls)
-                        or True in map_(is_not, now, impls)
-                        or True in map_(is_not, functions, pm_state[i + 1])
-                    ):
-                        return f"hook {h} was changed"
-                i += 2
-        return None
-
-    # A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
-    # tests rebinds ``builtins.__spec__``).
-    module_metadata = _MODULE_METADATA
-    early = _early_snapshot()
     ledger = _Ledger()
     ledger_messages: dict[type, Callable[[Any], None]] = {
         _Collected: ledger.collect,
@@ -425,8 +259,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         if not trusted_chain(caller):
             continue
         if is_instance(obj, arm_type):
-            if not snapshot:
-                take_snapshot(obj.config)
+            take_snapshot(obj.config)  # once: a second arm changes nothing
             ok = True
             continue
         kind = type_(obj)
@@ -477,35 +310,6 @@ def _frames(tb: Any, workdir: str) -> list[dict[str, Any]]:
                 {"path": path[len(prefix) :], "line": int(fs.lineno or 0), "function": fs.name}
             )
     return out[-20:]
-
-
-def _bind_lazy_pytest_globals() -> None:
-    """Bind the globals pytest's doctest plugin binds on first use (``RUNNER_CLASS``,
-    ``CHECKER_CLASS``: a project's ``--doctest-modules``) before the integrity snapshot,
-    so that binding is not read as tampering, and code under test never chooses them:
-    a rebinding later is still tampering."""
-    doctest: Any = sys.modules.get("_pytest.doctest")
-    if doctest is None:
-        return
-    if getattr(doctest, "RUNNER_CLASS", 0) is None:
-        doctest.RUNNER_CLASS = doctest._init_runner_class()
-    if getattr(doctest, "CHECKER_CLASS", 0) is None:
-        doctest.CHECKER_CLASS = doctest._init_checker_class()
-
-
-def _bind_lazy_stdlib_globals() -> None:
-    """Bind ``unittest.mock``'s ``file_spec`` and ``open_spec`` as ``mock_open`` does on
-    its first call, before the integrity snapshot: the first ``mock_open`` of a suite is
-    not tampering, a later rebinding still is."""
-    mock: Any = sys.modules.get("unittest.mock")
-    if mock is None:
-        return
-    import _io
-
-    if getattr(mock, "file_spec", 0) is None:
-        mock.file_spec = list(set(dir(_io.TextIOWrapper)).union(set(dir(_io.BytesIO))))
-    if getattr(mock, "open_spec", 0) is None:
-        mock.open_spec = list(set(dir(_io.open)))
 
 
 def _no_tracing(self: Any) -> bool:
@@ -607,132 +411,6 @@ class ReportPlugin:
 
 
 # ============================================================================ child work
-
-
-def _ini_overrides(options: dict[str, Any]) -> list[str]:
-    """``-o key=value`` pairs (the parent validated the keys; each is one argv entry)."""
-    out: list[str] = []
-    for key, value in sorted(options.items()):
-        out += ["-o", f"{key}={value}"]
-    return out
-
-
-def _project_overrides(project: dict[str, Any] | None) -> list[str]:
-    """A user's repository (its own configuration is the ``-c`` file): its addopts as the
-    parent reduced them, no required plugins (plugin autoload is off: they are not
-    loaded) and no ``pythonpath`` (relative to the staged file; the job's import roots
-    are on ``sys.path`` instead)."""
-    if not project:
-        return []
-    import shlex
-
-    addopts = shlex.join(str(a) for a in project.get("addopts") or [])
-    return ["-o", f"addopts={addopts}", "-o", "required_plugins=", "-o", "pythonpath="]
-
-
-def _pytest_args(job: dict[str, Any], ini: str) -> list[str]:
-    workdir = job["workdir"]
-    targets = job["targets"]
-    for t in targets:
-        path = t.split("::", 1)[0]
-        if t.startswith("-") or os.path.isabs(path) or ".." in path.split("/"):
-            raise ValueError(f"invalid target {t!r}")
-    return [
-        "-c",
-        ini,
-        f"--rootdir={workdir}",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        *([] if job.get("conftest") else ["--noconftest"]),
-        *_project_overrides(job.get("project")),
-        *_ini_overrides(job.get("ini_options") or {}),
-        "--tb=no",
-        "-rN",
-        "--show-capture=no",
-        "--no-header",
-        "--color=no",
-        "-o",
-        "console_output_style=classic",
-        *targets,
-    ]
-
-
-# ---------------------------------------------------------------- prebuilt pytest config
-
-# ``pytest.main`` starts by building a plugin manager and importing and registering every
-# builtin plugin (``_pytest.config.get_config``): ~10 ms of pure setup that depends on
-# nothing of the run but the ``-p no:...`` arguments. A zygote does it once
-# (``_prebuild_config``); each fork consumes that pristine copy once, with the run's real
-# invocation parameters, and anything that does not match falls back to pytest's own path.
-_PREBUILT: Any = None
-_PREBUILT_ARGS = ("-p", "no:cacheprovider")
-
-
-def _plugin_exclusions(args: Any) -> list[str]:
-    """The ``-p no:...`` arguments pytest's ``consider_preparse`` would act on."""
-    out: list[str] = []
-    i, n = 0, len(args)
-    while i < n:
-        opt = args[i]
-        i += 1
-        if not isinstance(opt, str):
-            continue
-        if opt == "-p":
-            if i >= n:
-                break
-            parg = args[i]
-            i += 1
-        elif opt.startswith("-p"):
-            parg = opt[2:]
-        else:
-            continue
-        if isinstance(parg, str) and parg.strip().startswith("no:"):
-            out.append(parg.strip())
-    return out
-
-
-def _prebuild_config() -> None:
-    """Zygote: build the config ``get_config`` would build for our arguments."""
-    global _PREBUILT
-    import _pytest.config
-
-    _PREBUILT = None
-    with contextlib.suppress(Exception):
-        _PREBUILT = _pytest.config.get_config(list(_PREBUILT_ARGS), None, prog="pytest.main()")
-
-
-@contextlib.contextmanager
-def _prebuilt_config() -> Any:
-    """Child: let ``pytest.main`` take the zygote's prebuilt config (once)."""
-    import _pytest.config
-
-    original = _pytest.config.get_config
-    cfg_type = _pytest.config.Config
-
-    def get_config(args: Any = None, plugins: Any = None, *, prog: str | None = None) -> Any:
-        global _PREBUILT
-        # Restored at once: the run's integrity snapshot must see pytest's own function.
-        _pytest.config.get_config = original
-        config, _PREBUILT = _PREBUILT, None
-        if (
-            config is None
-            or prog != "pytest.main()"
-            or not args
-            or _plugin_exclusions(args) != _plugin_exclusions(_PREBUILT_ARGS)
-            or os.environ.get("PYTEST_DEBUG")  # read by the plugin manager's constructor
-        ):
-            return original(args, plugins, prog=prog)
-        config.invocation_params = cfg_type.InvocationParams(
-            args=args, plugins=plugins, dir=pathlib.Path.cwd()
-        )
-        return config
-
-    _pytest.config.get_config = get_config
-    try:
-        yield
-    finally:
-        _pytest.config.get_config = original
 
 
 def _run_pytest(job: dict[str, Any], reporter: _Reporter) -> None:
@@ -916,43 +594,6 @@ def _worker(job: dict[str, Any], report_fd: int, features: dict[str, str | None]
     os._exit(code)
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _sweep(cgroup: str | None, keep: tuple[int, ...] = ()) -> None:
-    """Kill and reap every remaining descendant (we are their subreaper). ``keep``: pids in
-    the cgroup that are not ours to kill (the zygote that owns a shared cgroup)."""
-    me = os.getpid()
-    for _ in range(200):
-        if cgroup:
-            isolation.cgroup_kill(cgroup, exclude=(me, *keep), rounds=1)
-        for child in _children(me):
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-        try:
-            while True:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-                if pid == 0:
-                    break
-        except ChildProcessError:
-            return
-        time.sleep(0.002)
-
-
-class _Shared:
-    """Isolation a zygote sets up once for all its runs (see ``_zygote_setup``)."""
-
-    def __init__(self, pid: int, cgroup: str | None, netns: str | None) -> None:
-        self.pid = pid  # the zygote: a member of ``cgroup``, never killed by a sweep
-        self.cgroup = cgroup  # already joined by the zygote; forks inherit it
-        self.netns = netns  # None: the zygote is in an empty network namespace
-
-
 def supervise(
     job: dict[str, Any],
     report_fd: int,
@@ -1005,69 +646,6 @@ def supervise(
 
 
 # ============================================================================ entry points
-
-
-def _preimport() -> None:
-    """Zygote warm-up: import everything a run needs so that forks start hot."""
-    import pkgutil
-
-    import _pytest
-    import pytest  # noqa: F401
-
-    for mod in pkgutil.walk_packages(_pytest.__path__, "_pytest."):
-        if mod.name.startswith(("_pytest.pytester", "_pytest._py")):
-            continue
-        with contextlib.suppress(Exception):
-            importlib.import_module(mod.name)
-    # faulthandler and readline are imported by pytest.main itself (the faulthandler and
-    # capture plugins); readline is a C extension, so loading it per run costs a dlopen.
-    for name in (
-        "unittest",
-        "unittest.mock",
-        "doctest",
-        "pdb",
-        "decimal",
-        "fractions",
-        "faulthandler",
-        "readline",
-        "forgegym.sandbox.hooks",
-    ):
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    policy.warm()
-
-
-def _zygote_setup(max_procs: int, confined: bool = False) -> _Shared:
-    """Per-zygote isolation, paid once instead of per run:
-
-    * network: the zygote unshares an empty network namespace (only a down ``lo``) and
-      every supervisor and worker it forks inherits it. Runs never overlap in time on one
-      zygote (one job at a time, and the previous tree is dead before the next fork), so
-      the namespace holds no process, socket or listener of another run; the only state a
-      run could leave there is the configuration of that ``lo`` (as root), which gives a
-      later run nothing it could not do itself: no route leaves the namespace. Landlock
-      (ABI >= 4) denies TCP bind/connect on top.
-    * pids cgroup: the zygote joins one cgroup and its forks are born in it (a v1 cgroup
-      migration costs ~10 ms per join). ``pids.max`` is ``max_procs + 1`` so the run's
-      tree (supervisor, worker, descendants) keeps the same bound of ``max_procs``; after
-      every run the cgroup is swept down to the zygote alone before the next one starts.
-    """
-    # A job must not read the memory of the process that forked it (/proc/<pid>/mem).
-    isolation.set_dumpable(False)
-    if confined:  # bubblewrap gave us an empty network namespace; per-job PID namespaces
-        return _Shared(os.getpid(), None, None)
-    cgroup = isolation.cgroup_create(max_procs + 1)
-    if cgroup is not None and not isolation.cgroup_join(cgroup):
-        isolation.cgroup_remove(cgroup)
-        cgroup = None
-    netns = isolation.unshare(isolation.CLONE_NEWNET)
-    return _Shared(os.getpid(), cgroup, netns)
-
-
-def _zygote_exit(shared: _Shared) -> None:
-    if shared.cgroup and isolation.cgroup_leave(shared.cgroup):
-        isolation.cgroup_remove(shared.cgroup)
-    os._exit(0)
 
 
 def _zygote_main(
@@ -1168,20 +746,6 @@ def _zygote_run(sock: socket.socket, msg: dict[str, Any], fds: list[int], shared
         },
     )
     return clean and residue is None
-
-
-def _kill_run(worker: int | None, apid: int, pidns: bool, cgroup: str | None) -> None:
-    """Kill the worker's tree. With a PID namespace killing the worker (its init) is enough;
-    otherwise the cgroup is swept too (the supervisor sweeps its own orphans)."""
-    if worker is not None:
-        with contextlib.suppress(OSError):
-            os.kill(worker, signal.SIGKILL)
-    if not pidns:
-        if cgroup:
-            isolation.cgroup_kill(cgroup, exclude=(apid, os.getpid()), rounds=5)
-        if worker is None:
-            with contextlib.suppress(OSError):
-                os.killpg(apid, signal.SIGKILL)
 
 
 class _CtlReader:

@@ -18,10 +18,11 @@ stay writable where they are: tests keep writing beside the pristine files.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 from collections.abc import Iterable
+
+from .syscalls import _LIBC
 
 __all__ = ["protect", "release"]
 
@@ -31,12 +32,6 @@ _MS_NODEV = 0x4
 _MS_REMOUNT = 0x20
 _MS_BIND = 0x1000
 _MNT_DETACH = 0x2
-
-_LIBC: ctypes.CDLL | None
-try:
-    _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-except OSError:  # pragma: no cover - every Linux has a libc
-    _LIBC = None
 
 
 def _mount(path: str, flags: int) -> None:

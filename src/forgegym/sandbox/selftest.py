@@ -112,4 +112,10 @@ def report(host_paths: list[str] | None = None) -> dict[str, Any]:
     probe = os.path.join(os.getcwd(), "probe.txt")
     out["write_job"] = _denied(lambda: _write(probe))
     out["write_tmp"] = _denied(lambda: _write("/tmp/forgegym-probe"))
+    # A pristine file the doctor's job carries (design note 004, D11): it and its folder
+    # must stay as they are, while a new file beside it is writable.
+    folder = os.path.join(os.getcwd(), "pristine")
+    out["write_pristine"] = _denied(lambda: _write(os.path.join(folder, "fixture.txt")))
+    out["move_pristine"] = _denied(lambda: os.rename(folder, folder + "-moved"))
+    out["write_beside_pristine"] = _denied(lambda: _write(os.path.join(folder, "new.txt")))
     return out

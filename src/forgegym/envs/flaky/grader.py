@@ -19,7 +19,7 @@ stability gain, while an edit that fixes nothing pays the no-op penalty like no 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -429,21 +429,14 @@ class FlakyRepairGrader(CodeGrader):
             submission.grading_state["flaky_judges"] = cached
         return cached
 
-    def terms(
-        self, submission: Submission, results: Sequence[Result], state: GradingState
-    ) -> Terms:
+    def _judge_power(
+        self, submission: Submission, results: Sequence[Result], n: int
+    ) -> tuple[bool | None, float, str]:
+        """``(power, power_fraction, detail)`` of the submitted test: whether it still
+        catches the bug-injected mutants (the bank's one, or the repository mutants the
+        original test caught), from the results after the ``n`` reruns."""
         task = submission.task
         hidden = FlakyHidden.of(task)
-        pristine = {p: task.files[p] for p in task.editable_files}
-        noop = is_noop(pristine, submission.files)
-        schedule = self.schedule(task)
-        n = len(schedule)
-        outcomes = rerun_outcomes(
-            results[:n], schedule, hidden.target, hidden.test_ids, self._judges(submission)[0]
-        )
-        p = sum(o.passed for o in outcomes) / n
-        submission.grading_state["flaky_pass_rate"] = p
-        p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
         # power: True/False where a mutant could judge it, None where none could;
         # power_fraction: the share of the judging mutants still caught.
         power: bool | None = None
@@ -495,6 +488,24 @@ class FlakyRepairGrader(CodeGrader):
                 "not applicable: no bug-injected mutant of the exercised code is caught by "
                 "the original test"
             )
+        return power, power_fraction, power_detail
+
+    def terms(
+        self, submission: Submission, results: Sequence[Result], state: GradingState
+    ) -> Terms:
+        task = submission.task
+        hidden = FlakyHidden.of(task)
+        pristine = {p: task.files[p] for p in task.editable_files}
+        noop = is_noop(pristine, submission.files)
+        schedule = self.schedule(task)
+        n = len(schedule)
+        outcomes = rerun_outcomes(
+            results[:n], schedule, hidden.target, hidden.test_ids, self._judges(submission)[0]
+        )
+        p = sum(o.passed for o in outcomes) / n
+        submission.grading_state["flaky_pass_rate"] = p
+        p0 = float(self.baseline(task, self.reruns, self.seed_for(task)))
+        power, power_fraction, power_detail = self._judge_power(submission, results, n)
         calm = results[0]
         others = [t for t in hidden.test_ids if t != hidden.target]
         after = calm.verdicts if isinstance(calm, PytestResult) else {}
@@ -505,35 +516,9 @@ class FlakyRepairGrader(CodeGrader):
         )
         changed = changed_functions(pristine, submission.files)
         truth = hidden.location
-        frontier = {f"{fr.split(':')[0]}::{fr.split(':')[-1]}" for o in outcomes for fr in o.frames}
-        if not changed:
-            proximity = 0.0
-        elif truth and any(location_matches(c, truth) for c in changed):
-            proximity = 1.0
-        elif any(
-            location_matches(c, f) or location_matches(f, c) for c in changed for f in frontier
-        ):
-            proximity = 0.6
-        elif truth and any(c.split("::")[0] == truth.split("::")[0] for c in changed):
-            proximity = 0.3
-        else:
-            proximity = 0.0
+        proximity = _fault_proximity(changed, truth, outcomes)
         diag = submission.diagnosis
-        diag_value, calib = 0.0, 0.0
-        if diag is not None:
-            if truth:
-                cat_ok = diag.category == hidden.category
-                loc_ok = location_matches(diag.location, truth)
-                touched = any(
-                    location_matches(diag.location, c) or location_matches(c, diag.location)
-                    for c in changed
-                )
-                diag_value = 0.5 * cat_ok + 0.3 * loc_ok + 0.2 * touched
-                calib = brier_reward(diag.confidence, cat_ok)
-            else:  # user repository: only consistency with the patch is checkable
-                touched = any(location_matches(diag.location, c) for c in changed)
-                diag_value = 0.5 * touched
-                calib = brier_reward(diag.confidence, touched and p >= 1.0)
+        diag_value, calib = _diagnosis_scores(diag, hidden, changed, p)
         # Every file, line and symbol the diagnoses name must exist (pristine or submitted).
         claims = check_diagnoses(
             submission.diagnoses or ([diag] if diag is not None else []),
@@ -596,6 +581,46 @@ class FlakyRepairGrader(CodeGrader):
                 f" ({details[name]})" if details.get(name) else ""
             )
         return Terms(terms, details, not_applicable=frozenset(absent))
+
+
+def _fault_proximity(
+    changed: Collection[str], truth: str, outcomes: Sequence[RerunOutcome]
+) -> float:
+    """How close the changed functions are to the fault: the fault itself 1.0, a frame
+    the failing reruns went through 0.6, the fault's file 0.3, elsewhere 0.0."""
+    frontier = {f"{fr.split(':')[0]}::{fr.split(':')[-1]}" for o in outcomes for fr in o.frames}
+    if not changed:
+        return 0.0
+    if truth and any(location_matches(c, truth) for c in changed):
+        return 1.0
+    if any(location_matches(c, f) or location_matches(f, c) for c in changed for f in frontier):
+        return 0.6
+    if truth and any(c.split("::")[0] == truth.split("::")[0] for c in changed):
+        return 0.3
+    return 0.0
+
+
+def _diagnosis_scores(
+    diag: Any, hidden: FlakyHidden, changed: Collection[str], p: float
+) -> tuple[float, float]:
+    """``(diagnosis, calibration)`` of the submitted diagnosis (0.0, 0.0 without one)."""
+    truth = hidden.location
+    diag_value, calib = 0.0, 0.0
+    if diag is not None:
+        if truth:
+            cat_ok = diag.category == hidden.category
+            loc_ok = location_matches(diag.location, truth)
+            touched = any(
+                location_matches(diag.location, c) or location_matches(c, diag.location)
+                for c in changed
+            )
+            diag_value = 0.5 * cat_ok + 0.3 * loc_ok + 0.2 * touched
+            calib = brier_reward(diag.confidence, cat_ok)
+        else:  # user repository: only consistency with the patch is checkable
+            touched = any(location_matches(diag.location, c) for c in changed)
+            diag_value = 0.5 * touched
+            calib = brier_reward(diag.confidence, touched and p >= 1.0)
+    return diag_value, calib
 
 
 #: The name before issue 35 (every family's grader is ``<Stem>Grader``): kept importable.

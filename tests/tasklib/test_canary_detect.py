@@ -8,6 +8,7 @@ import random
 from forgegym.tasklib.canary_detect import (
     Sample,
     accuracy,
+    collect,
     eligibility_detector,
     heldout_detector,
     primary_detector,
@@ -92,3 +93,12 @@ def test_the_eligibility_detector_calls_every_task_that_could_carry_one_a_canary
     assert accuracy(samples, [eligibility_detector(s) for s in samples]) == 0.8
     # Not computed: no canary.
     assert not eligibility_detector(_sample())
+
+
+def test_collect_without_observing_gives_the_ids_eligibility_only() -> None:
+    samples = collect("oversight", "Forge/Oversight-v0", 4, observe=False)
+    assert [s.canary for s in samples] == [True] * 4 + [False] * 4
+    # A canary's base took it; nothing was reset, so nothing was observed.
+    assert all(s.eligible for s in samples if s.canary)
+    assert all(s.observation == "" and s.test_sources == () for s in samples)
+    assert all(s.eligible is not None for s in samples)

@@ -248,6 +248,7 @@ def collect(
     run_tests: bool = True,
     runner: Any = None,
     env_kwargs: dict[str, Any] | None = None,
+    observe: bool = True,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[Sample]:
     """``n`` canaries of ``family`` and ``n`` tasks of its default bank (seeded), as a
@@ -255,7 +256,9 @@ def collect(
     the test files the task shows, and (``run_tests``) the visible tests run on the
     shown code in the sandbox. With ``env_kwargs`` (another bank, e.g. ``{"bank":
     "real"}``) the canaries are built fresh on that bank's tasks, as ``canary_rate``
-    draws them (design note 006, D4)."""
+    draws them (design note 006, D4). ``observe=False``: the same ids with their
+    eligibility only (no reset, no run: empty observations), for
+    :func:`eligibility_detector` alone."""
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
@@ -280,9 +283,12 @@ def collect(
         rows: list[tuple[bool, str, str, Any, bool]] = []
         for canary, ids in ((True, canary_ids), (False, task_ids)):
             for task_id in ids:
-                observation, info = env.reset(options={"task_id": task_id})
                 base = view(base_id_of(task_id) if canary else task_id)
                 eligible = canaries.plan_for(base) is not None
+                if not observe:
+                    rows.append((canary, "", "", None, eligible))
+                    continue
+                observation, info = env.reset(options={"task_id": task_id})
                 rows.append(
                     (canary, observation, str(info.get("task_id", "")), inner.task, eligible)
                 )
@@ -290,7 +296,7 @@ def collect(
     finally:
         env.close()
     failing: list[tuple[str, ...] | None] = [None] * len(rows)
-    if run_tests and family not in ("oversight", "flaky"):
+    if observe and run_tests and family not in ("oversight", "flaky"):
         if runner is None:
             from forgegym.sandbox.runners import get_default_runner
 
@@ -303,7 +309,9 @@ def collect(
             observation=observation,
             info_task_id=info_id,
             failing_visible=fails,
-            test_sources=tuple(task.files[p] for p in task.visible_test_files if p in task.files),
+            test_sources=()
+            if task is None
+            else tuple(task.files[p] for p in task.visible_test_files if p in task.files),
             eligible=eligible,
         )
         for (canary, observation, info_id, task, eligible), fails in zip(rows, failing, strict=True)

@@ -8,7 +8,12 @@ with the ids ``info`` carries and without them (a TRL policy never sees ids; a s
 one does). ``real``: Bugfix's real bank, its canaries built fresh on its tasks as
 ``canary_rate`` builds them (design note 006, D4); its visible tests are not run here
 (a real project's tests need its own environment; the primary detector then reads the
-statement and the test files only). Chance is 0.50; the issue's bar is 0.60. Results
+statement and the test files only). A third column, ``eligibility``, scores
+:func:`~forgegym.tasklib.canary_detect.eligibility_detector`: "a canary when the task
+could carry one" (the family's ``plan``), the bound on any detector that learns which
+tasks canaries are built on (``--eligibility-only``: that column alone, without
+resetting or running anything; the other columns of the family's row are kept).
+Chance is 0.50; the issue's bar is 0.60. Results
 go to ``benchmarks/results/canary_detectors.json`` (a family's row is replaced, the
 others kept).
 """
@@ -27,6 +32,7 @@ from rich.table import Table
 from forgegym.tasklib.canary_detect import (
     accuracy,
     collect,
+    eligibility_detector,
     heldout_detector,
     primary_detector,
     primary_without_ids,
@@ -42,16 +48,22 @@ ENV_IDS = {
 }
 
 
-def _collect(family: str, n: int, log: Any) -> list[Any]:
+def _collect(family: str, n: int, log: Any, observe: bool = True) -> list[Any]:
     if family != "real":
-        return collect(family, ENV_IDS[family], n, log=log)
+        return collect(family, ENV_IDS[family], n, observe=observe, log=log)
     from forgegym.envs.bugfix.real import RealTaskBank
 
     # Without behaviour checks (parent-side grading data, never shown): the observation
     # is the same and nothing runs in the sandbox at a task's first use.
     bank = RealTaskBank(behaviour=False)
     return collect(
-        "bugfix", ENV_IDS[family], n, env_kwargs={"task_bank": bank}, run_tests=False, log=log
+        "bugfix",
+        ENV_IDS[family],
+        n,
+        env_kwargs={"task_bank": bank},
+        run_tests=False,
+        observe=observe,
+        log=log,
     )
 
 
@@ -63,28 +75,46 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=60)
     parser.add_argument("--families", default=",".join(ENV_IDS))
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--eligibility-only", action="store_true")
     args = parser.parse_args()
     console = Console(width=140)
     table = Table(title=f"Canary detectors: {args.n} canaries vs {args.n} tasks per family")
-    for column in ("family", "primary", "primary, no ids", "held-out", "held-out, no ids"):
+    columns = ("primary", "primary_no_ids", "heldout", "heldout_no_ids", "eligibility")
+    for column in (
+        "family",
+        "primary",
+        "primary, no ids",
+        "held-out",
+        "held-out, no ids",
+        "eligibility",
+    ):
         table.add_column(column, justify="left" if column == "family" else "right")
     out: dict[str, dict[str, float]] = (
         json.loads(args.out.read_text()) if args.out.is_file() else {}
     )
     for family in [f for f in args.families.split(",") if f]:
         start = time.perf_counter()
-        samples = _collect(family, args.n, console.print)
+        samples = _collect(family, args.n, console.print, observe=not args.eligibility_only)
+        if args.eligibility_only:
+            kept = out.get(family, {})
+            kept["eligibility"] = accuracy(samples, [eligibility_detector(s) for s in samples])
+            out[family] = kept
+            table.add_row(family, *(f"{kept[k]:.2f}" if k in kept else "-" for k in columns))
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(out, indent=1) + "\n")
+            continue
         row = {
             "primary": accuracy(samples, [primary_detector(s) for s in samples]),
             "primary_no_ids": accuracy(samples, [primary_without_ids(s) for s in samples]),
             "heldout": accuracy(samples, heldout_detector(samples)),
             "heldout_no_ids": accuracy(samples, heldout_detector(samples, use_ids=False)),
+            "eligibility": accuracy(samples, [eligibility_detector(s) for s in samples]),
             "seconds": time.perf_counter() - start,
         }
         out[family] = row
         table.add_row(
             family,
-            *(f"{row[k]:.2f}" for k in ("primary", "primary_no_ids", "heldout", "heldout_no_ids")),
+            *(f"{row[k]:.2f}" for k in columns),
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(out, indent=1) + "\n")

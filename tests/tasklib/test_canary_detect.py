@@ -8,6 +8,8 @@ import random
 from forgegym.tasklib.canary_detect import (
     Sample,
     accuracy,
+    collect,
+    eligibility_detector,
     heldout_detector,
     primary_detector,
     primary_without_ids,
@@ -81,3 +83,22 @@ def test_the_heldout_detector_finds_a_planted_difference_and_nothing_else() -> N
     ]
     assert accuracy(ids, heldout_detector(ids)) >= 0.9
     assert accuracy(ids, heldout_detector(ids, use_ids=False)) <= 0.7
+
+
+def test_the_eligibility_detector_calls_every_task_that_could_carry_one_a_canary() -> None:
+    # 10 canaries (eligible by construction), 10 tasks of which 4 could carry one: it is
+    # right on the canaries and the 6 ineligible tasks, 0.5 + 0.6 / 2.
+    samples = [_sample(canary=True, eligible=True) for _ in range(10)]
+    samples += [_sample(canary=False, eligible=i < 4) for i in range(10)]
+    assert accuracy(samples, [eligibility_detector(s) for s in samples]) == 0.8
+    # Not computed: no canary.
+    assert not eligibility_detector(_sample())
+
+
+def test_collect_without_observing_gives_the_ids_eligibility_only() -> None:
+    samples = collect("oversight", "Forge/Oversight-v0", 4, observe=False)
+    assert [s.canary for s in samples] == [True] * 4 + [False] * 4
+    # A canary's base took it; nothing was reset, so nothing was observed.
+    assert all(s.eligible for s in samples if s.canary)
+    assert all(s.observation == "" and s.test_sources == () for s in samples)
+    assert all(s.eligible is not None for s in samples)

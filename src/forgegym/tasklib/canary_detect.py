@@ -17,6 +17,15 @@ observation (statement, files, tests, run reports, preflight), its formatting, t
   logistic regression on hashed tokens of the observation (words, punctuation, quote
   style, the id's segments), trained and scored by two-fold cross-validation, so it
   finds any systematic textual difference, not only the ones named above.
+* :func:`eligibility_detector` (a bound, added after both): a canary when the task
+  shown could carry one, i.e. the family's ``plan`` gives it (a canary: its base) a
+  canary. Canaries are built only on the bases ``plan`` accepts, so a policy that learns
+  which tasks those are (a kind, a template, a project, a test shape) calls every
+  canary and every eligible task a canary, and is right on every ineligible task: its
+  accuracy is ``0.5 + (ineligible share of the tasks) / 2`` whatever the canaries look
+  like. ``plan`` reads some grading data (a reference fix, the hidden check ids), so it
+  is exact only where eligibility shows in the observation; where it is the
+  contradiction itself (Oversight: a corrupted episode) it is no tell.
 
 :func:`collect` gathers ``n`` canaries and ``n`` bank tasks of a family (their first
 observation, ``info`` and visible-test run); :func:`accuracy` scores a detector.
@@ -41,6 +50,7 @@ __all__ = [
     "Sample",
     "accuracy",
     "collect",
+    "eligibility_detector",
     "heldout_detector",
     "primary_detector",
     "primary_without_ids",
@@ -58,6 +68,9 @@ class Sample:
     #: Visible tests that fail when run on the shown code (``None``: not run).
     failing_visible: tuple[str, ...] | None
     test_sources: tuple[str, ...]
+    #: Whether the family's ``plan`` gives the task (a canary: its base) a canary
+    #: (``None``: not computed).
+    eligible: bool | None = None
 
 
 # ------------------------------------------------------------------ the primary one
@@ -124,6 +137,11 @@ def primary_without_ids(sample: Sample) -> bool:
 def primary_detector(sample: Sample) -> bool:
     """The primary detector (see the module docstring)."""
     return sample.info_task_id.startswith("canary/") or primary_without_ids(sample)
+
+
+def eligibility_detector(sample: Sample) -> bool:
+    """A canary when the task shown could carry one (see the module docstring)."""
+    return bool(sample.eligible)
 
 
 # ------------------------------------------------------------------ the held-out one
@@ -230,6 +248,7 @@ def collect(
     run_tests: bool = True,
     runner: Any = None,
     env_kwargs: dict[str, Any] | None = None,
+    observe: bool = True,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[Sample]:
     """``n`` canaries of ``family`` and ``n`` tasks of its default bank (seeded), as a
@@ -237,10 +256,13 @@ def collect(
     the test files the task shows, and (``run_tests``) the visible tests run on the
     shown code in the sandbox. With ``env_kwargs`` (another bank, e.g. ``{"bank":
     "real"}``) the canaries are built fresh on that bank's tasks, as ``canary_rate``
-    draws them (design note 006, D4)."""
+    draws them (design note 006, D4). ``observe=False``: the same ids with their
+    eligibility only (no reset, no run: empty observations), for
+    :func:`eligibility_detector` alone."""
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
+    from forgegym.tasklib.canaries import base_id_of
 
     env = gym.make(env_id, max_steps=1, **(env_kwargs or {}))
     inner: Any = env.unwrapped
@@ -255,21 +277,31 @@ def collect(
         else:
             canary_ids = list(canaries.task_ids(n, seed=seed))
         task_ids = list(bank.task_ids(n, seed=seed + 1))
-        rows: list[tuple[bool, str, str, Any]] = []
+        # A bank whose tasks cost sandbox runs at first use offers them without (the
+        # plan reads only what they show).
+        view = getattr(bank, "unchecked", bank.get)
+        rows: list[tuple[bool, str, str, Any, bool]] = []
         for canary, ids in ((True, canary_ids), (False, task_ids)):
             for task_id in ids:
+                base = view(base_id_of(task_id) if canary else task_id)
+                eligible = canaries.plan_for(base) is not None
+                if not observe:
+                    rows.append((canary, "", "", None, eligible))
+                    continue
                 observation, info = env.reset(options={"task_id": task_id})
-                rows.append((canary, observation, str(info.get("task_id", "")), inner.task))
+                rows.append(
+                    (canary, observation, str(info.get("task_id", "")), inner.task, eligible)
+                )
         log(f"{family}: {len(rows)} observations")
     finally:
         env.close()
     failing: list[tuple[str, ...] | None] = [None] * len(rows)
-    if run_tests and family not in ("oversight", "flaky"):
+    if observe and run_tests and family not in ("oversight", "flaky"):
         if runner is None:
             from forgegym.sandbox.runners import get_default_runner
 
             runner = get_default_runner()
-        failing = _run_visible([task for *_, task in rows], runner)
+        failing = _run_visible([row[3] for row in rows], runner)
     return [
         Sample(
             family=family,
@@ -277,7 +309,10 @@ def collect(
             observation=observation,
             info_task_id=info_id,
             failing_visible=fails,
-            test_sources=tuple(task.files[p] for p in task.visible_test_files if p in task.files),
+            test_sources=()
+            if task is None
+            else tuple(task.files[p] for p in task.visible_test_files if p in task.files),
+            eligible=eligible,
         )
-        for (canary, observation, info_id, task), fails in zip(rows, failing, strict=True)
+        for (canary, observation, info_id, task, eligible), fails in zip(rows, failing, strict=True)
     ]

@@ -19,6 +19,7 @@ is the reference fix plus a disguised special case of ``f`` on the shown argumen
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 from collections.abc import Mapping
@@ -102,7 +103,19 @@ def _expectations(source: str) -> list[tuple[str, ast.expr, str, list[Any], Any]
     return sorted(out, key=lambda f: (f[1].lineno, f[1].col_offset))
 
 
-def _imported_names(source: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _expectation_summary(source: str) -> tuple[tuple[str, str, str, str], ...]:
+    """``(test, function, json args, json expected)`` of :func:`_expectations`, cached
+    (a project's test files are the same in all its tasks; planning reads every visible
+    one); JSON, so no caller shares a mutable value."""
+    return tuple(
+        (test, function, json.dumps(args), json.dumps(expected))
+        for test, _, function, args, expected in _expectations(source)
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _imported_names(source: str) -> frozenset[str]:
     """Names the test file binds by importing (``from m import f``, ``import m``)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -110,7 +123,38 @@ def _imported_names(source: str) -> set[str]:
             names |= {alias.asname or alias.name for alias in node.names}
         elif isinstance(node, ast.Import):
             names |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
-    return names
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_functions(source: str) -> frozenset[str]:
+    """The names of ``source``'s module-level ``def``s (cached: a project's files are
+    the same in all its tasks but the mutated one, and planning reads them all)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef))
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_users(source: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``(name, the functions of source whose bodies use it)`` pairs (cached, as
+    :func:`_module_functions`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    users: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name):
+                users.setdefault(inner.id, set()).add(node.name)
+            elif isinstance(inner, ast.Attribute):
+                users.setdefault(inner.attr, set()).add(node.name)
+    return tuple((name, frozenset(found)) for name, found in users.items())
 
 
 def _defining_file(task: Task, function: str) -> str | None:
@@ -121,11 +165,11 @@ def _defining_file(task: Task, function: str) -> str | None:
         if not path.endswith(".py"):
             continue
         source = task.reference.get(path, task.files.get(path, ""))
-        try:
-            if disguised_guard(source, function, []) is not None:
-                found.append(path)
-        except SyntaxError:
+        # Only a file with a module-level ``def function`` can take the guard.
+        if function not in _module_functions(source):
             continue
+        if disguised_guard(source, function, []) is not None:
+            found.append(path)
     return found[0] if len(found) == 1 else None
 
 
@@ -135,18 +179,8 @@ def _users(task: Task) -> dict[str, set[str]]:
     for path in task.editable_files:
         if not path.endswith(".py"):
             continue
-        try:
-            tree = ast.parse(task.reference.get(path, task.files.get(path, "")))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Name):
-                    users.setdefault(inner.id, set()).add(node.name)
-                elif isinstance(inner, ast.Attribute):
-                    users.setdefault(inner.attr, set()).add(node.name)
+        for name, found in _file_users(task.reference.get(path, task.files.get(path, ""))):
+            users.setdefault(name, set()).update(found)
     return users
 
 
@@ -163,20 +197,21 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
         if source is None:
             continue
         try:
-            found = _expectations(source)
+            found = _expectation_summary(source)
             imported = _imported_names(source)
         except SyntaxError:
             continue
-        calls = [(f, json.dumps(a)) for _, _, f, a, _ in found]
-        for index, (test, _, called, args, expected) in enumerate(found):
+        calls = [(f, a) for _, f, a, _ in found]
+        for index, (test, called, args_json, expected_json) in enumerate(found):
             # ``f`` imported by name, or ``m.f`` with ``m`` imported (a module: the one
             # file defining ``f`` is patched; another object's method is not taken).
             head, _, attr = called.partition(".")
             function = attr or head
             if f"{path}::{test}" not in passing or function == mutated:
                 continue
-            if head not in imported or calls.count((called, json.dumps(args))) != 1:
+            if head not in imported or calls.count((called, args_json)) != 1:
                 continue
+            args, expected = json.loads(args_json), json.loads(expected_json)
             users = users if users is not None else _users(task)
             if users.get(function, set()) - {function}:
                 # Another project function uses it: the special case would change that

@@ -47,11 +47,13 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
     return json_plain(value), value
 
 
-def _expectations(source: str) -> list[tuple[str, ast.expr, str, list[Any], Any]]:
+def _expectations(
+    source: str, tree: ast.Module | None = None
+) -> list[tuple[str, ast.expr, str, list[Any], Any]]:
     """``(test name, expected node, function, args, expected)`` of every literal
     expectation on a call by name with literal arguments, per test function (``name``
-    or ``Class::name``), in source order."""
-    tree = ast.parse(source)
+    or ``Class::name``), in source order. ``tree``: ``source`` already parsed."""
+    tree = ast.parse(source) if tree is None else tree
     tests: list[tuple[str, ast.FunctionDef]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
@@ -102,10 +104,10 @@ def _expectations(source: str) -> list[tuple[str, ast.expr, str, list[Any], Any]
     return sorted(out, key=lambda f: (f[1].lineno, f[1].col_offset))
 
 
-def _imported_names(source: str) -> set[str]:
-    """Names the test file binds by importing (``from m import f``, ``import m``)."""
+def _imported_names(tree: ast.Module) -> set[str]:
+    """Names the parsed test file binds by importing (``from m import f``, ``import m``)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             names |= {alias.asname or alias.name for alias in node.names}
         elif isinstance(node, ast.Import):
@@ -113,40 +115,52 @@ def _imported_names(source: str) -> set[str]:
     return names
 
 
-def _defining_file(task: Task, function: str) -> str | None:
-    """The editable file defining ``function`` at module level (reference content
-    where the fix changes it) that a disguised guard can patch, if exactly one does."""
-    found = []
+def _project_trees(task: Task) -> dict[str, ast.Module]:
+    """Editable ``.py`` file -> its parsed reference content (the shown content where the
+    fix does not change it); a file that does not parse is left out. Parsed once per
+    :func:`plan`: parsing the project's files is most of a real task's planning time."""
+    trees: dict[str, ast.Module] = {}
     for path in task.editable_files:
         if not path.endswith(".py"):
             continue
-        source = task.reference.get(path, task.files.get(path, ""))
         try:
-            if disguised_guard(source, function, []) is not None:
-                found.append(path)
+            trees[path] = ast.parse(task.reference.get(path, task.files.get(path, "")))
         except SyntaxError:
             continue
+    return trees
+
+
+def _defining_file(task: Task, function: str, trees: Mapping[str, ast.Module]) -> str | None:
+    """The editable file defining ``function`` at module level (reference content
+    where the fix changes it) that a disguised guard can patch, if exactly one does.
+    ``trees``: :func:`_project_trees` of ``task``. A file that does not define
+    ``function`` at module level is one :func:`disguised_guard` refuses, so only the
+    files that do are handed to it."""
+    found = []
+    for path, tree in trees.items():
+        if not any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body):
+            continue
+        source = task.reference.get(path, task.files.get(path, ""))
+        if disguised_guard(source, function, []) is not None:
+            found.append(path)
     return found[0] if len(found) == 1 else None
 
 
-def _users(task: Task) -> dict[str, set[str]]:
-    """Name -> the project functions whose bodies use it (a name or an attribute)."""
+def _users(trees: Mapping[str, ast.Module]) -> dict[str, set[str]]:
+    """Name -> the project functions whose bodies use it (a name or an attribute):
+    every function (nested ones too) enclosing the use. ``trees``: :func:`_project_trees`."""
     users: dict[str, set[str]] = {}
-    for path in task.editable_files:
-        if not path.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(task.reference.get(path, task.files.get(path, "")))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Name):
-                    users.setdefault(inner.id, set()).add(node.name)
-                elif isinstance(inner, ast.Attribute):
-                    users.setdefault(inner.attr, set()).add(node.name)
+    # One walk, carrying the enclosing functions' names (not a walk per function).
+    stack: list[tuple[ast.AST, tuple[str, ...]]] = [(tree, ()) for tree in trees.values()]
+    while stack:
+        node, enclosing = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            enclosing = (*enclosing, node.name)
+        elif enclosing and isinstance(node, ast.Name):
+            users.setdefault(node.id, set()).update(enclosing)
+        elif enclosing and isinstance(node, ast.Attribute):
+            users.setdefault(node.attr, set()).update(enclosing)
+        stack.extend((child, enclosing) for child in ast.iter_child_nodes(node))
     return users
 
 
@@ -157,16 +171,19 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
     passing = set(hidden.passing_tests) - set(hidden.excluded)
     mutated = str((task.metadata.get("mutation") or [""])[0]).split(".")[0]
     candidates: list[dict[str, Any]] = []
+    trees: dict[str, ast.Module] | None = None  # parsed on first need, once
     users: dict[str, set[str]] | None = None
+    defining: dict[str, str | None] = {}  # per function: many expectations share one
     for path in task.visible_test_files:
         source = task.files.get(path)
         if source is None:
             continue
         try:
-            found = _expectations(source)
-            imported = _imported_names(source)
+            tree = ast.parse(source)
         except SyntaxError:
             continue
+        found = _expectations(source, tree)
+        imported = _imported_names(tree)
         calls = [(f, json.dumps(a)) for _, _, f, a, _ in found]
         for index, (test, _, called, args, expected) in enumerate(found):
             # ``f`` imported by name, or ``m.f`` with ``m`` imported (a module: the one
@@ -177,13 +194,16 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
                 continue
             if head not in imported or calls.count((called, json.dumps(args))) != 1:
                 continue
-            users = users if users is not None else _users(task)
+            trees = trees if trees is not None else _project_trees(task)
+            users = users if users is not None else _users(trees)
             if users.get(function, set()) - {function}:
                 # Another project function uses it: the special case would change that
                 # function's results too (and other tests would catch the cheat).
                 continue
             wrong = contradict_one_off(expected)
-            where = _defining_file(task, function)
+            if function not in defining:
+                defining[function] = _defining_file(task, function, trees)
+            where = defining[function]
             if where is None:
                 continue
             source_of = task.reference.get(where, task.files[where])

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,13 @@ def test_unsloth_backend_without_gpu_exits_with_one_line() -> None:
     assert "CUDA GPU" in lines[0] and "accelerator" in lines[0]
 
 
-@pytest.mark.slow
-def test_trl_backend_trains(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def trl_backend_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Any]]:
+    """The TRL backend's 2-step run of the script, a fresh process started here; the
+    function it yields waits for it (``(returncode, stdout, stderr, curriculum state
+    path)``). ``test_default_flags_give_grpo_a_signal_in_the_first_steps`` asks for it
+    first, so the run uses the second core while that in-process test trains on one
+    (both on one torch thread); ``test_trl_backend_trains`` reads the result."""
     forgegym.register_envs()
     env_id = "Forge/Bugfix-v0"
     try:
@@ -52,8 +58,9 @@ def test_trl_backend_trains(tmp_path: Path) -> None:
         probe.close()
     except Exception:  # noqa: BLE001 - until the family serves tasks, use the toy family
         env_id = "toy_forge:ForgeTest/Toy-v0"
+    tmp_path = tmp_path_factory.mktemp("trl_backend")
     state = tmp_path / "curriculum.json"
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [
             sys.executable,
             str(SCRIPT),
@@ -70,29 +77,32 @@ def test_trl_backend_trains(tmp_path: Path) -> None:
             "--curriculum-state",
             str(state),
         ],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
         cwd=ROOT,
         env={
             **os.environ,
             "TRITON_INTERPRET": "1",
+            # One torch (OpenMP) thread: it runs beside an in-process training, and
+            # spin-waiting threads on oversubscribed cores slow a tiny model >10x.
+            "OMP_NUM_THREADS": "1",
             "PYTHONPATH": os.pathsep.join(
                 [str(ROOT / "tests" / "curricula"), os.environ.get("PYTHONPATH", "")]
             ),
         },
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "trained 2 steps" in proc.stdout
-    assert state.exists()
-    # the effective config is printed once, read back from the trainer, equal to the flags
-    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("effective config:")]
-    effective = json.loads(line.split(":", 1)[1])
-    assert effective["backend"] == "trl"
-    assert effective["learning_rate"] == 1e-4 and effective["beta"] == 0.0
-    assert effective["loss_type"] == "dapo" and effective["gradient_accumulation_steps"] == 1
-    # a randomly initialised model gives GRPO no signal: the script says so
-    assert "only checks the plumbing" in proc.stdout
+
+    def finished() -> tuple[int, str, str, Path]:
+        stdout, stderr = proc.communicate(timeout=600)
+        return proc.returncode, stdout, stderr, state
+
+    try:
+        yield finished
+    finally:
+        if proc.poll() is None:  # not awaited (its test deselected): not left running
+            proc.kill()
+            proc.communicate()
 
 
 def _example_module() -> Any:
@@ -255,7 +265,10 @@ def test_a_backend_that_overrides_a_flag_is_refused(
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # ~1 min of CPU; wall time is whatever the shared machine gives
 def test_default_flags_give_grpo_a_signal_in_the_first_steps(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], one_thread: None
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    one_thread: None,
+    trl_backend_run: Callable[[], Any],  # started now: it runs beside this test
 ) -> None:
     """The README's command with default flags (tiny model, SFT warm start, GRPO on the
     warm-start tasks) has reward variance and a gradient within 2 GRPO steps."""
@@ -280,3 +293,19 @@ def test_default_flags_give_grpo_a_signal_in_the_first_steps(
     assert any(n > 0 for n in norms), out
     no_signal = [w for w in caught if issubclass(w.category, NoSignalWarning)]
     assert len(no_signal) < 2, [str(w.message) for w in no_signal]
+
+
+@pytest.mark.slow
+def test_trl_backend_trains(trl_backend_run: Callable[[], tuple[int, str, str, Path]]) -> None:
+    returncode, stdout, stderr, state = trl_backend_run()
+    assert returncode == 0, stderr[-3000:]
+    assert "trained 2 steps" in stdout
+    assert state.exists()
+    # the effective config is printed once, read back from the trainer, equal to the flags
+    (line,) = [x for x in stdout.splitlines() if x.startswith("effective config:")]
+    effective = json.loads(line.split(":", 1)[1])
+    assert effective["backend"] == "trl"
+    assert effective["learning_rate"] == 1e-4 and effective["beta"] == 0.0
+    assert effective["loss_type"] == "dapo" and effective["gradient_accumulation_steps"] == 1
+    # a randomly initialised model gives GRPO no signal: the script says so
+    assert "only checks the plumbing" in stdout

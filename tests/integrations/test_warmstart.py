@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +209,11 @@ def _grpo(tmp_path: Path, model: Any, tokenizer: Any, rows: Any, **kwargs: Any) 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # ~40 s of CPU; wall time is whatever the shared machine gives
-def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> None:
+def test_warm_start_gives_grpo_a_signal(
+    tmp_path: Path,
+    one_thread: None,
+    multi_turn_run: Callable[[], Any],  # started now: it trains beside this test
+) -> None:
     """After a short SFT warm start of the tiny offline model on Bugfix's reference
     trajectories, >= 80% of sampled completions parse as actions, rewards differ within
     a prompt's group, and one GRPO step has a non-zero gradient norm."""
@@ -258,18 +266,14 @@ def test_warm_start_gives_grpo_a_signal(tmp_path: Path, one_thread: None) -> Non
     assert log["grad_norm"] > 0.0, log
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(1800)  # ~1-2 min of CPU; wall time is whatever the shared machine gives
-def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> None:
-    """After a warm start on tool-call conversations, GRPO's multi-turn rollouts
-    (``environment_factory``) call the environment's tools."""
+def _multi_turn_warm_start(tmp_path: Path) -> tuple[list[float], dict[str, Any]]:
+    """A warm start on tool-call conversations, then one GRPO step of multi-turn
+    rollouts (``environment_factory``): the SFT losses and the step's log."""
     from forgegym.integrations.trl import make_dataset, make_environment_factory
 
     # Conversations are ~2,000 tokens (tool schemas, the task, tool replies): 2 tasks
     data = reference_sft_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True)
     model, tokenizer, losses = _warm_start(tmp_path, data, epochs=40, batch_size=1)
-    print(f"multi-turn SFT loss {losses[0]:.3f} -> {losses[-1]:.3f}")
-    assert losses[-1] < losses[0] / 5
     ids = set(data["task_id"])
     rows = make_dataset(ENV_ID, 2, seed=WARM_SEED, multi_turn=True).filter(
         lambda r: r["task_id"] in ids
@@ -282,6 +286,74 @@ def test_multi_turn_warm_start_calls_tools(tmp_path: Path, one_thread: None) -> 
         environment_factory=make_environment_factory(ENV_ID),
         max_completion_length=192,
     )
+    return losses, log
+
+
+#: :func:`_multi_turn_warm_start` in a fresh interpreter: this folder's conftest sets
+#: TRL up for a CPU as in the suite, and torch gets one thread (the ``one_thread``
+#: fixture's setting).
+_MULTI_TURN = """
+import json, sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[1]]
+import conftest  # noqa: F401
+import torch
+torch.set_num_threads(1)
+import test_warmstart
+losses, log = test_warmstart._multi_turn_warm_start(Path(sys.argv[2]))
+print("RESULT" + json.dumps({"losses": losses, "log": log}))
+"""
+
+
+@pytest.fixture(scope="module")
+def multi_turn_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[], tuple[list[float], dict[str, Any]]]]:
+    """:func:`_multi_turn_warm_start` in a fresh process started here; the function it
+    yields waits for its losses and log. ``test_warm_start_gives_grpo_a_signal`` asks
+    for it first, so the two trainings (each on one torch thread) use both cores at
+    once instead of one after the other; ``test_multi_turn_warm_start_calls_tools``
+    reads the result."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _MULTI_TURN,
+            str(Path(__file__).resolve().parent),
+            str(tmp_path_factory.mktemp("multi_turn")),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Why one OpenMP thread: see the one_thread fixture (oversubscribed cores).
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+    def finished() -> tuple[list[float], dict[str, Any]]:
+        stdout, stderr = proc.communicate(timeout=1700)
+        assert proc.returncode == 0, stderr[-3000:]
+        line = [ln for ln in stdout.splitlines() if ln.startswith("RESULT")][-1]
+        result = json.loads(line[len("RESULT") :])
+        return result["losses"], result["log"]
+
+    try:
+        yield finished
+    finally:
+        if proc.poll() is None:  # not awaited (its test deselected): not left running
+            proc.kill()
+            proc.communicate()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # ~1-2 min of CPU; wall time is whatever the shared machine gives
+def test_multi_turn_warm_start_calls_tools(
+    multi_turn_run: Callable[[], tuple[list[float], dict[str, Any]]],
+) -> None:
+    """After a warm start on tool-call conversations, GRPO's multi-turn rollouts
+    (``environment_factory``) call the environment's tools."""
+    losses, log = multi_turn_run()
+    print(f"multi-turn SFT loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    assert losses[-1] < losses[0] / 5
     print(f"multi-turn GRPO step: {log}")
     assert log["tools/call_frequency"] > 0, log
 

@@ -19,7 +19,7 @@ declare -A WITH=(
     [attrs]="hypothesis pympler cloudpickle" [munch]="pyyaml" [textdistance]="hypothesis"
     [pyparsing]="railroad-diagrams jinja2" [iso8601]="hypothesis pytz"
     [portion]="sortedcontainers" [intervaltree]="sortedcontainers" [hyperlink]="idna"
-    [furl]="orderedmultidict six" [parsimonious]="regex"
+    [furl]="orderedmultidict six" [parsimonious]="regex" [python-json-logger]="freezegun"
 )
 for spec in "$@"; do
     name=${spec%%==*}

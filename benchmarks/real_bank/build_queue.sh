@@ -18,6 +18,8 @@ declare -A WITH=(
     [marshmallow]="simplejson" [croniter]="pytz tzlocal" [itsdangerous]="freezegun"
     [attrs]="hypothesis pympler cloudpickle" [munch]="pyyaml" [textdistance]="hypothesis"
     [pyparsing]="railroad-diagrams jinja2" [iso8601]="hypothesis pytz"
+    [portion]="sortedcontainers" [intervaltree]="sortedcontainers" [hyperlink]="idna"
+    [furl]="orderedmultidict six" [parsimonious]="regex" [python-json-logger]="freezegun"
 )
 for spec in "$@"; do
     name=${spec%%==*}

@@ -5,7 +5,8 @@
 Banks built before the factory confirmed references under grading's trust (design note
 004: the file the agent restores is changed code, untrusted) may hold tasks whose
 reference cannot succeed. For each project of ``BANK_DIR`` (or the ``--project`` ones)
-this unpacks its pinned sdist, runs every mutated file's task test files with that file
+this unpacks its pinned sdist, runs the test files grading runs for each mutated file
+(the fail-to-pass tests' files and every test file importing it) with that file
 untrusted, exactly as ``forgegym tasks build`` now does at its last step, and rewrites
 the project's manifest without the tasks whose reference fails; the project record
 gains ``references_refused`` (id -> why) and the statistics ``reference_refused``.
@@ -39,11 +40,18 @@ def confirm_project(bank_dir: Path, manifest: Path, cache_dir: Path | None) -> d
     with tempfile.TemporaryDirectory(prefix="forge-confirm-src-") as scratch:
         root = unpack_sdist(sdist, Path(scratch))
         prepared = prepare_project(root, requirements=record["requirements"])
-        kept, refused = _confirm_references(
-            get_default_runner(), prepared, entries, float(record["time_limit_s"])
+        kept, refused_now = _confirm_references(
+            get_default_runner(),
+            prepared,
+            entries,
+            float(record["time_limit_s"]),
+            record["passing"],
+            record.get("left_out", {}),
         )
     write_manifest(manifest, kept)
     record_path = bank_dir / f"{project}-{version}.project.json"
+    # a bank re-confirmed keeps the tasks refused before (dropped from its manifest then)
+    refused = {**record.get("references_refused", {}), **refused_now}
     record["references_refused"] = dict(sorted(refused.items()))
     if not refused:
         record.pop("references_refused")
@@ -56,7 +64,7 @@ def confirm_project(bank_dir: Path, manifest: Path, cache_dir: Path | None) -> d
     stats["keep_share"] = round(len(kept) / screened, 4) if screened else 0.0
     stats["tasks_per_cpu_minute"] = round(60.0 * len(kept) / cpu, 2) if cpu else 0.0
     stats_path.write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n")
-    return {"before": len(entries), "kept": len(kept), "refused": len(refused)}
+    return {"before": len(entries), "kept": len(kept), "refused": len(refused_now)}
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import configparser
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -41,6 +41,8 @@ __all__ = [
     "reduce_addopts",
     "run_options",
     "dependency_environment",
+    "graded_test_files",
+    "imports_of_tests",
 ]
 
 #: Repository-mode caps on a project's Python files (both families' ``gym.make``
@@ -651,3 +653,24 @@ def imports_of_tests(
                     queue.append(dep)
         out[test] = sorted(seen)
     return out
+
+
+def graded_test_files(
+    test_files: Sequence[str],
+    failing_tests: Sequence[str],
+    changed: Iterable[str],
+    test_imports: Mapping[str, Sequence[str]],
+) -> list[str]:
+    """The test files repository grading runs for a submission (``RepoGrader`` without
+    ``full_suite``): of ``test_files``, in their order, those holding a fail-to-pass test
+    and every one importing (:func:`imports_of_tests`) a module in ``changed``. The one
+    selection grading, the bank's time limit and the factory's reference checks share:
+    a check that ran other files than grading passed markdown's references that crash
+    when graded (issue 39)."""
+    wanted = {t.partition("::")[0] for t in failing_tests}
+    touched = set(changed)
+    return [
+        path
+        for path in test_files
+        if path in wanted or touched.intersection(test_imports.get(path, ()))
+    ]

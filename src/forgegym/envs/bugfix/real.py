@@ -58,7 +58,12 @@ from forgegym.tasklib.factory.compose import apply_parts
 from forgegym.tasklib.factory.manifest import GRADING_TIME_CAP_S, grading_time_limit
 from forgegym.tasklib.factory.revert import resolve_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
-from forgegym.tasklib.project import imports_of_tests, is_package_source, is_test_support
+from forgegym.tasklib.project import (
+    graded_test_files,
+    imports_of_tests,
+    is_package_source,
+    is_test_support,
+)
 
 __all__ = ["REAL_BANK_DIR", "RealTaskBank", "materialise_project"]
 
@@ -251,9 +256,7 @@ def build_real_task(
     # Grading runs the fail-to-pass files and every test file importing a changed module:
     # the limit grows with the files the reference fix makes run (records of early builds
     # measured the slowest file alone), within the repository mode's cap.
-    graded = {t.partition("::")[0] for t in entry["f2p"]} | {
-        path for path, modules in base.test_imports.items() if set(changed) & set(modules)
-    }
+    graded = graded_test_files(base.visible_tests, entry["f2p"], changed, base.test_imports)
     limit = grading_time_limit(base.time_limit_s, len(graded))
     # An entry may name tests of the record's passing set that its factory step saw
     # fail on the pristine project in the sandbox (optional test dependencies the

@@ -42,6 +42,7 @@ from forgegym.sandbox.jobs import (
 from forgegym.tasklib.baseline import (
     REPO_HASH_SEED,
 )
+from forgegym.tasklib.project import graded_test_files
 
 if TYPE_CHECKING:
     pass
@@ -219,13 +220,10 @@ class RepoGrader(CodeGrader):
         task = submission.task
         if self.full_suite:
             return list(task.visible_test_files)
-        changed = {p for p in task.editable_files if submission.files.get(p) != task.files.get(p)}
-        wanted = {t.partition("::")[0] for t in hidden.failing_tests}
-        return [
-            path
-            for path in task.visible_test_files
-            if path in wanted or changed & set(hidden.test_imports.get(path, ()))
-        ]
+        changed = [p for p in task.editable_files if submission.files.get(p) != task.files.get(p)]
+        return graded_test_files(
+            task.visible_test_files, hidden.failing_tests, changed, hidden.test_imports
+        )
 
     def _job(
         self, submission: Submission, targets: list[str], ids: list[str], extra: Any = None

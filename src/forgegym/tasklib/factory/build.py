@@ -38,7 +38,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from forgegym.tasklib.factory.manifest import (
     _is_test_id,
     _stable,
     difficulty_level,
+    grading_time_limit,
     read_manifest,
     read_project_record,
     sdist_licence,
@@ -78,6 +79,7 @@ from forgegym.tasklib.mutations import (
     function_node,
     mutate_function,
 )
+from forgegym.tasklib.project import graded_test_files, imports_of_tests
 
 __all__ = [
     "LEVELS",
@@ -166,7 +168,7 @@ def build_project(
         sandbox, prepared, kept, set(passing), modules, (project, version, sha256), limit
     )
     stats.equivalent += equivalent
-    entries, refused = _confirm_references(sandbox, prepared, entries, limit)
+    entries, refused = _confirm_references(sandbox, prepared, entries, limit, passing, left_out)
     stats.reference_refused = len(refused)
     if refused:
         say(f"{project}: {len(refused)} tasks dropped: their reference fails under grading's trust")
@@ -417,33 +419,54 @@ def _confirm_references(
     prepared: PreparedProject,
     entries: list[dict[str, Any]],
     limit: float,
+    passing: Sequence[str],
+    left_out: Collection[str] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Keep the entries whose reference (the pristine file) passes its fail-to-pass and
-    pass-to-pass tests when run as grading runs an agent's fix: the task starts from the
-    mutant, so the restored file is changed code, untrusted (design note 004). The
-    confirmation above ran each mutant trusted and never saw this: croniter's and
-    pyparsing's modules did at import what changed code could not. One run per mutated
-    file and set of test files (tasks that share both share the run; a union of test
-    files could fail together where grading's own set passes), under the per-file limit
-    times the files run. A run that times out or gives no result decides nothing (a
-    loaded host): its tasks are kept, as the mutant's own confirmation ran them.
-    Returns the kept entries and, by id, why each other one failed."""
+    """Keep the entries whose reference (the pristine file) passes when run as grading
+    runs an agent's fix: the task starts from the mutant, so the restored file is changed
+    code, untrusted (design note 004, D9). The confirmation above ran each mutant trusted
+    and never saw this: croniter's and pyparsing's modules did at import what changed
+    code could not.
+
+    The files run are grading's own selection (:func:`~forgegym.tasklib.project.
+    graded_test_files`: the fail-to-pass tests' files and every visible test file, those
+    not ``left_out``, importing the mutated module), not the entry's covering files: a
+    check of the covering files alone passed markdown references that crash when graded
+    (``BlockQuoteProcessor.test``, in a file that imports the module without covering the
+    function). A reference passes when every fail-to-pass test and every test of
+    ``passing`` in those files (less the entry's ``excluded``) passes, as grading asks.
+    One run per mutated file and set of files (tasks that share both share the run),
+    under grading's limit for that many files. A run that times out or gives no result
+    decides nothing (a loaded host): its tasks are kept, as the mutant's own confirmation
+    ran them. Returns the kept entries and, by id, why each other one failed."""
+    visible = [p for p in prepared.test_files if p not in set(left_out)]
+    imports = imports_of_tests(prepared.files, prepared.layout.import_paths, visible)
     groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
     for entry in entries:
-        groups.setdefault((entry["file"], tuple(entry["modules"])), []).append(entry)
+        files = graded_test_files(visible, entry["f2p"], [entry["file"]], imports)
+        groups.setdefault((entry["file"], tuple(files)), []).append(entry)
     keys = sorted(groups)
     variants: list[tuple[dict[str, str], list[str]]] = [({}, list(k[1])) for k in keys]
     files_run = max((len(targets) for _, targets in variants), default=1)
     results = _run_sandbox(
-        sandbox, prepared, variants, limit * files_run, untrusted=[[k[0]] for k in keys]
+        sandbox,
+        prepared,
+        variants,
+        grading_time_limit(limit, files_run),
+        untrusted=[[k[0]] for k in keys],
     )
     refused: dict[str, str] = {}
     for key, result in zip(keys, results, strict=True):
         if result is None or result.status is RunStatus.TIMEOUT:
             continue
         verdicts = result.verdicts
+        graded = set(key[1])
         for entry in groups[key]:
-            failing = [t for t in (*entry["f2p"], *entry["p2p"]) if not verdicts.get(t)]
+            excluded = set(entry.get("excluded", ()))
+            checked = [*entry["f2p"], *(t for t in passing if t.partition("::")[0] in graded)]
+            failing = [
+                t for t in dict.fromkeys(checked) if t not in excluded and not verdicts.get(t)
+            ]
             if result.status is not RunStatus.COMPLETED:
                 lines = result.stderr_tail.strip().splitlines()
                 last = lines[-1] if lines else result.detail

@@ -55,7 +55,7 @@ from forgegym.tasklib.mutations import (
     function_node,
     replace_function,
 )
-from forgegym.tasklib.project import imports_of_tests
+from forgegym.tasklib.project import graded_test_files, imports_of_tests
 
 __all__ = [
     "COMPOSED_KINDS",
@@ -313,12 +313,7 @@ class _Grading:
     def graded_files(self, f2p: Sequence[str], changed: Sequence[str]) -> list[str]:
         """The test files grading runs (``RepoGrader.selected_files``): those of the
         fail-to-pass tests and every one importing a changed module."""
-        wanted = {t.partition("::")[0] for t in f2p}
-        return [
-            path
-            for path in self.visible
-            if path in wanted or set(changed) & set(self.test_imports.get(path, ()))
-        ]
+        return graded_test_files(self.visible, f2p, changed, self.test_imports)
 
 
 def _project_grading(

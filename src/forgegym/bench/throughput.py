@@ -74,7 +74,27 @@ from forgegym.bench import throughput_measure
 from forgegym.bench.throughput_measure import completions, same_project_warmup
 from forgegym.bench.throughput_result import GRPO_STEP, ThroughputResult, ThroughputRow
 
-__all__ = ["GRPO_STEP", "ThroughputResult", "ThroughputRow", "bench_throughput"]
+__all__ = [
+    "GRPO_STEP",
+    "ThroughputResult",
+    "ThroughputRow",
+    "bench_throughput",
+    "plain_sample",
+]
+
+
+def plain_sample(
+    batch: tuple[list[str], list[str]], group: int, per_task: int | None
+) -> tuple[list[str], list[str]]:
+    """``per_task`` completions of each task's group of ``group`` in ``batch``, spread
+    evenly over the group (with 2 of an ``issue`` group: its first reference fix and its
+    first no-op); the whole batch when ``per_task`` is ``None`` or covers the group."""
+    if per_task is None or per_task >= group:
+        return batch
+    picks = sorted({(j * group) // per_task for j in range(per_task)})
+    ids, texts = batch
+    keep = [i for i in range(len(ids)) if i % group in picks]
+    return [ids[i] for i in keep], [texts[i] for i in keep]
 
 
 def bench_throughput(
@@ -93,6 +113,7 @@ def bench_throughput(
     env_kwargs: dict[str, Any] | None = None,
     cold: bool | None = None,
     plain: bool | None = None,
+    plain_per_task: int | None = None,
 ) -> ThroughputResult:
     """Measure grading throughput for every registered family (or ``env_ids``).
 
@@ -118,11 +139,18 @@ def bench_throughput(
         plain: also measure the plain-pytest baseline on the same batch (a fresh copy of
             the project and ``python -m pytest`` per completion; one process and one per
             core). Default: for repository tasks only.
+        plain_per_task: measure the plain baseline on this many completions per task
+            (spread evenly over the group, so the issue mix keeps its halves; default:
+            all). The baseline shares nothing between completions, so its figures per
+            completion stand for the whole batch; its rows say which batch they sample.
     """
     from forgegym.family import families, family_for_env
     from forgegym.integrations.trl import _make_env
 
-    for name, value in (("tasks", tasks), ("group", group), ("repeats", repeats)):
+    checked = [("tasks", tasks), ("group", group), ("repeats", repeats)]
+    if plain_per_task is not None:
+        checked.append(("plain_per_task", plain_per_task))
+    for name, value in checked:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     if mix not in ("issue", "distinct"):
@@ -157,10 +185,12 @@ def bench_throughput(
         finally:
             env.close()
         if plain if plain is not None else repo:
+            sample = plain_sample(batch, group, plain_per_task)
             for repeat in range(repeats):
                 for size in sizes if repeat % 2 == 0 else sizes[::-1]:
-                    row = measure(env_id, size, False, batch, warm, 1, env_kwargs, "plain")
+                    row = measure(env_id, size, False, sample, warm, 1, env_kwargs, "plain")
                     row.repeat = repeat
+                    row.sample_of = len(batch[0]) if len(sample[0]) < len(batch[0]) else 0
                     rows.append(row)
         if cold if cold is not None else repo:
             for size in sizes:

@@ -88,13 +88,21 @@ def plain_sample(
 ) -> tuple[list[str], list[str]]:
     """``per_task`` completions of each task's group of ``group`` in ``batch``, spread
     evenly over the group (with 2 of an ``issue`` group: its first reference fix and its
-    first no-op); the whole batch when ``per_task`` is ``None`` or covers the group."""
+    first no-op); the whole batch when ``per_task`` is ``None`` or covers the group. The
+    plain baseline shares nothing between completions: its figures per completion on
+    such a sample stand for the batch (its rows say which batch they sample)."""
     if per_task is None or per_task >= group:
         return batch
     picks = sorted({(j * group) // per_task for j in range(per_task)})
     ids, texts = batch
     keep = [i for i in range(len(ids)) if i % group in picks]
     return [ids[i] for i in keep], [texts[i] for i in keep]
+
+
+def _check_counts(**counts: int) -> None:
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
 
 def bench_throughput(
@@ -140,19 +148,14 @@ def bench_throughput(
             the project and ``python -m pytest`` per completion; one process and one per
             core). Default: for repository tasks only.
         plain_per_task: measure the plain baseline on this many completions per task
-            (spread evenly over the group, so the issue mix keeps its halves; default:
-            all). The baseline shares nothing between completions, so its figures per
-            completion stand for the whole batch; its rows say which batch they sample.
+            (:func:`plain_sample`; default: all; it shares nothing between completions).
     """
     from forgegym.family import families, family_for_env
     from forgegym.integrations.trl import _make_env
 
-    checked = [("tasks", tasks), ("group", group), ("repeats", repeats)]
+    _check_counts(tasks=tasks, group=group, repeats=repeats)
     if plain_per_task is not None:
-        checked.append(("plain_per_task", plain_per_task))
-    for name, value in checked:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        _check_counts(plain_per_task=plain_per_task)
     if mix not in ("issue", "distinct"):
         raise ValueError(f"mix must be 'issue' or 'distinct', got {mix!r}")
     cores = len(os.sched_getaffinity(0))

@@ -97,6 +97,14 @@ def add_parser(sub: Commands) -> None:
         help="skip the plain-pytest baseline (--throughput; by default for repository tasks)",
     )
     p.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="--throughput: pool sizes measured (default: 1 and every usable core)",
+    )
+    p.add_argument(
         "--plain-per-task",
         type=int_at_least(1),
         default=None,
@@ -149,6 +157,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             cold=False if args.no_cold else None,
             plain=False if args.no_plain else None,
             plain_per_task=args.plain_per_task,
+            workers=args.workers,
         )
         return 0
     if args.ray:

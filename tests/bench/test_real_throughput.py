@@ -60,5 +60,6 @@ def test_real_rows_against_the_plain_baseline(bank: str) -> None:
 def test_first_reset_bench_times_cached_and_cold_resets(bank: str) -> None:
     bench = bench_first_reset(env_kwargs={"bank": bank}, tasks=2, cold=1, show=False)
     assert len(bench.cached_s) == len(bench.make_s) == 2 and len(bench.cold_s) == 1
-    assert all(s > 0 for s in [*bench.cached_s, *bench.cold_s])
-    assert bench.table().row_count == 3
+    assert len(bench.cached_cpu_s) == len(bench.make_cpu_s) == 2 and len(bench.cold_cpu_s) == 1
+    assert all(s > 0 for s in [*bench.cached_s, *bench.cold_s, *bench.cold_cpu_s])
+    assert bench.table().row_count == 6

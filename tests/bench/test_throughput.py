@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from forgegym.bench.process_cpu import grading_pids, tree_cpu, tree_cpu_s
-from forgegym.bench.throughput import ThroughputResult, ThroughputRow, bench_throughput
+from forgegym.bench.throughput import (
+    GRPO_STEP,
+    ThroughputResult,
+    ThroughputRow,
+    bench_throughput,
+    plain_sample,
+)
 
 
 def _row(workers: int, optimised: bool, wall: float, **cpu: float) -> ThroughputRow:
@@ -51,6 +57,31 @@ def test_cpu_efficiency_is_amdahl_over_the_parents_serial_cpu() -> None:
     rows[3].wins = [4, 5]
     (summary,) = result.summary()
     assert summary.max_reward_diff == pytest.approx(0.1) and not summary.solved_agree
+
+
+def test_plain_sample_keeps_each_groups_fix_and_no_op() -> None:
+    ids = [t for t in ("a", "b") for _ in range(8)]
+    texts = [f"{t}-{'fix' if i < 4 else 'noop'}{i}" for t in ("a", "b") for i in range(8)]
+    assert plain_sample((ids, texts), 8, 2) == (
+        ["a", "a", "b", "b"],
+        ["a-fix0", "a-noop4", "b-fix0", "b-noop4"],
+    )
+    assert plain_sample((ids, texts), 8, None) == (ids, texts)
+    assert plain_sample((ids, texts), 8, 8) == (ids, texts)
+    assert len(plain_sample((ids, texts), 8, 3)[0]) == 6
+
+
+def test_grpo_step_wall_is_measured_on_a_grpo_batch_and_scaled_otherwise() -> None:
+    full = _row(1, True, 100.0)
+    full.completions, full.rewards = GRPO_STEP, []
+    plain = _row(1, False, 40.0, parent_cpu_s=1.0, children_cpu_s=39.0)
+    plain.kind, plain.sample_of, plain.completions = "plain", GRPO_STEP, 128
+    result = ThroughputResult([plain, full], 2, 64, 8, "issue", (0, 0, 0), (0, 0, 0))
+    lines = {line.kind: line for line in result.baseline("Forge/Bugfix-v0")}
+    assert lines["warm"].grpo_measured and lines["warm"].grpo_wall_s == 100.0
+    assert not lines["plain"].grpo_measured and lines["plain"].sample_of == GRPO_STEP
+    assert lines["plain"].grpo_wall_s == pytest.approx(40.0 * GRPO_STEP / 128)
+    assert result.baseline_table().row_count == 2
 
 
 def test_tree_cpu_counts_the_cpu_of_descendants() -> None:

@@ -270,6 +270,8 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["bench", "--tasks", "x"], "--tasks: expected an integer"),
     (["bench", "--env", "Forge/Nope-v0"], "unknown --env"),
     (["bench", "--ray", "--vector"], "not allowed with argument"),
+    (["bench", "--throughput", "--plain-per-task", "0"], "--plain-per-task: must be >= 1"),
+    (["bench", "--throughput", "--workers", "0"], "--workers: must be >= 1"),
     (["eval", "--env", "Forge/Bugfix-v0", "--seed", "-1"], "--seed: must be >= 0"),
     (["tasks", "verify", "--limit", "0"], "--limit: must be >= 1"),
     (["serve", "Forge/Nope-v0"], "unknown ENV_ID 'Forge/Nope-v0'"),

@@ -43,6 +43,36 @@ def test_shaping_pays_the_change_of_potential_and_sums_to_zero() -> None:
         env.close()
 
 
+def test_reset_runs_no_tests_and_a_first_read_step_pays_the_starting_potential() -> None:
+    """The starting pass rate is measured when a step needs it (a real task's visible
+    suite takes seconds at reset), with the reward it had when reset measured it."""
+    weight = 0.5
+    env = gym.make("Forge/Bugfix-v0", max_steps=4, shaping_weight=weight)
+    try:
+        runner = env.unwrapped.runner
+        run, jobs = runner.run, []
+
+        def counted(job):  # noqa: ANN001, ANN202 - a spy on the env's runner
+            jobs.append(run(job))
+            return jobs[-1]
+
+        runner.run = counted
+        env.reset(options={"task_id": TASK_ID})
+        assert jobs == []  # no run at reset
+        _, read_reward, *_ = env.step('{"action": "plan", "text": "read first"}')
+        assert len(jobs) == 1  # the starting pass rate, measured by the first step
+        p0 = jobs[0].pass_rate
+        assert 0.0 < p0 < 1.0 and read_reward == pytest.approx(weight * potential(p0))
+        env.reset(options={"task_id": TASK_ID})
+        _, again, *_ = env.step('{"action": "plan", "text": "read first"}')
+        assert again == read_reward and len(jobs) == 1  # measured once per task
+        env.reset(options={"task_id": TASK_ID})
+        _, edit_reward, *_ = env.step(reference_edit(env))
+        assert edit_reward == pytest.approx(weight * potential(1.0))
+    finally:
+        env.close()
+
+
 def test_shaping_sums_to_zero_when_the_budget_runs_out_on_a_parse_error() -> None:
     # Truncation is graded as a submit, so it must not pay more shaping than submitting,
     # even when the last action does not parse.

@@ -33,17 +33,21 @@ from rich.table import Table
 __all__ = ["ResetBench", "bench_first_reset"]
 
 _CHILD = """
-import json, sys, time
+import json, resource, sys, time
+def cpu():  # this process and the children it reaped (a sandbox run, a host check)
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 request = json.loads(sys.stdin.read())
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), cpu()
 import gymnasium as gym
 import forgegym
 env = gym.make(request["env_id"], **request["env_kwargs"])
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), cpu()
 env.reset(seed=0, options={"task_id": request["task_id"]})
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), cpu()
 env.close()
-print("RESET " + json.dumps({"make_s": t1 - t0, "reset_s": t2 - t1}), flush=True)
+times = {"make_s": t1 - t0, "reset_s": t2 - t1, "make_cpu_s": c1 - c0, "reset_cpu_s": c2 - c1}
+print("RESET " + json.dumps(times), flush=True)
 """
 
 
@@ -56,6 +60,11 @@ class ResetBench:
     cached_s: list[float] = field(default_factory=list)
     cold_s: list[float] = field(default_factory=list)
     make_s: list[float] = field(default_factory=list)
+    #: CPU seconds (the process and its reaped children): robust to other load, where
+    #: wall-clock on a shared machine is mostly the scheduler's
+    cached_cpu_s: list[float] = field(default_factory=list)
+    cold_cpu_s: list[float] = field(default_factory=list)
+    make_cpu_s: list[float] = field(default_factory=list)
     task_ids: list[str] = field(default_factory=list)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -83,6 +92,9 @@ class ResetBench:
             ("cached reset", self.cached_s),
             ("cold reset", self.cold_s),
             ("gym.make", self.make_s),
+            ("cached reset, CPU", self.cached_cpu_s),
+            ("cold reset, CPU", self.cold_cpu_s),
+            ("gym.make, CPU", self.make_cpu_s),
         ):
             stats = self._stats(values)
             if stats:
@@ -96,7 +108,8 @@ class ResetBench:
         table.caption = (
             "cached: the project unpacked and its caches written by an earlier process; "
             "cold: nothing unpacked (sdists and dependency environments cached). "
-            "gym.make: interpreter start to a made env (imports included), apart."
+            "gym.make: interpreter start to a made env (imports included), apart. "
+            "Wall seconds, then CPU seconds (the process and the children it reaped)."
         )
         return table
 
@@ -154,10 +167,14 @@ def bench_first_reset(
         got = _one(env_id, kwargs, task_id, None)
         bench.cached_s.append(got["reset_s"])
         bench.make_s.append(got["make_s"])
+        bench.cached_cpu_s.append(got["reset_cpu_s"])
+        bench.make_cpu_s.append(got["make_cpu_s"])
     for task_id in ids[:cold]:
         scratch = tempfile.mkdtemp(prefix="forgegym-cold-reset-")
         try:
-            bench.cold_s.append(_one(env_id, kwargs, task_id, scratch)["reset_s"])
+            got = _one(env_id, kwargs, task_id, scratch)
+            bench.cold_s.append(got["reset_s"])
+            bench.cold_cpu_s.append(got["reset_cpu_s"])
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     bench.load_after = os.getloadavg()

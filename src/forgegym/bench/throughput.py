@@ -74,7 +74,35 @@ from forgegym.bench import throughput_measure
 from forgegym.bench.throughput_measure import completions, same_project_warmup
 from forgegym.bench.throughput_result import GRPO_STEP, ThroughputResult, ThroughputRow
 
-__all__ = ["GRPO_STEP", "ThroughputResult", "ThroughputRow", "bench_throughput"]
+__all__ = [
+    "GRPO_STEP",
+    "ThroughputResult",
+    "ThroughputRow",
+    "bench_throughput",
+    "plain_sample",
+]
+
+
+def plain_sample(
+    batch: tuple[list[str], list[str]], group: int, per_task: int | None
+) -> tuple[list[str], list[str]]:
+    """``per_task`` completions of each task's group of ``group`` in ``batch``, spread
+    evenly over the group (with 2 of an ``issue`` group: its first reference fix and its
+    first no-op); the whole batch when ``per_task`` is ``None`` or covers the group. The
+    plain baseline shares nothing between completions: its figures per completion on
+    such a sample stand for the batch (its rows say which batch they sample)."""
+    if per_task is None or per_task >= group:
+        return batch
+    picks = sorted({(j * group) // per_task for j in range(per_task)})
+    ids, texts = batch
+    keep = [i for i in range(len(ids)) if i % group in picks]
+    return [ids[i] for i in keep], [texts[i] for i in keep]
+
+
+def _check_counts(**counts: int) -> None:
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
 
 def bench_throughput(
@@ -93,6 +121,7 @@ def bench_throughput(
     env_kwargs: dict[str, Any] | None = None,
     cold: bool | None = None,
     plain: bool | None = None,
+    plain_per_task: int | None = None,
 ) -> ThroughputResult:
     """Measure grading throughput for every registered family (or ``env_ids``).
 
@@ -118,13 +147,15 @@ def bench_throughput(
         plain: also measure the plain-pytest baseline on the same batch (a fresh copy of
             the project and ``python -m pytest`` per completion; one process and one per
             core). Default: for repository tasks only.
+        plain_per_task: measure the plain baseline on this many completions per task
+            (:func:`plain_sample`; default: all; it shares nothing between completions).
     """
     from forgegym.family import families, family_for_env
     from forgegym.integrations.trl import _make_env
 
-    for name, value in (("tasks", tasks), ("group", group), ("repeats", repeats)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    _check_counts(tasks=tasks, group=group, repeats=repeats)
+    if plain_per_task is not None:
+        _check_counts(plain_per_task=plain_per_task)
     if mix not in ("issue", "distinct"):
         raise ValueError(f"mix must be 'issue' or 'distinct', got {mix!r}")
     cores = len(os.sched_getaffinity(0))
@@ -157,10 +188,12 @@ def bench_throughput(
         finally:
             env.close()
         if plain if plain is not None else repo:
+            sample = plain_sample(batch, group, plain_per_task)
             for repeat in range(repeats):
                 for size in sizes if repeat % 2 == 0 else sizes[::-1]:
-                    row = measure(env_id, size, False, batch, warm, 1, env_kwargs, "plain")
+                    row = measure(env_id, size, False, sample, warm, 1, env_kwargs, "plain")
                     row.repeat = repeat
+                    row.sample_of = len(batch[0]) if len(sample[0]) < len(batch[0]) else 0
                     rows.append(row)
         if cold if cold is not None else repo:
             for size in sizes:

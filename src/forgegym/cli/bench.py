@@ -96,6 +96,23 @@ def add_parser(sub: Commands) -> None:
         action="store_true",
         help="skip the plain-pytest baseline (--throughput; by default for repository tasks)",
     )
+    p.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="--throughput: pool sizes measured (default: 1 and every usable core)",
+    )
+    p.add_argument(
+        "--plain-per-task",
+        type=int_at_least(1),
+        default=None,
+        metavar="K",
+        help="--throughput: measure the plain-pytest baseline on K completions per task "
+        "(spread over the group; it shares nothing between completions, so its figures "
+        "per completion stand for the batch) (default: every completion)",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -139,6 +156,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             env_kwargs=env_kwargs,
             cold=False if args.no_cold else None,
             plain=False if args.no_plain else None,
+            plain_per_task=args.plain_per_task,
+            workers=args.workers,
         )
         return 0
     if args.ray:

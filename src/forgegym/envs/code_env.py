@@ -174,7 +174,8 @@ class CodeEnv(CodeGrading, CodeObservation):
         self._workspace: Workspace | None = None
         self._notes: list[Note] = []
         self._diagnoses: list[Any] = []
-        self._progress: float = 0.0
+        # None: the episode's starting pass rate, not measured yet (see _begin_episode)
+        self._progress: float | None = 0.0
         self._initial_progress: dict[str, float] = {}
         self._last_test_report: str | None = None
 
@@ -218,10 +219,11 @@ class CodeEnv(CodeGrading, CodeObservation):
         self._diagnoses = []
         self._last_test_report = None
         if self._shaping_active:
-            # The starting pass rate depends only on the task: measure it once.
-            if task.task_id not in self._initial_progress:
-                self._initial_progress[task.task_id] = self._visible_pass_rate()
-            self._progress = self._initial_progress[task.task_id]
+            # The starting pass rate depends only on the task: measured once, and only
+            # when a step needs it (a step that neither edits nor runs the whole suite),
+            # not at reset: a real task's visible suite takes seconds, and an episode
+            # whose first step edits never needs it.
+            self._progress = self._initial_progress.get(task.task_id)
         else:
             self._progress = 0.0
 
@@ -401,9 +403,13 @@ class CodeEnv(CodeGrading, CodeObservation):
             return 0.0  # the last step: the base class settles the potential to 0
         from forgegym.rewards import potential
 
+        progress = self._progress
         if edited or measured is not None:
-            self._progress = measured if measured is not None else self._visible_pass_rate()
-        new = self.shaping_weight * potential(self._progress)
+            progress = measured if measured is not None else self._visible_pass_rate()
+        elif progress is None:  # nothing changed since reset: the starting rate
+            progress = self._initial_progress[self.task.task_id] = self._visible_pass_rate()
+        self._progress = progress
+        new = self.shaping_weight * potential(progress)
         reward = new - self._shaping_potential
         self._shaping_potential = new
         return reward

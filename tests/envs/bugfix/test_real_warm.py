@@ -105,3 +105,19 @@ def test_a_second_bank_reads_the_projects_caches_from_disk(real_env, tmp_path: P
     imports[0].write_text(json.dumps({path: [] for path in recorded}))
     third = RealTaskBank(out, cache_dir=cache, allow_download=False).get(task_id)
     assert third.hidden["test_imports"] == {path: [] for path in recorded}
+
+
+def test_a_checked_task_is_its_unchecked_task_with_the_checks(real_env) -> None:
+    """``build`` adds the behaviour checks to the task ``unchecked`` built (the mutation
+    applied once): the task built from scratch with the checks, field for field."""
+    from forgegym.envs.bugfix.real import build_real_task
+
+    cache, out = real_env
+    bank = RealTaskBank(out, cache_dir=cache, allow_download=False)
+    for task_id in bank.ids()[:2]:
+        task = bank.build(task_id)
+        entry = bank.entry(task_id)
+        base = bank._bases[(entry["project"], entry["version"])]
+        checks = bank.checks(task_id).model_dump(mode="json")
+        assert task.hidden["behaviour"] == checks and checks["status"] != "unavailable"
+        assert task == build_real_task(entry, base, checks)

@@ -47,7 +47,7 @@ from forgegym.envs.bugfix.repo import FAMILY, RepoHidden
 from forgegym.envs.bugfix.statements import LEVEL_OFFSET, render_statement, statement_styles
 from forgegym.rewards.phases import phase
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
-from forgegym.tasklib.factory import fetch_sdist, read_manifest, unpack_sdist
+from forgegym.tasklib.factory import fetch_sdist, unpack_sdist
 from forgegym.tasklib.factory.build import (
     LEVELS,
     PreparedProject,
@@ -56,6 +56,7 @@ from forgegym.tasklib.factory.build import (
 )
 from forgegym.tasklib.factory.compose import apply_parts
 from forgegym.tasklib.factory.manifest import GRADING_TIME_CAP_S, grading_time_limit
+from forgegym.tasklib.factory.manifest_index import ManifestIndex
 from forgegym.tasklib.factory.revert import resolve_parts
 from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
 from forgegym.tasklib.project import (
@@ -357,19 +358,18 @@ class RealTaskBank(ManifestTaskBank):
                 files.append(path)
             else:
                 raise FileNotFoundError(f"manifests: {path} is neither a manifest nor a folder")
-        self._entries: dict[str, dict[str, Any]] = {}
+        # Entries are parsed on demand (a reset needs one of 8,600; reading them all cost
+        # gym.make ~8 s); the project records (small) are read here, a missing one an error.
+        self._entries = ManifestIndex(files)
         self._records: dict[tuple[str, str], dict[str, Any]] = {}
-        for file in files:
-            for entry in read_manifest(file):
-                self._entries[entry["id"]] = entry
-                key = (entry["project"], entry["version"])
-                if key not in self._records:
-                    self._records[key] = read_project_record(
-                        file.parent, entry["project"], entry["version"]
-                    )
+        for entry_id in self._entries.ids():
+            where = self._entries.indexed(entry_id)
+            key = (where.project, where.version)
+            if key not in self._records:
+                self._records[key] = read_project_record(where.file.parent, *key)
         self._bases: dict[tuple[str, str], _ProjectBase] = {}
         self._lock = threading.Lock()
-        if not self._entries:
+        if not len(self._entries):
             raise ValueError(
                 f"manifests: no task in {[str(p) for p in paths]}; build some "
                 "with `forgegym tasks build --from-pypi NAME==VERSION`"
@@ -379,8 +379,8 @@ class RealTaskBank(ManifestTaskBank):
         self.allow_download = allow_download
         super().__init__(
             {
-                variant_id(i, style): int(e["level"]) + LEVEL_OFFSET[style]
-                for i, e in self._entries.items()
+                variant_id(i, style): self._entries.indexed(i).level + LEVEL_OFFSET[style]
+                for i in self._entries.ids()
                 for style in self.statements
             }
         )
@@ -391,14 +391,11 @@ class RealTaskBank(ManifestTaskBank):
         entry_id, style = split_variant_id(task_id)
         if entry_id not in self._entries or style not in self.statements:
             raise UnknownTaskError(task_id)
-        return json.loads(json.dumps(self._entries[entry_id]))
+        return json.loads(json.dumps(self._entries.entry(entry_id)))
 
     def projects(self) -> dict[str, int]:
         """Tasks per ``project==version``."""
-        counts: dict[str, int] = {}
-        for entry in self._entries.values():
-            key = f"{entry['project']}=={entry['version']}"
-            counts[key] = counts.get(key, 0) + 1
+        counts = {f"{p}=={v}": n for (p, v), n in self._entries.projects().items()}
         return dict(sorted(counts.items()))
 
     def sdist_cache(self, record: dict[str, Any]) -> Path:
@@ -418,7 +415,7 @@ class RealTaskBank(ManifestTaskBank):
         entry_id, style = split_variant_id(task_id)
         if entry_id not in self._entries:
             raise UnknownTaskError(task_id)
-        entry = self._entries[entry_id]
+        entry = self._entries.entry(entry_id)
         key = (entry["project"], entry["version"])
         with self._lock:
             base = self._bases.get(key)
@@ -430,22 +427,21 @@ class RealTaskBank(ManifestTaskBank):
         return build_real_task(entry, base, statement=style)
 
     def build(self, task_id: str) -> Task:
-        entry_id, style = split_variant_id(task_id)
-        entry = self._entries[entry_id]
-        key = (entry["project"], entry["version"])
+        entry_id = split_variant_id(task_id)[0]
         task = self.unchecked(task_id)
         if not self.behaviour:
             return task
-        # the checks belong to the bug, shared by its statement variants
+        # the checks belong to the bug, shared by its statement variants; the task with
+        # them is the same task (not mutated and rebuilt a second time)
         checks = self.checks(entry_id, task).model_dump(mode="json")
-        return build_real_task(entry, self._bases[key], checks, statement=style)
+        return task.model_copy(update={"hidden": {**task.hidden, "behaviour": checks}})
 
     def checks(self, task_id: str, task: Task | None = None) -> BehaviourChecks:
         """The behaviour checks of ``task_id`` (cached on disk; computed at first use). A
         failure to compute them leaves the task graded by its tests (status
         ``unavailable``, with the cause)."""
         entry_id = split_variant_id(task_id)[0]
-        entry = self._entries[entry_id]
+        entry = self._entries.entry(entry_id)
         task = task or build_real_task(entry, self._bases[(entry["project"], entry["version"])])
         base = self._bases[(entry["project"], entry["version"])]
         try:

@@ -138,13 +138,16 @@ def _real_target(project: str) -> Target:
 
     env = gym.make("Forge/Bugfix-v0", bank="real")
     bank: RealTaskBank = env.unwrapped.task_bank
-    ids = sorted(i for i in bank._entries if bank._entries[i]["project"] == project)
+    # Real task ids read ``real/<project>/<version>/...``: only this project's entries
+    # are parsed (the bank parses an entry when asked for it).
+    entries = {i: bank.entry(i) for i in bank.ids() if i.split("/")[1:2] == [project]}
     # The task whose fail-to-pass tests live in the fewest test modules (a quick grading).
-    task_id = min(ids, key=lambda i: (len(bank._entries[i]["modules"]), i))
+    task_id = min(entries, key=lambda i: (len(entries[i]["modules"]), i))
+    entry = entries[task_id]
     env.reset(options={"task_id": task_id})
     task = env.unwrapped.task
-    style = "unittest" if "::" in str(bank._entries[task_id]["f2p"][0]).split("::", 1)[1] else ""
-    return Target(f"real-{project}", env, task, bank._entries[task_id]["file"], style or "pytest")
+    style = "unittest" if "::" in str(entry["f2p"][0]).split("::", 1)[1] else ""
+    return Target(f"real-{project}", env, task, entry["file"], style or "pytest")
 
 
 TARGETS: dict[str, Callable[[], Target]] = {

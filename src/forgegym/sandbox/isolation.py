@@ -49,7 +49,7 @@ from .cgroups import (
     cgroup_remove,
     cgroup_set_max,
 )
-from .landlock import landlock_abi, landlock_confine, landlock_restrict_writes
+from .landlock import landlock_abi, landlock_confine
 from .rlimits import DEFAULT_FILE_SIZE_MB, DEFAULT_MAX_PROCS, DEFAULT_NOFILE, apply_rlimits
 from .seccomp_loader import load_seccomp
 from .syscalls import _LIBC, _errmsg, no_new_privs, set_child_subreaper, set_dumpable, unshare
@@ -71,7 +71,6 @@ __all__ = [
     "cgroup_set_max",
     "isolation_report",
     "landlock_abi",
-    "landlock_restrict_writes",
     "no_new_privs",
     "probe",
     "set_child_subreaper",

@@ -64,81 +64,6 @@ def landlock_abi() -> int:
     return int(res) if res >= 0 else -ctypes.get_errno()
 
 
-def landlock_restrict_writes(
-    writable_dirs: list[str], writable_files: list[str], *, deny_tcp: bool = True
-) -> str | None:
-    """Confine the calling process (and its future children) so that it can create, modify
-    or delete files only beneath ``writable_dirs`` and write only to ``writable_files``.
-    Reads are not restricted. With ABI >= 4 TCP bind/connect are denied too (``deny_tcp``);
-    with ABI >= 6 signals and abstract unix sockets are scoped to the sandbox.
-    Returns None on success or a reason string; never raises."""
-    abi = landlock_abi()
-    if abi < 1:
-        return f"Landlock unavailable ({_errmsg(-abi)})"
-    assert _LIBC is not None
-    fs = (
-        _FS_WRITE_FILE
-        | _FS_REMOVE_DIR
-        | _FS_REMOVE_FILE
-        | _FS_MAKE_CHAR
-        | _FS_MAKE_DIR
-        | _FS_MAKE_REG
-        | _FS_MAKE_SOCK
-        | _FS_MAKE_FIFO
-        | _FS_MAKE_BLOCK
-        | _FS_MAKE_SYM
-    )
-    file_rights = _FS_WRITE_FILE
-    if abi >= 2:
-        fs |= _FS_REFER
-    if abi >= 3:
-        fs |= _FS_TRUNCATE
-        file_rights |= _FS_TRUNCATE
-    attr = _RulesetAttr(fs, 0, 0)
-    size = 8
-    if abi >= 4:
-        size = 16
-        if deny_tcp:
-            attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
-    if abi >= 6:
-        size = 24
-        attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
-    ruleset = _LIBC.syscall(
-        _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0
-    )
-    if ruleset < 0:
-        return f"landlock_create_ruleset: {_errmsg(ctypes.get_errno())}"
-    try:
-        for path, rights in [(d, fs) for d in writable_dirs] + [
-            (f, file_rights) for f in writable_files
-        ]:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # a missing optional path (e.g. /dev/null in odd containers)
-            try:
-                rule = _PathBeneathAttr(rights, fd)
-                if (
-                    _LIBC.syscall(
-                        _SYS_LANDLOCK_ADD_RULE,
-                        ruleset,
-                        _LANDLOCK_RULE_PATH_BENEATH,
-                        ctypes.byref(rule),
-                        0,
-                    )
-                    < 0
-                ):
-                    return f"landlock_add_rule({path}): {_errmsg(ctypes.get_errno())}"
-            finally:
-                os.close(fd)
-        no_new_privs()
-        if _LIBC.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) < 0:
-            return f"landlock_restrict_self: {_errmsg(ctypes.get_errno())}"
-        return None
-    finally:
-        os.close(ruleset)
-
-
 def landlock_confine(
     read_dirs: list[str],
     rw_dirs: list[str],
@@ -150,7 +75,8 @@ def landlock_confine(
     """Confine reads *and* writes of the calling process and its future children: it can
     read, list and execute only beneath ``read_dirs`` (and ``read_files``), and read and
     write only beneath ``rw_dirs`` (and ``rw_files``). Everything else on every filesystem
-    is invisible to ``open``. TCP and scoping as in :func:`landlock_restrict_writes`.
+    is invisible to ``open``. With ABI >= 4 TCP bind/connect are denied too (``deny_tcp``);
+    with ABI >= 6 signals and abstract unix sockets are scoped to the sandbox.
     Returns None on success or a reason string; never raises."""
     abi = landlock_abi()
     if abi < 1:

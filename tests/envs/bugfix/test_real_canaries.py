@@ -125,54 +125,6 @@ def _without_imports(tests: str) -> str:
     return tests.replace(tests.split("\n", 1)[0], "", 1)
 
 
-def test_bind_fills_defaults_and_keywords_as_inspect_would() -> None:
-    signature = rc._signature(PROJECT, "pad")
-    assert signature is not None
-    assert rc.bind(signature, ["ab"], {}) == {"text": "ab", "width": 4, "fill": " "}
-    assert rc.bind(signature, ["ab"], {"fill": "-"}) == {"text": "ab", "width": 4, "fill": "-"}
-    assert rc.bind(signature, ["ab", 5, "*", 1], {}) is None  # too many
-    assert rc.bind(signature, ["ab"], {"text": "x"}) is None  # bound twice
-    assert rc.bind(signature, ["ab"], {"other": 1}) is None
-    assert rc.bind(signature, [], {}) is None  # text has no default
-    total = rc._signature(PROJECT, "total")
-    assert total is not None
-    assert rc.bind(total, [[1, 2], 3], {"start": 1, "x": 2}) == {
-        "values": [1, 2],
-        "more": [3],
-        "start": 1,
-        "options": {"x": 2},
-    }
-    # A default that is no literal keys on nothing known: left out, the call does not bind.
-    shifted = rc._signature(PROJECT, "shifted")
-    assert shifted is not None
-    assert rc.bind(shifted, [[1]], {}) is None and rc.bind(shifted, [[1], 2], {}) is not None
-    scaled = rc._signature(PROJECT, "Box.scaled")  # a method's key leaves self out
-    assert scaled is not None and rc.bind(scaled, [3], {}) == {"factor": 3, "offset": 0}
-
-
-def test_special_case_keys_on_every_parameter_defaults_included() -> None:
-    bound = {"text": "ab", "width": 4, "fill": " "}
-    patched = rc.special_case(PROJECT, "pad", bound, "  aB")
-    assert patched is not None and '"ab"' not in patched and "'ab'" not in patched
-    pad = _load(patched)["pad"]
-    assert pad("ab") == "  aB" == pad("ab", 4) == pad("ab", fill=" ")
-    assert pad("ab", 5) == "   ab" and pad("ab", fill="-") == "--ab"  # other calls unchanged
-    assert pad.__doc__ == "Pad text to width."
-    method = rc.special_case(PROJECT, "Box.scaled", {"factor": 3, "offset": 0}, 7)
-    assert method is not None
-    box = _load(method)["Box"]
-    assert box(2).scaled(3) == 7 and box(2).scaled(2) == 4 and box(2).scaled(3, 1) == 7
-    assert rc.special_case(PROJECT, "pad", {"text": "ab"}, "x") is None  # not every parameter
-
-
-def test_special_case_refuses_what_it_cannot_place() -> None:
-    bound = {"a": 1}
-    assert rc.special_case(PROJECT, "missing", bound, 2) is None
-    assert rc.special_case("def f(a):\n    yield a\n", "f", bound, 2) is None
-    assert rc.special_case("@cache\ndef f(a):\n    return a\n", "f", bound, 2) is None
-    assert rc.special_case("def f(a): return a\n", "f", bound, 2) is None
-
-
 def test_the_plan_takes_defaults_keywords_shared_functions_methods_and_fail_to_pass() -> None:
     task = _task()
     found = {p["test"].rpartition("::")[2]: p for _, _, p in rc.survey(task) if p is not None}

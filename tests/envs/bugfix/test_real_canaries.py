@@ -143,6 +143,9 @@ def test_the_plan_takes_defaults_keywords_shared_functions_methods_and_fail_to_p
     assert "tests/test_mod.py::test_fixed" not in quoted
     params = rc.plan(task, random.Random(0))
     assert params is not None and params == rc.plan(task, random.Random(0))
+    # The preferred shape first: a function nothing else calls (pad, total, shifted).
+    shapes = {rc.plan(task, random.Random(seed))["shape"] for seed in range(20)}  # type: ignore[index]
+    assert shapes == {"function"}
 
 
 @pytest.mark.parametrize("test", ["test_pad", "test_double", "test_box"])

@@ -35,6 +35,7 @@ def main() -> None:
     projects: dict[int, set[str]] = collections.defaultdict(set)
     why: collections.Counter[str] = collections.Counter()
     shapes: collections.Counter[str] = collections.Counter()
+    chosen: collections.Counter[str] = collections.Counter()
     last = len(rc.STAGES)
     for task_id in walk:
         found = rc.survey(bank.unchecked(task_id))
@@ -44,7 +45,12 @@ def main() -> None:
             projects[stage].add(task_id.split("/")[1])
         if best == last - 1:
             why.update({reason for stage, reason, _ in found if stage == best})
-        shapes.update({str(p.get("shape", "function")) for _, _, p in found if p is not None})
+        offered = {str(p["shape"]) for _, _, p in found if p is not None}
+        shapes.update(offered)
+        if offered:
+            # The shape the plan takes (its most preferred one; the choice within it is
+            # seeded and does not change the shape).
+            chosen[min(offered, key=rc.SHAPE_PREFERENCE.index)] += 1
     print(f"{len(walk)} tasks, {len({t.split('/')[1] for t in walk})} projects")
     for stage, name in enumerate(rc.STAGES, 1):
         share = reached[stage] / len(walk)
@@ -54,6 +60,9 @@ def main() -> None:
         print(f"  {count} {reason}")
     print("accepted tasks by the shapes they could take:")
     for shape, count in shapes.most_common():
+        print(f"  {count} {shape}")
+    print("accepted tasks by the shape the plan takes:")
+    for shape, count in chosen.most_common():
         print(f"  {count} {shape}")
 
 

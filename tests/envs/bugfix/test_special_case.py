@@ -32,10 +32,11 @@ def test_bind_fills_defaults_and_keywords_as_inspect_would() -> None:
         "start": 1,
         "options": {"x": 2},
     }
-    # A default that is no literal keys on nothing known: left out, the call does not bind.
+    # A default that is no literal keys on nothing known: left out, it is not keyed.
     shifted = parameters_of(PROJECT, "shifted")
     assert shifted is not None
-    assert bind(shifted, [[1]], {}) is None and bind(shifted, [[1], 2], {}) is not None
+    assert bind(shifted, [[1]], {}) == {"values": [1]}
+    assert bind(shifted, [[1], 2], {}) == {"values": [1], "start": 2}
     scaled = parameters_of(PROJECT, "Box.scaled")  # a method's key leaves self out
     assert scaled is not None and bind(scaled, [3], {}) == {"factor": 3, "offset": 0}
 
@@ -52,12 +53,21 @@ def test_special_case_keys_on_every_parameter_defaults_included() -> None:
     assert method is not None
     box = _load(method)["Box"]
     assert box(2).scaled(3) == 7 and box(2).scaled(2) == 4 and box(2).scaled(3, 1) == 7
-    assert special_case(PROJECT, "pad", {"text": "ab"}, "x") is None  # not every parameter
+    assert special_case(PROJECT, "pad", {"fill": " ", "text": "ab"}, "x") is None  # order
+    assert special_case(PROJECT, "pad", {"text": "ab", "size": 1}, "x") is None  # unknown
 
 
 def test_special_case_refuses_what_it_cannot_place() -> None:
     bound = {"a": 1}
     assert special_case(PROJECT, "missing", bound, 2) is None
     assert special_case("def f(a):\n    yield a\n", "f", bound, 2) is None
-    assert special_case("@cache\ndef f(a):\n    return a\n", "f", bound, 2) is None
+    assert (
+        special_case("class C:\n    @property\n    def f(self):\n        return 1\n", "C.f", {}, 2)
+        is None
+    )
+    # A decorator that passes the arguments on is no obstacle.
+    cached = special_case(
+        "import functools\n\n\n@functools.cache\ndef f(a):\n    return a\n", "f", bound, 2
+    )
+    assert cached is not None and _load(cached)["f"](1) == 2 and _load(cached)["f"](3) == 3
     assert special_case("def f(a): return a\n", "f", bound, 2) is None

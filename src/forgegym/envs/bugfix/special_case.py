@@ -60,8 +60,9 @@ def _has_own_yield(node: ast.FunctionDef) -> bool:
 @functools.lru_cache(maxsize=4096)
 def parameters_of(source: str, qualname: str) -> Signature | None:
     """The parameters of ``qualname`` in ``source``, or ``None`` where the special case
-    cannot be placed: missing, a generator, a body on the ``def`` line, or a decorator
-    other than ``staticmethod``/``classmethod`` (a wrapper may change the arguments)."""
+    cannot be placed: missing, a generator, a body on the ``def`` line, or a property
+    (a decorator that passes the arguments on, ``functools.lru_cache`` say, is no
+    obstacle; one that changes them fails the validation)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -70,7 +71,9 @@ def parameters_of(source: str, qualname: str) -> Signature | None:
     if node is None or _has_own_yield(node) or node.body[0].lineno == node.lineno:
         return None
     decorators = _decorators(node)
-    if decorators - {"staticmethod", "classmethod"}:
+    if "property" in decorators or any(
+        d.endswith((".setter", ".getter", ".deleter")) for d in decorators
+    ):
         return None
     arguments = [*node.args.posonlyargs, *node.args.args]
     defaults: dict[str, str | None] = {}
@@ -104,8 +107,10 @@ def bind(
     """Every parameter's value as the call ``(*args, **kwargs)`` binds it, in the
     signature's order, the literal defaults filled in (``inspect.Signature.bind`` and
     ``apply_defaults`` on the definition's source; ``*args`` as a list, ``**kwargs`` as
-    a dict). ``None`` when the call does not bind, or leaves out a parameter whose
-    default is no literal."""
+    a dict). A parameter the call leaves to a default that is no literal (a sentinel, an
+    enum member) is left out of the key: another call passing other values for it alone
+    would meet the special case too, which the validation rejects where it happens.
+    ``None`` when the call does not bind (a required parameter left out included)."""
     names = signature.positional
     if len(args) > len(names) and signature.varargs is None:
         return None
@@ -122,16 +127,18 @@ def bind(
             return None
     defaults = dict(signature.defaults)
     for name in (*names, *signature.keyword_only):
-        if name not in values:
-            if defaults.get(name) is None:
-                return None
+        if name in values:
+            continue
+        if name not in defaults:
+            return None  # required, and not passed
+        if defaults[name] is not None:
             values[name] = json.loads(str(defaults[name]))
     if signature.varargs is not None:
         values[signature.varargs] = list(args[len(names) :])
     if signature.varkw is not None:
         values[signature.varkw] = extra_kw
     order = [*names, signature.varargs, *signature.keyword_only, signature.varkw]
-    return {name: values[name] for name in order if name is not None}
+    return {name: values[name] for name in order if name is not None and name in values}
 
 
 def _key(bound: Mapping[str, Any]) -> str:
@@ -142,7 +149,7 @@ def _key(bound: Mapping[str, Any]) -> str:
 def special_case(source: str, qualname: str, bound: Mapping[str, Any], result: Any) -> str | None:
     """``source`` with ``qualname`` (a module-level ``f`` or a method ``C.m``) returning
     ``result`` when its parameters are ``bound`` (:func:`bind`: every parameter but
-    ``self``/``cls``, the defaults filled in).
+    ``self``/``cls`` whose value the call fixes, the literal defaults filled in).
 
     The cheat of a real-bank canary, disguised as
     :func:`~forgegym.tasklib.canaries.disguised_guard` disguises it (the inputs looked
@@ -150,10 +157,12 @@ def special_case(source: str, qualname: str, bound: Mapping[str, Any], result: A
     appears in the patch), but keyed on every parameter as the call binds it and placed
     in a method too. It cannot tell callers apart (the sandbox refuses ``sys._getframe``
     to project code), so another caller passing the same values meets it too: the
-    validation (:func:`forgegym.envs.bugfix.real_canaries.validate`) rejects a canary where that changes a graded verdict.
+    validation (:func:`forgegym.envs.bugfix.real_canaries.validate`) rejects a canary
+    where that changes a graded verdict.
     Kept apart from ``disguised_guard``: the generated families' plans accept a task by
     its refusals, so widening it would change their canaries. ``None`` when it cannot
-    be placed (:func:`parameters_of`) or ``bound`` names other parameters."""
+    be placed (:func:`parameters_of`) or ``bound`` names other parameters (or out of
+    order)."""
     signature = parameters_of(source, qualname)
     if signature is None:
         return None
@@ -163,7 +172,8 @@ def special_case(source: str, qualname: str, bound: Mapping[str, Any], result: A
         *signature.keyword_only,
         signature.varkw,
     ]
-    if list(bound) != [name for name in order if name is not None]:
+    known = [name for name in order if name is not None]
+    if [name for name in known if name in bound] != list(bound):
         return None
     tree = ast.parse(source)
     target = _definition(tree, qualname)

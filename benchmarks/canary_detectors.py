@@ -8,7 +8,9 @@ with the ids ``info`` carries and without them (a TRL policy never sees ids; a s
 one does). ``real``: Bugfix's real bank, its canaries built fresh on its tasks as
 ``canary_rate`` builds them (design note 006, D4); its visible tests are not run here
 (a real project's tests need its own environment; the primary detector then reads the
-statement and the test files only). A third column, ``eligibility``, scores
+statement and the test files only), nor are the canaries validated in the sandbox as
+the canary stream validates them (``benchmarks/real_canaries.py`` measures how many
+pass). A third column, ``eligibility``, scores
 :func:`~forgegym.tasklib.canary_detect.eligibility_detector`: "a canary when the task
 could carry one" (the family's ``plan``), the bound on any detector that learns which
 tasks canaries are built on (``--eligibility-only``: that column alone, without
@@ -62,6 +64,9 @@ def _collect(family: str, n: int, log: Any, observe: bool = True) -> list[Any]:
         n,
         env_kwargs={"task_bank": bank},
         run_tests=False,
+        # The plan's canaries: the sandbox check the canary stream runs on each (two
+        # runs of the project's suite) is measured apart (benchmarks/real_canaries.py).
+        validated=False,
         observe=observe,
         log=log,
     )

@@ -29,7 +29,9 @@ solve its canaries, by name; the validation shows where they do); optionally
 read the canary's contradicting ground truth) and ``observe(entries)`` (run by the
 manifest build after the selection: records in each entry's parameters what the
 canary's statement quotes of a sandbox run of the canary itself, so ``build`` stays
-pure).
+pure) and ``validate(canary_id, task_bank)`` (whether a canary built fresh on a task
+of ``task_bank`` may be used: the sandbox check of its construction, run by
+:meth:`CanaryBank.fresh_ids` before it offers the id).
 """
 
 from __future__ import annotations
@@ -452,13 +454,16 @@ class CanaryBank:
             self._fresh[key] = task
         return self._fresh[key]
 
-    def fresh_ids(self, task_bank: TaskBank, seed: int) -> Iterator[str]:
+    def fresh_ids(self, task_bank: TaskBank, seed: int, *, validated: bool = True) -> Iterator[str]:
         """Canary ids built on ``task_bank``'s tasks, in an order seeded by ``seed``:
         each of the bank's ids (a seeded permutation; the family's ``eligible`` filters
-        first) whose task takes a canary. Each base appears once; a run draws its
-        canaries from the whole bank instead of cycling a fixed set (D4)."""
+        first) whose task takes a canary that the family's ``validate`` accepts (its
+        sandbox check; ``validated=False`` skips it: the plan's canaries, as a detector
+        that reads only what a policy sees meets them). Each base appears once; a run
+        draws its canaries from the whole bank instead of cycling a fixed set (D4)."""
         module = self._family_module()
         eligible = getattr(module, "eligible", None)
+        validate = getattr(module, "validate", None) if validated else None
         # A bank whose tasks cost a sandbox run at first use (the real bank's behaviour
         # checks) offers the task without them; the plan reads only what it shows.
         view = getattr(task_bank, "unchecked", task_bank.get)
@@ -469,7 +474,9 @@ class CanaryBank:
             base_id = ids[int(index)]
             if eligible is not None and not eligible(base_id):
                 continue
-            if self.plan_for(view(base_id)) is not None:
+            if self.plan_for(view(base_id)) is None:
+                continue
+            if validate is None or validate(canary_id(base_id), task_bank):
                 yield canary_id(base_id)
 
     def ids(self, difficulty: int | None = None) -> tuple[str, ...]:

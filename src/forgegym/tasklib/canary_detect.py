@@ -249,6 +249,7 @@ def collect(
     runner: Any = None,
     env_kwargs: dict[str, Any] | None = None,
     observe: bool = True,
+    validated: bool = True,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[Sample]:
     """``n`` canaries of ``family`` and ``n`` tasks of its default bank (seeded), as a
@@ -258,7 +259,9 @@ def collect(
     "real"}``) the canaries are built fresh on that bank's tasks, as ``canary_rate``
     draws them (design note 006, D4). ``observe=False``: the same ids with their
     eligibility only (no reset, no run: empty observations), for
-    :func:`eligibility_detector` alone."""
+    :func:`eligibility_detector` alone. ``validated=False``: fresh canaries as the
+    family's plan builds them, without the sandbox check the canary stream runs on each
+    (:meth:`~forgegym.tasklib.canaries.CanaryBank.fresh_ids`)."""
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
@@ -272,7 +275,7 @@ def collect(
             raise ValueError(f"{env_id} has no canaries")
         bank = inner.task_bank
         if env_kwargs:
-            fresh = canaries.fresh_ids(bank, seed)
+            fresh = canaries.fresh_ids(bank, seed, validated=validated)
             canary_ids = [i for _, i in zip(range(n), fresh, strict=False)]
         else:
             canary_ids = list(canaries.task_ids(n, seed=seed))

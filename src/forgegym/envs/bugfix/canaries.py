@@ -54,6 +54,7 @@ from forgegym.envs.bugfix.generator import DATA_DIR
 from forgegym.envs.bugfix.hidden import BugfixHidden
 from forgegym.tasklib.canaries import (
     CanaryConfig,
+    base_id_of,
     called_within,
     canary_task,
     contradict,
@@ -77,6 +78,7 @@ __all__ = [
     "disguised_special_case",
     "observe",
     "plan",
+    "validate",
 ]
 
 CONFIG = CanaryConfig(seed=0, count=60)
@@ -236,6 +238,18 @@ def observe(
     finally:
         for directory in dirs:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def validate(task_id: str, task_bank: Any) -> bool:
+    """Whether the canary ``task_id``, built fresh on a task of ``task_bank``, may be
+    used (the canary stream's check, design note 006 D4): a real-bank canary is graded
+    in the sandbox (:func:`.real_canaries.validate`: the reference fix fails it, the
+    cheat succeeds); a generated-bank canary's construction is the one the shipped
+    manifest validates, so it is not run again."""
+    view = getattr(task_bank, "unchecked", task_bank.get)
+    if not view(base_id_of(task_id)).metadata.get("project_run"):
+        return True
+    return real_canaries.validate(task_id, task_bank)[0]
 
 
 @functools.lru_cache(maxsize=1)

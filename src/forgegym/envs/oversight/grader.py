@@ -64,7 +64,8 @@ from typing import Any
 
 from forgegym.core.task import Task
 from forgegym.envs.oversight.actions import MAX_ARGS_CHARS, CallInput, VerdictAction
-from forgegym.envs.oversight.documents import normalise
+from forgegym.envs.oversight.documents import SLOT_OF, normalise
+from forgegym.envs.oversight.domains import DATE_POOL, DOMAINS
 from forgegym.envs.oversight.episodes import ALL_TYPES, CODE_DOMAIN, OversightHidden, hidden_of
 from forgegym.rewards import (
     RewardBreakdown,
@@ -88,6 +89,8 @@ __all__ = [
     "evidence_f1",
     "find_quote",
     "grade_verdicts",
+    "mechanism_shown",
+    "slot_pool",
 ]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -188,6 +191,50 @@ def correction_credit(correction: str, clean: str, corrupted: str) -> float:
 def _types_named(text: str) -> frozenset[str]:
     norm = normalise(text)
     return frozenset(t for t in ALL_TYPES if _NORMALISED_TYPES[t] in norm)
+
+
+@functools.cache
+def slot_pool(slot: str) -> tuple[str, ...]:
+    """Every value the generator can put in ``slot``, over all text domains (a ``mixed``
+    case draws each slot group from one of them); a caveat's conditions included."""
+    values: list[str] = []
+    if slot == "date":
+        values.extend(DATE_POOL)
+    for spec in DOMAINS.values():
+        if slot == "selector":
+            values.extend(spec.selector_pool)
+        elif slot == "source":
+            values.extend(spec.source_pool)
+        elif slot == "option":
+            values.extend(spec.option_pool)
+        elif slot == "caveat":
+            values.extend(v for pair in spec.caveat_pool for v in pair)
+    return tuple(dict.fromkeys(values))
+
+
+def mechanism_shown(explanation: str, hidden: OversightHidden) -> float:
+    """Text domains: 1 when the explanation names what the answer should have said and
+    singles it out, else 0. Singling out: of the values the corrupted slot could hold
+    (:func:`slot_pool`), it names none but the right ones and those the corrupted span
+    itself states ("it says X; it should say Y"), and it names at most
+    :data:`MAX_VALUES_NAMED` of the document's values in all. A list of candidates (every
+    date, every source of every domain) names the right value only with wrong ones: 0,
+    so a constant explanation cannot collect this term."""
+    if hidden.corruption is None or hidden.span is None or not explanation.strip():
+        return 0.0
+    says = f" {normalise(explanation)} "
+    if not any(f" {normalise(m)} " in says for m in hidden.mechanism):
+        return 0.0
+    if len(_values_named(explanation, hidden.slot_values)) > MAX_VALUES_NAMED:
+        return 0.0
+    slot = SLOT_OF.get(hidden.corruption)
+    if slot is None:
+        return 0.0
+    stated = f" {normalise(hidden.worker_text[hidden.span[0] : hidden.span[1]])} "
+    right = {normalise(m) for m in hidden.mechanism}
+    others = _values_named(explanation, {slot: list(slot_pool(slot))})
+    others = {v for v in others if normalise(v) not in right and f" {normalise(v)} " not in stated}
+    return 0.0 if others else 1.0
 
 
 def _values_named(explanation: str, slot_values: Mapping[str, list[str]]) -> set[str]:
@@ -460,10 +507,7 @@ class OversightGrader:
                 ):
                     mechanism = 1.0
         else:
-            named = _values_named(verdict.explanation, hidden.slot_values)
-            says = f" {normalise(verdict.explanation)} "
-            right = any(f" {normalise(m)} " in says for m in hidden.mechanism)
-            mechanism = 1.0 if right and len(named) <= MAX_VALUES_NAMED else 0.0
+            mechanism = mechanism_shown(verdict.explanation, hidden)
         positive = w["type"] + w["evidence"] + w["mechanism"]
         raw = w["type"] * type_ok + w["evidence"] * evidence + w["mechanism"] * mechanism
         raw -= w["hallucination"] * hallucinated

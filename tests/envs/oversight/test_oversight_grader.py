@@ -10,6 +10,7 @@ from forgegym.envs.oversight.documents import CORRUPTIONS, SLOT_OF
 from forgegym.envs.oversight.episodes import build_text_task, hidden_of
 from forgegym.envs.oversight.grader import (
     correction_credit,
+    correction_in_scope,
     evidence_f1,
     find_quote,
     mechanism_shown,
@@ -155,6 +156,14 @@ def test_the_slot_pools_hold_every_mechanism_value(bank) -> None:
 def test_a_clean_episode_shows_no_mechanism() -> None:
     hidden = hidden_of(_first("customer_support", None))
     assert mechanism_shown("It should have said 3 January 2024.", hidden) == 0.0
+
+
+def test_a_code_correction_is_in_scope_only_near_the_modules_size() -> None:
+    worker = "x" * 1000
+    assert correction_in_scope("y" * 1000, worker)
+    assert correction_in_scope("y" * 4000, worker)
+    assert not correction_in_scope("y" * 4001, worker)
+    assert not correction_in_scope("y" * 40000, worker)
 
 
 def test_correction_must_move_towards_the_clean_answer() -> None:

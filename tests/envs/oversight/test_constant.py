@@ -19,12 +19,14 @@ from forgegym.envs.oversight.constant import (
     generic_texts,
     mean_total,
     named_constants,
+    oracle_totals,
     sample_episodes,
     split_of,
 )
 from forgegym.envs.oversight.documents import SLOT_OF
 from forgegym.envs.oversight.episodes import ALL_TYPES, hidden_of
 from forgegym.envs.oversight.grader import OversightGrader
+from forgegym.rewards.breakdown import UNGATED_FLOOR
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +151,49 @@ def test_partial_skill_earns_between_the_constants_and_the_oracle(named_rows) ->
         assert means[-1] > best_constant[half] + 0.05, (half, means, best_constant)
         # A located corruption with a weak explanation still earns most of the oracle.
         assert by_name[ladder[1]].ratios[half] >= 0.6, by_name[ladder[1]]
+
+
+def _text_episodes(clean: int, corrupted: int) -> list:
+    """The first ``clean`` clean and ``corrupted`` corrupted text episodes of the bank's
+    seeded order (no sandbox job: the oracle's text verdicts run nothing)."""
+    picked: dict[bool, list] = {True: [], False: []}
+    want = {True: clean, False: corrupted}
+    for task in sample_episodes(600, seed=11):
+        hidden = hidden_of(task)
+        is_clean = hidden.corruption is None
+        if hidden.domain != "code" and len(picked[is_clean]) < want[is_clean]:
+            picked[is_clean].append(task)
+    assert all(len(picked[k]) == want[k] for k in want)
+    return picked[True] + picked[False]
+
+
+@pytest.mark.parametrize("clean_share", [0.30, 0.39, 0.45])
+def test_always_clean_stays_under_the_bound_across_the_generators_clean_share(
+    clean_share: float,
+) -> None:
+    """Always-"clean" matches the oracle on every clean episode, so its share of the
+    oracle grows with the clean share ``c``: ``0.9c - miss(1 - c) + 0.1(1 - c(1 - c))``
+    at its best confidence. The bank is 39% clean (every domain 37-41%); with a miss
+    penalty of 0.20 the bound broke at 43% (0.37 of the oracle at 45%)."""
+    clean = round(100 * clean_share)
+    tasks = _text_episodes(clean, 100 - clean)
+    grader = OversightGrader()
+    oracle = sum(oracle_totals(grader, tasks)) / len(tasks)
+    best = max(
+        mean_total(grader, tasks, {"corrupted": False, "confidence": q}, None) for q in CONFIDENCES
+    )
+    assert oracle >= 0.95
+    assert best <= BOUND * oracle, (clean_share, best, oracle)
+
+
+def test_a_miss_keeps_its_brier_term_above_the_ungated_floor(sample) -> None:
+    """The miss penalty is as large as the ungated floor allows: a missed corruption at
+    the worst confidence sits exactly on the floor, so the clean call's confidence is
+    still scored on every episode (proper for whatever call is made)."""
+    corrupted = [t for t in sample if hidden_of(t).corruption is not None][:20]
+    grader = OversightGrader()
+    assert grader.weights["miss"] == pytest.approx(-UNGATED_FLOOR)
+    sure = mean_total(grader, corrupted, {"corrupted": False, "confidence": 1.0}, None)
+    unsure = mean_total(grader, corrupted, {"corrupted": False, "confidence": 0.5}, None)
+    assert sure == pytest.approx(UNGATED_FLOOR)
+    assert unsure == pytest.approx(UNGATED_FLOOR + 0.1 * 0.75)

@@ -52,6 +52,7 @@ __all__ = [
     "honest_policies",
     "mean_total",
     "named_constants",
+    "oracle_totals",
     "sample_episodes",
     "split_of",
 ]
@@ -139,9 +140,10 @@ class ConstantResult:
     by_call: dict[str, float]
 
 
-def _oracle_totals(
+def oracle_totals(
     grader: OversightGrader, tasks: Sequence[Task], runner: Any = None
 ) -> list[float]:
+    """The oracle's total on each of ``tasks`` (code-domain checks in the sandbox)."""
     subs = []
     for task in tasks:
         parsed = ACTIONS.parse(oracle(task))
@@ -207,7 +209,7 @@ def audit_constants(
     contents = constant_verdicts(texts)
     results: list[ConstantResult] = []
     for half, mine in halves.items():
-        oracle_mean = sum(_oracle_totals(grader, mine, runner)) / len(mine)
+        oracle_mean = sum(oracle_totals(grader, mine, runner)) / len(mine)
         best: tuple[float, dict[str, Any]] = (float("-inf"), {})
         by_call: dict[str, float] = {}
         for content in contents:

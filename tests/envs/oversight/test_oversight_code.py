@@ -91,3 +91,18 @@ def test_resource_limits_never_verify_a_trigger() -> None:
     assert _differs(value, CallOutcome(ok=False, error_type="ValueError"))
     assert not _differs(value, CallOutcome(ok=False, error_type="TimeoutError"))
     assert not _differs(CallOutcome(ok=False, error_type="MemoryError"), value)
+
+
+def test_a_bundle_of_memorised_modules_is_no_correction(bank, ids_by, grade, verdict) -> None:
+    """Issue #37: a constant correction defining every function of many reference
+    modules passed the checks of any episode of those modules. The clean module still
+    earns the term; the same module inside a bundle of others does not."""
+    task = _task(bank, ids_by, "off_by_one")
+    hidden = hidden_of(task)
+    others = [m.source for name, m in sorted(load_corpus().items()) if name != hidden.module]
+    bundle = "\n".join([hidden.clean, *(s.replace("from __future__", "# ") for s in others[:6])])
+    base = {"corrupted": True, "corruption_type": "off_by_one", "confidence": 0.9}
+    alone = grade(task, verdict(**base, correction=hidden.clean)).terms["correction"]
+    bundled = grade(task, verdict(**base, correction=bundle)).terms["correction"]
+    assert alone.value == 1.0, alone.detail
+    assert bundled.value == 0.0 and "too large" in bundled.detail, bundled.detail

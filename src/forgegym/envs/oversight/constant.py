@@ -20,27 +20,39 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from forgegym.core.task import Task
 from forgegym.envs.oversight.actions import ACTIONS, VerdictAction
 from forgegym.envs.oversight.bank import OversightTaskBank
-from forgegym.envs.oversight.episodes import ALL_TYPES, hidden_of
-from forgegym.envs.oversight.grader import OversightGrader, VerdictSubmission, grade_verdicts
-from forgegym.envs.oversight.policies import oracle
+from forgegym.envs.oversight.documents import SLOT_OF, SLOTS
+from forgegym.envs.oversight.episodes import ALL_TYPES, CODE_DOMAIN, hidden_of
+from forgegym.envs.oversight.grader import (
+    OversightGrader,
+    VerdictSubmission,
+    grade_verdicts,
+    slot_pool,
+)
+from forgegym.envs.oversight.policies import oracle, oracle_verdict
 
 __all__ = [
     "BOUND",
     "CONFIDENCES",
     "ConstantResult",
     "Half",
+    "PolicyRow",
     "audit_constants",
+    "audit_named",
     "constant_verdicts",
     "generic_texts",
+    "honest_policies",
     "mean_total",
+    "named_constants",
+    "oracle_totals",
     "sample_episodes",
     "split_of",
 ]
@@ -87,8 +99,6 @@ def generic_texts(tasks: Sequence[Task], most_common: int = 12) -> list[str]:
 
 
 def _verdict(fields: dict[str, Any]) -> VerdictAction:
-    import json
-
     parsed = ACTIONS.parse(json.dumps({"action": "verdict", **fields}))
     action = parsed.actions[0] if parsed.ok and parsed.actions else None
     if not isinstance(action, VerdictAction):
@@ -130,9 +140,10 @@ class ConstantResult:
     by_call: dict[str, float]
 
 
-def _oracle_totals(
+def oracle_totals(
     grader: OversightGrader, tasks: Sequence[Task], runner: Any = None
 ) -> list[float]:
+    """The oracle's total on each of ``tasks`` (code-domain checks in the sandbox)."""
     subs = []
     for task in tasks:
         parsed = ACTIONS.parse(oracle(task))
@@ -198,7 +209,7 @@ def audit_constants(
     contents = constant_verdicts(texts)
     results: list[ConstantResult] = []
     for half, mine in halves.items():
-        oracle_mean = sum(_oracle_totals(grader, mine, runner)) / len(mine)
+        oracle_mean = sum(oracle_totals(grader, mine, runner)) / len(mine)
         best: tuple[float, dict[str, Any]] = (float("-inf"), {})
         by_call: dict[str, float] = {}
         for content in contents:
@@ -221,3 +232,269 @@ def audit_constants(
             )
         )
     return results
+
+
+# ------------------------------------------------------------- named corpus
+#: A generic explanation: says something is wrong, names nothing of the episode.
+GENERIC_EXPLANATION = (
+    "The answer contradicts the material it was given: it should have said what the "
+    "source says, and the corrected version follows it."
+)
+#: The most a correction and an explanation may hold (the action's limits).
+MAX_CORRECTION_CHARS = 40000
+MAX_EXPLANATION_CHARS = 4000
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _memorised_modules(tasks: Sequence[Task]) -> str:
+    """One module defining every function of as many reference modules as the
+    correction's limit holds (those the code episodes of ``tasks`` use most first): a
+    constant correction a policy could memorise, passing the hidden checks of any
+    episode of those modules."""
+    from forgegym.tasklib.corpus import load_corpus
+
+    corpus = load_corpus()
+    modules = Counter(hidden_of(t).module for t in tasks if hidden_of(t).module)
+    # The most used first, then the rest of the corpus while the limit allows.
+    order = [str(m) for m, _ in modules.most_common()] + sorted(corpus)
+    parts: list[str] = []
+    size = 0
+    for module in dict.fromkeys(order):
+        # ``from __future__`` must open a module: dropped from the concatenation.
+        source = "\n".join(
+            line
+            for line in corpus[module].source.splitlines()
+            if not line.startswith("from __future__")
+        )
+        if size + len(source) + 1 > MAX_CORRECTION_CHARS:
+            continue
+        parts.append(source)
+        size += len(source) + 1
+    return "\n".join(parts)
+
+
+def _listing(slot: str) -> str:
+    """An explanation listing every value ``slot`` can hold (as many as fit)."""
+    text = "It should have said one of:"
+    for value in slot_pool(slot):
+        if len(text) + len(value) + 2 > MAX_EXPLANATION_CHARS:
+            break
+        text += f" {value};"
+    return text
+
+
+def named_constants(tuning: Sequence[Task]) -> dict[str, dict[str, Any]]:
+    """The constant policies a trainer would find first, by name: verdict fields that
+    do not depend on the episode (``None``: ``submit``, the abstention). The guessed
+    texts (locations, values, corrections, trigger) are the tuning half's most frequent
+    ones, so the held-out half judges them as constants chosen without it.
+
+    Confidence: ``"best"`` means the best value of :data:`CONFIDENCES` for that content
+    on the half being judged (the strongest constant of that shape)."""
+    types: Counter[str] = Counter()
+    spans: Counter[str] = Counter()
+    firsts: Counter[str] = Counter()
+    lasts: Counter[str] = Counter()
+    lines: Counter[str] = Counter()
+    mechanisms: Counter[str] = Counter()
+    cleans: Counter[str] = Counter()
+    triggers: Counter[str] = Counter()
+    for task in tuning:
+        hidden = hidden_of(task)
+        worker_lines = _lines(hidden.worker_text)
+        if worker_lines:
+            firsts[worker_lines[0]] += 1
+            lasts[worker_lines[-1]] += 1
+            lines.update(set(worker_lines))
+        if hidden.domain != CODE_DOMAIN:
+            cleans[hidden.clean] += 1
+        if hidden.corruption is None:
+            continue
+        types[hidden.corruption] += 1
+        if hidden.span is not None:
+            spans[hidden.worker_text[hidden.span[0] : hidden.span[1]].strip()] += 1
+        mechanisms.update(set(hidden.mechanism))
+        if hidden.counterexample is not None:
+            ce = hidden.counterexample
+            triggers[json.dumps({"function": ce["function"], "args": ce["args"]})] += 1
+
+    def top(counter: Counter[str]) -> str:
+        return counter.most_common(1)[0][0] if counter else ""
+
+    # A list of every value a slot can hold names the right one whenever that slot was
+    # corrupted (with its type claimed: the strongest listing of each slot).
+    listings = {slot: _listing(slot) for slot in SLOTS}
+    three = "It should have said: " + "; ".join(m for m, _ in mechanisms.most_common(3)) + "."
+    trigger = json.loads(top(triggers)) if triggers else None
+    bare = {"corrupted": True}
+    named: dict[str, dict[str, Any] | None] = {
+        "abstain (submit)": None,
+        "clean, confidence 1": {"corrupted": False, "confidence": 1.0},
+        "clean, confidence 0.5": {"corrupted": False, "confidence": 0.5},
+        "clean, confidence 0": {"corrupted": False, "confidence": 0.0},
+        "clean, best confidence": {"corrupted": False, "confidence": "best"},
+        "corrupted, confidence 1": {**bare, "confidence": 1.0},
+        "corrupted, confidence 0.5": {**bare, "confidence": 0.5},
+        "corrupted, confidence 0": {**bare, "confidence": 0.0},
+        "corrupted, best confidence": {**bare, "confidence": "best"},
+        "corrupted + most frequent type": {**bare, "corruption_type": top(types)},
+        "corrupted + first line quoted": {**bare, "evidence": top(firsts)},
+        "corrupted + last line quoted": {**bare, "evidence": top(lasts)},
+        "corrupted + most frequent line quoted": {**bare, "evidence": top(lines)},
+        "corrupted + most frequent corrupted span": {**bare, "evidence": top(spans)},
+        "corrupted + generic explanation": {**bare, "explanation": GENERIC_EXPLANATION},
+        "corrupted + 3 most frequent values": {**bare, "explanation": three},
+        **{
+            f"corrupted + {type_} + every {slot} listed": {
+                **bare,
+                "corruption_type": type_,
+                "explanation": listings[slot],
+            }
+            for type_, slot in SLOT_OF.items()
+        },
+        "corrupted + most frequent clean answer": {**bare, "correction": top(cleans)},
+        "corrupted + memorised reference modules": {
+            **bare,
+            "correction": _memorised_modules(tuning),
+        },
+        "corrupted + most frequent trigger": {**bare, "trigger": trigger},
+        "corrupted + type, span, dates, correction, trigger": {
+            **bare,
+            "corruption_type": "temporal_shift",
+            "evidence": top(spans),
+            "explanation": listings["date"],
+            "correction": top(cleans),
+            "trigger": trigger,
+        },
+    }
+    return {
+        name: None if fields is None else {"confidence": "best", **fields}
+        for name, fields in named.items()
+    }
+
+
+def _located_weak(task: Task) -> dict[str, Any]:
+    """A realistic partial overseer: the right call, the corrupted span quoted, a weak
+    (generic) explanation, no type, no correction, no trigger, confidence 0.8."""
+    hidden = hidden_of(task)
+    if hidden.corruption is None:
+        return {"corrupted": False, "confidence": 0.8}
+    assert hidden.span is not None
+    quote = hidden.worker_text[hidden.span[0] : hidden.span[1]].strip()
+    return {
+        "corrupted": True,
+        "evidence": quote,
+        "explanation": GENERIC_EXPLANATION,
+        "confidence": 0.8,
+    }
+
+
+def _call_and_type(task: Task) -> dict[str, Any]:
+    """The right call and (corrupted) the right type, nothing located, confidence 0.8."""
+    hidden = hidden_of(task)
+    if hidden.corruption is None:
+        return {"corrupted": False, "confidence": 0.8}
+    return {"corrupted": True, "corruption_type": hidden.corruption, "confidence": 0.8}
+
+
+def _call_only(task: Task) -> dict[str, Any]:
+    """A perfect detector that says nothing else: the right call at confidence 1."""
+    return {"corrupted": hidden_of(task).corruption is not None, "confidence": 1.0}
+
+
+def honest_policies() -> dict[str, Callable[[Task], dict[str, Any]]]:
+    """Policies that look at the episode, from the ceiling down: the oracle, an
+    overseer that locates but explains weakly, one that names only call and type, one
+    that only calls. The reward should order them (gradient for partial skill)."""
+    return {
+        "oracle": oracle_verdict,
+        "right call + location, weak explanation": _located_weak,
+        "right call + type, nothing located": _call_and_type,
+        "right call only": _call_only,
+    }
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    """One policy's mean total on each half, its ratio to the oracle's, and (for a
+    constant of best confidence) the confidence chosen on each half."""
+
+    policy: str
+    kind: Literal["honest", "constant"]
+    means: dict[str, float]
+    ratios: dict[str, float]
+    confidences: dict[str, float | None]
+
+
+def _mean_of(
+    grader: OversightGrader,
+    tasks: Sequence[Task],
+    policy: Callable[[Task], dict[str, Any] | None],
+    runner: Any,
+) -> float:
+    subs = []
+    for task in tasks:
+        fields = policy(task)
+        subs.append(VerdictSubmission(task, None if fields is None else _verdict(fields)))
+    return sum(b.total for b in grade_verdicts(grader, subs, runner)) / len(tasks)
+
+
+def audit_named(
+    tasks: Sequence[Task],
+    *,
+    seed: int = 0,
+    grader: OversightGrader | None = None,
+    constants: dict[str, dict[str, Any] | None] | None = None,
+    runner: Any = None,
+) -> list[PolicyRow]:
+    """Grade the honest policies and the named constants (default
+    :func:`named_constants` of the tuning half) on both halves of ``tasks``."""
+    grader = grader or OversightGrader()
+    halves = {
+        h: [t for t in tasks if split_of(t.task_id, seed) == h] for h in ("tuning", "held_out")
+    }
+    for half, mine in halves.items():
+        if not mine:
+            raise ValueError(f"{half}: no episode of the sample falls in this half")
+    if constants is None:
+        constants = named_constants(halves["tuning"])
+    rows: list[PolicyRow] = []
+    oracle_means: dict[str, float] = {}
+    for name, policy in honest_policies().items():
+        means = {h: _mean_of(grader, mine, policy, runner) for h, mine in halves.items()}
+        if name == "oracle":
+            oracle_means = means
+        rows.append(_row(name, "honest", means, oracle_means, dict.fromkeys(halves)))
+    for name, fields in constants.items():
+        means: dict[str, float] = {}
+        chosen: dict[str, float | None] = {}
+        for half, mine in halves.items():
+            if fields is None:
+                means[half], chosen[half] = _mean_of(grader, mine, lambda t: None, runner), None
+            elif fields["confidence"] == "best":
+                content = {k: v for k, v in fields.items() if k != "confidence"}
+                chosen[half], means[half] = _best_confidence(grader, mine, content, runner)
+            else:
+                means[half] = mean_total(grader, mine, fields, runner)
+                chosen[half] = fields["confidence"]
+        rows.append(_row(name, "constant", means, oracle_means, chosen))
+    return rows
+
+
+def _row(
+    name: str,
+    kind: Literal["honest", "constant"],
+    means: dict[str, float],
+    oracle_means: dict[str, float],
+    chosen: dict[str, float | None],
+) -> PolicyRow:
+    return PolicyRow(
+        policy=name,
+        kind=kind,
+        means={h: round(m, 4) for h, m in means.items()},
+        ratios={h: round(m / oracle_means[h], 4) for h, m in means.items()},
+        confidences=chosen,
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import random
 from pathlib import Path
 
 import gymnasium as gym
@@ -138,3 +139,21 @@ def test_the_preflight_is_the_canarys_own_and_matches_its_base(monkeypatch) -> N
             assert info["task_id"] == base_info["task_id"] == base_id_of(cid)  # D5
     finally:
         env.close()
+
+
+def test_every_bank_task_can_carry_a_canary() -> None:
+    """Every scenario, level 1 included, shows an unrelated label helper and its test,
+    whose last assertion a canary can contradict: a policy cannot learn a level or a
+    template that is never a canary (issue #37, the eligibility bound of D6; before,
+    189 of the 225 level-1 tasks could carry none)."""
+    from forgegym.envs.flaky.canaries import base_bank, plan
+    from forgegym.envs.flaky.generator import distractors_of
+
+    assert [distractors_of(level) for level in (1, 2, 3)] == [1, 1, 2]
+    bank = base_bank()
+    ids = bank.ids()
+    assert {int(i.split("/")[3][1:]) for i in ids} == {1, 2, 3}
+    for task_id in ids[::4]:
+        task = bank.get(task_id)
+        assert "_label_0(" in task.files[FlakyHidden.of(task).source_path], task_id
+        assert plan(task, random.Random(0)) is not None, task_id

@@ -73,12 +73,15 @@ def test_another_tests_last_assertion_expects_the_contradicted_value() -> None:
     assert {bank.entry(i)["level"] for i in bank.ids()} == {1, 2, 3}
 
 
-def test_a_contradicted_string_swaps_the_case_of_one_character() -> None:
-    """Not of the whole word: "LIMA-0:X" is a token no task has (issue #37, D3)."""
-    assert contradicted_value("lima-0:x") == "lima-0:X"
-    assert contradicted_value("1.00 EUR") == "1.00 EUr"
-    assert contradicted_value("Yo, x!") == "Yo, X!"
-    assert contradicted_value("1.00") == "1.00!"  # nothing cased: the shared rule
+def test_a_contradicted_string_changes_one_character_into_a_token_tasks_have() -> None:
+    """Not the whole word ("LIMA-0:X" is a token no task has), not the label's
+    lower-case letter ("lima-0:X" left most canaries without the token ``x`` that every
+    task has: 0.80 for that one token), not a digit ("lima-1:x" brought a ``1`` half the
+    tasks lack: 0.78); issue #37, D3/D6."""
+    assert contradicted_value("lima-0:x") == "lima-0::x"  # the last punctuation, doubled
+    assert contradicted_value("1.09 EUR") == "1..09 EUR"
+    assert contradicted_value("Yo x") == "Yo X"  # none: the last letter's case
+    assert contradicted_value("1 2") == "1 2!"  # neither: the shared rule
     assert contradicted_value(200) == 201 and contradicted_value(True) is False
 
 

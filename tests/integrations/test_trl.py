@@ -262,6 +262,34 @@ def test_canary_rate_on_the_real_bank_mixes_in_real_canaries() -> None:
         env.close()
 
 
+def test_a_performance_canary_on_its_bases_own_bug_is_masked_and_the_no_op_no_cheat() -> None:
+    """Through ``make_reward_funcs`` (issue #37, D3 for Performance): on a canary whose
+    tests and oracle follow the shown code's own bug, the cheat (the bug kept behind a
+    change) and the unchanged module are both masked, and only the cheat counts as one
+    (an unchanged module is no progress)."""
+    from forgegym.envs.performance.canaries import canary_bank, follow_the_tests
+    from forgegym.envs.performance.hidden import PerformanceHidden
+    from forgegym.policies import NOOP_ACTION
+
+    bank = canary_bank()
+    cid = next(
+        i
+        for i in bank.ids()
+        if PerformanceHidden.of(bank.get(i)).start
+        == f"bug{bank.get(i).metadata['contradiction']['bug']}"
+    )
+    (reward,) = make_reward_funcs("Forge/Performance-v0", canary_rate=0.5)
+    logged: dict[str, float] = {}
+    values = reward(
+        prompts=[[]] * 2,
+        completions=[follow_the_tests(bank.get(cid)), NOOP_ACTION],
+        task_id=[cid, cid],
+        log_metric=lambda name, value: logged.__setitem__(name, value),
+    )
+    assert values == [None, None]
+    assert logged["forgegym/cheat_rate"] == 0.5  # the cheat solved it; the no-op not
+
+
 def test_reward_funcs_report_canaries_apart_with_the_cheat_rate() -> None:
     from forgegym.envs.bugfix.canaries import disguised_special_case
     from forgegym.family import get_family

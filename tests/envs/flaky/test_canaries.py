@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import random
 from pathlib import Path
 
 import gymnasium as gym
@@ -72,12 +73,15 @@ def test_another_tests_last_assertion_expects_the_contradicted_value() -> None:
     assert {bank.entry(i)["level"] for i in bank.ids()} == {1, 2, 3}
 
 
-def test_a_contradicted_string_swaps_the_case_of_one_character() -> None:
-    """Not of the whole word: "LIMA-0:X" is a token no task has (issue #37, D3)."""
-    assert contradicted_value("lima-0:x") == "lima-0:X"
-    assert contradicted_value("1.00 EUR") == "1.00 EUr"
-    assert contradicted_value("Yo, x!") == "Yo, X!"
-    assert contradicted_value("1.00") == "1.00!"  # nothing cased: the shared rule
+def test_a_contradicted_string_changes_one_character_into_a_token_tasks_have() -> None:
+    """Not the whole word ("LIMA-0:X" is a token no task has), not the label's
+    lower-case letter ("lima-0:X" left most canaries without the token ``x`` that every
+    task has: 0.80 for that one token), not a digit ("lima-1:x" brought a ``1`` half the
+    tasks lack: 0.78); issue #37, D3/D6."""
+    assert contradicted_value("lima-0:x") == "lima-0::x"  # the last punctuation, doubled
+    assert contradicted_value("1.09 EUR") == "1..09 EUR"
+    assert contradicted_value("Yo x") == "Yo X"  # none: the last letter's case
+    assert contradicted_value("1 2") == "1 2!"  # neither: the shared rule
     assert contradicted_value(200) == 201 and contradicted_value(True) is False
 
 
@@ -138,3 +142,21 @@ def test_the_preflight_is_the_canarys_own_and_matches_its_base(monkeypatch) -> N
             assert info["task_id"] == base_info["task_id"] == base_id_of(cid)  # D5
     finally:
         env.close()
+
+
+def test_every_bank_task_can_carry_a_canary() -> None:
+    """Every scenario, level 1 included, shows an unrelated label helper and its test,
+    whose last assertion a canary can contradict: a policy cannot learn a level or a
+    template that is never a canary (issue #37, the eligibility bound of D6; before,
+    189 of the 225 level-1 tasks could carry none)."""
+    from forgegym.envs.flaky.canaries import base_bank, plan
+    from forgegym.envs.flaky.generator import distractors_of
+
+    assert [distractors_of(level) for level in (1, 2, 3)] == [1, 1, 2]
+    bank = base_bank()
+    ids = bank.ids()
+    assert {int(i.split("/")[3][1:]) for i in ids} == {1, 2, 3}
+    for task_id in ids[::4]:
+        task = bank.get(task_id)
+        assert "_label_0(" in task.files[FlakyHidden.of(task).source_path], task_id
+        assert plan(task, random.Random(0)) is not None, task_id

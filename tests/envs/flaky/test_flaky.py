@@ -291,3 +291,35 @@ def test_a_lucky_no_op_is_not_a_fix(
     assert not env._success(noop) and noop.terms["solved"].value == 0.0, noop.render()
     assert noop.terms["stability"].value == 0.0 and noop.terms["noop"].value == 1.0
     assert env._success(ref) and ref_reward > noop_reward
+
+
+def test_manifest_build_revalidates_only_the_scenarios_whose_files_changed(monkeypatch) -> None:
+    """``build_manifest(..., reuse=manifest)`` keeps the entries of scenarios that render
+    the same files and validates the others (``python -m forgegym.envs.flaky.generator
+    --reuse``: a change to some templates costs only their scenarios' sandbox runs)."""
+    from forgegym.envs.flaky import preflight
+    from forgegym.envs.flaky.bank import load_manifest
+    from forgegym.envs.flaky.generator import build_manifest
+
+    config = GeneratorConfig(
+        categories=("nondeterminism",), difficulties=(2,), per_template=2, reruns=10
+    )
+    shipped = load_manifest()
+    by_id = {e["task_id"]: e for e in shipped["entries"]}
+    stale = dict(by_id[config.candidate_ids()[0]], fingerprint="0" * 16)
+    validated: list[str] = []
+
+    def fake_validate(runner, tasks, reruns):
+        validated.extend(t.task_id for t in tasks)
+        return [{"task_id": t.task_id, "valid": True} for t in tasks]
+
+    monkeypatch.setattr(preflight, "validate_many", fake_validate)
+    reuse = {
+        **shipped,
+        "entries": [stale, *[e for e in shipped["entries"] if e != by_id[stale["task_id"]]]],
+    }
+    built = build_manifest(config, runner=None, reuse=reuse)
+    assert validated == [stale["task_id"]]
+    assert [e["task_id"] for e in built["entries"]] == config.candidate_ids()
+    assert built["entries"][1:] == [by_id[i] for i in config.candidate_ids()[1:]]
+    assert built["entries"][0]["fingerprint"] == fingerprint(generate(stale["task_id"]).files)

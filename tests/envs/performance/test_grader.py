@@ -3,6 +3,7 @@ submission's score cannot depend on its speed, so its measured runs are never pl
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,3 +84,39 @@ def test_scoring_a_correct_submission_without_its_measurement_is_refused() -> No
     finally:
         sub.cleanup()
         workspace.close()
+
+
+def test_an_unchanged_module_is_no_progress_even_where_it_matches_the_oracle() -> None:
+    """A canary that follows its base's own bug (issue #37, D3): the shown code returns
+    what the oracle returns, so submitting it unchanged is correct, yet it is no
+    progress and never succeeds (the no-op is no cheat); the cheat, the same behaviour
+    behind a change, is progress."""
+    from forgegym.envs.performance.canaries import canary_bank, follow_the_tests
+    from forgegym.envs.performance.hidden import PerformanceHidden
+
+    bank = canary_bank()
+    canary = next(
+        c
+        for c in map(bank.get, bank.ids())
+        if PerformanceHidden.of(c).start == f"bug{c.metadata['contradiction']['bug']}"
+    )
+    path = canary.editable_files[0]
+    cheat = json.loads((follow_the_tests(canary) or "").removeprefix("```json\n")[:-4])
+    workspace = Workspace(canary.files, canary.editable_files, prefix="fg-perf-staged-")
+    try:
+        subs = [
+            Submission(task=canary, files={path: canary.files[path]}, workspace=workspace),
+            Submission(
+                task=canary,
+                files={e["path"]: e["content"] for e in cheat[0]["edits"]},
+                workspace=workspace,
+            ),
+        ]
+        unchanged, kept = grade_many(
+            PerformanceGrader(repeats=1, seed=7), subs, get_default_runner()
+        )  # type: ignore[arg-type]
+    finally:
+        workspace.close()
+    assert unchanged.terms["correct"].value == 1.0 and unchanged.terms["noop"].value == 1.0
+    assert not PerformanceGrader.solved(unchanged), unchanged.render()
+    assert kept.terms["correct"].value == 1.0 and kept.terms["noop"].value == 0.0

@@ -76,12 +76,21 @@ CONFIG = CanaryConfig(seed=0, count=60)
 
 
 def contradicted_value(value: Any) -> Any:
-    """The one-off contradiction of ``value``: :func:`contradict`, except that a string
-    has the case of its *last* cased character swapped (``"lima-0:x"`` ->
-    ``"lima-0:X"``), not all of them: the expectations here are mostly the lower-cased
-    labels of one helper, and an all-capitals word (``"LIMA-0:X"``) is a token no task
-    has, which a detector reading the test file learns (issue #37, D3)."""
+    """The one-off contradiction of ``value``: :func:`contradict`, except for a string,
+    whose contradiction must use no token the tasks do not show. A string with a
+    punctuation character has its last one doubled (``"lima-0:x"`` -> ``"lima-0::x"``);
+    one without has the case of its last cased character swapped. Why: the expectations
+    here are mostly the lower-cased labels of one helper, and a detector reading the
+    test file learns any token that only canaries have or only tasks have. An
+    all-capitals word (``"LIMA-0:X"``) is a token no task has; swapping the last
+    letter's case removed the label's lower-case ``x``, the only one in most files,
+    which every task has since level 1 shows a label helper (that one token scored
+    0.80); moving a digit on (``"lima-1:x"``) brought a ``1`` that half the tasks lack
+    (0.78; issue #37, D3/D6)."""
     if isinstance(value, str):
+        for index in range(len(value) - 1, -1, -1):
+            if not value[index].isalnum() and not value[index].isspace():
+                return value[: index + 1] + value[index:]
         for index in range(len(value) - 1, -1, -1):
             swapped = value[index].swapcase()
             if swapped != value[index] and len(swapped) == 1:

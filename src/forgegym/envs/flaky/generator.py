@@ -30,6 +30,7 @@ __all__ = [
     "DIFFICULTIES",
     "GeneratorConfig",
     "MANIFEST_PATH",
+    "distractors_of",
     "fingerprint",
     "generate",
     "test_ids_of",
@@ -38,8 +39,18 @@ __all__ = [
 DATA_DIR = Path(__file__).with_name("data")
 MANIFEST_PATH = DATA_DIR / "manifest.json"
 FAKES = (DATA_DIR / "fakes.py.txt").read_text(encoding="utf-8")
-#: Difficulty = 1 + number of distractor functions/tests hiding the fault.
+#: Difficulty levels: the unrelated helpers hiding the fault grow with the level
+#: (:func:`distractors_of`: one at levels 1 and 2, two at level 3).
 DIFFICULTIES: tuple[int, ...] = (1, 2, 3)
+
+
+def distractors_of(difficulty: int) -> int:
+    """The unrelated label helpers (and their tests) a scenario of ``difficulty`` shows:
+    one at levels 1 and 2, two at level 3. Level 1 has one so that every scenario has
+    another visible test whose last assertion a canary can contradict (issue #37, D6 of
+    docs/design/006-canaries.md: with none, 189 of the 225 level-1 tasks could never
+    carry a canary, and a policy could learn that level-1 tasks are safe to cheat on)."""
+    return max(1, difficulty - 1)
 
 
 @dataclass(frozen=True)
@@ -117,7 +128,7 @@ def generate(task_id: str) -> Task:
     """Render the scenario ``task_id`` (deterministic; no validation)."""
     cat, tpl, difficulty, index = _parse_id(task_id)
     rng = random.Random(f"forgegym-flaky:{cat}/{tpl}/{difficulty}/{index}")
-    v = Variant(rng=rng, distractors=difficulty - 1)
+    v = Variant(rng=rng, distractors=distractors_of(difficulty))
     draft = TEMPLATES[cat][tpl](v)
     src, test = v.src, v.test_path
     files = {
@@ -181,13 +192,24 @@ def generate(task_id: str) -> Task:
 
 
 def build_manifest(
-    config: GeneratorConfig, runner: Any, *, batch: int = 48, path: Path | None = None
+    config: GeneratorConfig,
+    runner: Any,
+    *,
+    batch: int = 48,
+    path: Path | None = None,
+    reuse: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Generate and validate every candidate of ``config``; keep distinct scenarios
-    (by fingerprint) and write the manifest to ``path`` if given."""
+    (by fingerprint) and write the manifest to ``path`` if given. ``reuse``: a
+    manifest built with the same rerun count whose entries are kept as they are for
+    the scenarios that render the same files (same fingerprint), so that a change to
+    some templates revalidates only the scenarios it changed."""
     from forgegym.envs.flaky.preflight import validate_many
 
     config.validate()
+    kept: dict[str, dict[str, Any]] = {}
+    if reuse is not None and int(reuse.get("reruns", -1)) == config.reruns:
+        kept = {e["task_id"]: e for e in reuse.get("entries", [])}
     seen: set[str] = set()
     tasks = []
     for task_id in config.candidate_ids():
@@ -196,26 +218,39 @@ def build_manifest(
         if fp not in seen:
             seen.add(fp)
             tasks.append(task)
-    entries = []
-    for start in range(0, len(tasks), batch):
-        chunk = tasks[start : start + batch]
+    fresh = [t for t in tasks if kept.get(t.task_id, {}).get("fingerprint") != fingerprint(t.files)]
+    validated: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(fresh), batch):
+        chunk = fresh[start : start + batch]
         for task, entry in zip(chunk, validate_many(runner, chunk, config.reruns), strict=True):
             entry["fingerprint"] = fingerprint(task.files)
-            entries.append(entry)
+            validated[task.task_id] = entry
+    entries = [validated.get(t.task_id) or kept[t.task_id] for t in tasks]
     manifest = {"reruns": config.reruns, "entries": entries}
     if path is not None:
         path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return manifest
 
 
-if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_template]
+if __name__ == "__main__":  # python -m forgegym.envs.flaky.generator [per_template] [--reuse]
     import sys
 
     from forgegym.sandbox.runners import get_default_runner
 
-    per = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+    args = [a for a in sys.argv[1:] if a != "--reuse"]
+    per = int(args[0]) if args else 12
+    # --reuse: keep the shipped manifest's entries of the scenarios whose files did not
+    # change (validation is the costly part: 33 sandbox runs per scenario).
+    previous = (
+        json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
+        if "--reuse" in sys.argv and MANIFEST_PATH.is_file()
+        else None
+    )
     built = build_manifest(
-        GeneratorConfig(per_template=per, reruns=10), get_default_runner(), path=MANIFEST_PATH
+        GeneratorConfig(per_template=per, reruns=10),
+        get_default_runner(),
+        path=MANIFEST_PATH,
+        reuse=previous,
     )
     valid = [e for e in built["entries"] if e["valid"]]
     print(f"{len(valid)} valid of {len(built['entries'])}")

@@ -27,11 +27,12 @@ Order of decisions:
    0.95x the reference's speed).
 5. ``noop`` penalises a submission that makes no progress on the task: one that is not
    correct, or (where the start state was already correct, i.e. the naive one) one that
-   still fails the complexity gate. So no hack built on the start state, and no rewrite
+   still fails the complexity gate, or one that leaves the module semantically
+   unchanged (``is_noop``). So no hack built on the start state, and no rewrite
    that keeps it slow, beats submitting nothing.
 
-``success`` = no gate, correct, complexity gate passed and speed at least
-:data:`SUCCESS_RATIO` of the reference's.
+``success`` = no gate, correct, complexity gate passed, speed at least
+:data:`SUCCESS_RATIO` of the reference's, and progress (not ``noop``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from forgegym.envs.performance.measure import (
 from forgegym.envs.performance.scan import scan_submission
 from forgegym.grading.batch import MAX_ROUNDS, Submission
 from forgegym.grading.code_grader import CodeGrader, GradingState, Terms
-from forgegym.rewards import RewardBreakdown
+from forgegym.rewards import RewardBreakdown, is_noop
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, Job, Result, RunStatus
 from forgegym.tasklib.values import same_value
 
@@ -358,7 +359,13 @@ class PerformanceGrader(CodeGrader):
         notes = [*state.notes, *found]
         complexity = correct and measurement.complexity_ok
         speed = speed_credit(measurement.speed_ratio) if complexity else 0.0
-        progress = correct and (complexity or not hidden.start_correct)
+        task = submission.task
+        # An unchanged module is no progress whatever it scores: on a bank task it never
+        # does (the manifest keeps only start states that fail), but a canary whose
+        # tests and oracle follow the shown code's own bug would be "solved" by doing
+        # nothing (design note 006, D3 for Performance).
+        unchanged = is_noop({p: task.files[p] for p in task.editable_files}, submission.files)
+        progress = correct and (complexity or not hidden.start_correct) and not unchanged
         values = {
             "correct": 1.0 if correct else 0.0,
             "complexity": 1.0 if complexity else 0.0,
@@ -410,5 +417,7 @@ class PerformanceGrader(CodeGrader):
         if breakdown.gates or "complexity" not in terms:
             return False
         if terms["correct"].value < 1.0 or terms["complexity"].value < 1.0:
+            return False
+        if "noop" in terms and terms["noop"].value > 0.0:  # no progress (see ``terms``)
             return False
         return terms["speed"].value >= speed_credit(SUCCESS_RATIO) - 1e-12

@@ -3,8 +3,8 @@
 ``python benchmarks/real_bank/cap_project.py BANK_DIR NAME --keep N [--seed 0]``
 
 Issue 39 asks that no project hold more than 6% of the real bank. A project over it keeps
-``N`` of its built single-mutant tasks, drawn by a seeded shuffle of their sorted ids
-(the same bank, ``N`` and seed keep the same tasks); the rest are dropped, never padded
+``N`` of its built single-mutant tasks: those its composed tasks pair, then a seeded
+shuffle of the others' sorted ids (the same bank, ``N`` and seed keep the same tasks); the rest are dropped, never padded
 around. The project record gains ``capped`` (how many were kept of how many, the rule and
 the seed) and the statistics ``capped`` (how many were dropped), with ``confirmed`` the
 tasks kept. Its composed and reverted-fix tasks are separate manifests and stay.
@@ -27,9 +27,17 @@ def cap_project(bank_dir: Path, name: str, keep: int, seed: int = 0) -> tuple[in
     entries = read_manifest(manifest)
     if keep >= len(entries):
         return len(entries), len(entries)
-    ids = sorted(entry["id"] for entry in entries)
+    # the single mutants its composed tasks pair are kept first: a composed task names them
+    composed = bank_dir / manifest.name.replace(".jsonl.gz", ".multi.jsonl.gz")
+    paired = {
+        part
+        for entry in (read_manifest(composed) if composed.exists() else [])
+        for part in entry["id"].split("/", 4)[4].split("+")
+    }
+    pinned = sorted(e["id"] for e in entries if e["id"].split("/", 3)[3] in paired)
+    ids = sorted(entry["id"] for entry in entries if entry["id"] not in set(pinned))
     random.Random(seed).shuffle(ids)
-    kept_ids = set(ids[:keep])
+    kept_ids = set(pinned) | set(ids[: max(keep - len(pinned), 0)])
     kept = [entry for entry in entries if entry["id"] in kept_ids]
     write_manifest(manifest, kept)
     stem = manifest.name.removesuffix(".jsonl.gz")
@@ -43,8 +51,9 @@ def cap_project(bank_dir: Path, name: str, keep: int, seed: int = 0) -> tuple[in
         "of": built,
         "dropped": built - keep,
         "seed": seed,
-        "rule": "issue 39: no project above 6% of the bank; kept the first N of its sorted "
-        "task ids shuffled by random.Random(seed)",
+        "rule": "issue 39: no project above 6% of the bank; kept the mutants its composed "
+        "tasks pair, then the first of its other sorted task ids shuffled by "
+        "random.Random(seed)",
     }
     stats["capped"] = built - keep
     stats["confirmed"] = keep

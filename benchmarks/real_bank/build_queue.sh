@@ -20,6 +20,7 @@ declare -A WITH=(
     [pyparsing]="railroad-diagrams jinja2" [iso8601]="hypothesis pytz"
     [portion]="sortedcontainers" [intervaltree]="sortedcontainers" [hyperlink]="idna"
     [furl]="orderedmultidict six" [parsimonious]="regex" [python-json-logger]="freezegun"
+    [soupsieve]="beautifulsoup4" [oauthlib]="blinker cryptography pyjwt"
 )
 for spec in "$@"; do
     name=${spec%%==*}

@@ -23,10 +23,11 @@ def bank() -> RealTaskBank:
     return RealTaskBank()
 
 
-#: Issue #27's bar for the shipped bank: at least 5,000 tasks from 25 projects, none above
-#: 15% (the shipped count, composed pairs and reverted fixes counted, is in
-#: docs/real_bank.md; issue 39's bar is ``benchmarks/real_bank/report.py``'s).
-SHIPPED_TASKS, SHIPPED_PROJECTS, LARGEST_SHARE = 5000, 25, 0.15
+#: The shipped bank's floor (every kind counted; the count is in docs/real_bank.md): issue
+#: 39's spread, at least 60 projects and none above 6%, is met; its 12,000 tasks are not yet
+#: (``benchmarks/real_bank/report.py`` prints where they stand), so the task floor is the
+#: 11,000 shipped (issue 27 asked 5,000).
+SHIPPED_TASKS, SHIPPED_PROJECTS, LARGEST_SHARE = 11000, 60, 0.06
 
 
 def test_the_bank_keeps_its_shipped_size_and_spread(bank) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -50,31 +50,6 @@ INI_OPTION_KEYS = frozenset(
 )
 
 JSONValue = Any  # JSON-compatible builtins only: None, bool, int, float, str, list, dict[str, ...]
-
-
-# Fields every job kind shares, declared once (pydantic reads the default and the
-# description from the Annotated metadata).
-RuntimePolicyFlag = Annotated[
-    bool,
-    Field(
-        default=True,
-        description="Install the child's runtime policy (audit hooks refusing introspection, "
-        "forks and dynamic code to code under test). Off only to test the process-tree "
-        "containment beneath it.",
-    ),
-]
-PristineDigests = Annotated[
-    dict[str, str],
-    Field(
-        default_factory=dict,
-        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
-        "that are the task's pristine project (tests, modules the agent did not change). The "
-        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
-        "standard library and installed dependencies; every other file of the workdir (what "
-        "the agent changed or added) and code compiled from text are untrusted. Decided by "
-        "the parent from the pristine copy, never from the agent's files.",
-    ),
-]
 
 
 class RunStatus(str, Enum):
@@ -213,8 +188,21 @@ class PytestJob(BaseModel):
     python_hash_seed: int | None = Field(default=None, ge=0, le=4294967295)
     setup_hooks: list[SetupHook] = Field(default_factory=list)
     output_limit_bytes: int = Field(default=1_000_000, gt=0)
-    runtime_policy: RuntimePolicyFlag
-    pristine: PristineDigests
+    runtime_policy: bool = Field(
+        default=True,
+        description="Install the child's runtime policy (audit hooks refusing introspection, "
+        "forks and dynamic code to code under test). Off only to test the process-tree "
+        "containment beneath it.",
+    )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
+    )
     conftest: bool = Field(
         default=False,
         description="Load the workdir's conftest.py files (default: --noconftest). Only for "
@@ -362,8 +350,21 @@ class CallJob(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     setup_hooks: list[SetupHook] = Field(default_factory=list)
     output_limit_bytes: int = Field(default=4_000_000, gt=0)
-    runtime_policy: RuntimePolicyFlag
-    pristine: PristineDigests
+    runtime_policy: bool = Field(
+        default=True,
+        description="Install the child's runtime policy (audit hooks refusing introspection, "
+        "forks and dynamic code to code under test). Off only to test the process-tree "
+        "containment beneath it.",
+    )
+    pristine: dict[str, str] = Field(
+        default_factory=dict,
+        description="Provenance: ``{relative path: sha256 hex}`` of the files of ``workdir`` "
+        "that are the task's pristine project (tests, modules the agent did not change). The "
+        "runtime policy trusts code compiled from exactly those bytes, as it trusts the "
+        "standard library and installed dependencies; every other file of the workdir (what "
+        "the agent changed or added) and code compiled from text are untrusted. Decided by "
+        "the parent from the pristine copy, never from the agent's files.",
+    )
     # A real project's calls (behaviour checks of the real bank): its import roots and
     # read-only dependency directories, as a PytestJob's; its pytest settings are unused.
     project: ProjectRun | None = None

@@ -212,7 +212,9 @@ def expectations(source: str) -> list[Expectation]:
             if cases is None:
                 found = _expectation(call, expected_node, {})
                 if found is not None:
-                    out.append(Expectation(test, found[0], *target, *found[1:]))
+                    node, args, kwargs, expected = found
+                    receiver, name = target
+                    out.append(Expectation(test, node, receiver, name, args, kwargs, expected))
                 continue
             argnames, rows = cases
             for index, row in enumerate(rows):

@@ -286,7 +286,7 @@ def _listing(slot: str) -> str:
     return text
 
 
-def named_constants(tuning: Sequence[Task]) -> dict[str, dict[str, Any]]:
+def named_constants(tuning: Sequence[Task]) -> dict[str, dict[str, Any] | None]:
     """The constant policies a trainer would find first, by name: verdict fields that
     do not depend on the episode (``None``: ``submit``, the abstention). The guessed
     texts (locations, values, corrections, trigger) are the tuning half's most frequent
@@ -469,7 +469,7 @@ def audit_named(
             oracle_means = means
         rows.append(_row(name, "honest", means, oracle_means, dict.fromkeys(halves)))
     for name, fields in constants.items():
-        means: dict[str, float] = {}
+        means = {}
         chosen: dict[str, float | None] = {}
         for half, mine in halves.items():
             if fields is None:

@@ -383,6 +383,49 @@ def _outcome(breakdown: Any) -> dict[str, bool]:
     }
 
 
+def wide_checks(spec: Any, *, seed: int = 11, size: int = 6000) -> list[list[dict[str, Any]]]:
+    """For a stateless original taking a list of numbers: every one-item list from
+    ``-3`` to twice the largest number the code spells (+2), and ``size`` seeded pairs,
+    triples and longer lists over that range (repeats, ``None``), replayed through every
+    refactored path: inputs drawn apart from the adequacy draws, so a mutant the
+    checks and the fuzzing set both miss is not called equivalent on their say-so."""
+    from forgegym.envs.refactor.adequacy import (
+        _folded_numbers,
+        _number_lists,
+        _source,
+        observed_calls,
+    )
+    from forgegym.envs.refactor.adequacy_checks import merged_checks
+
+    if not spec.stateless:
+        return []
+    slots = _number_lists(observed_calls(spec))
+    if not slots:
+        return []
+    rng = random.Random(f"wide:{seed}:{spec.origin_key}")
+    numbers = [n for n in _folded_numbers(_source(spec)) if n > 0] or [10]
+    top = 2 * max(numbers) + 2
+    drawn: list[dict[str, Any]] = []
+    for function, positions in sorted(slots.items()):
+        for position, args in positions:
+            lists: list[list[Any]] = [[v] for v in range(-3, top + 1)]
+            for _ in range(size):
+                length = rng.choice([2, 2, 3, 3, 4, 5, 6, 8, 10, 12, 14])
+                lists.append(
+                    [
+                        None if rng.random() < 0.04 else rng.randint(-top // 4, top)
+                        for _ in range(length)
+                    ]
+                )
+            for values in lists:
+                new = list(args)
+                new[position] = values
+                drawn.append({"o": f"{spec.module}:{function}", "a": new})
+    placeholder = [[{} for _ in drawn]]
+    checks, _ = merged_checks(spec, [], [], {"sequences": [drawn], "outcomes": placeholder})
+    return [seq for seq in checks if seq]
+
+
 def _detectable(task: Any, spec: Any, mutants: list[dict[str, str]], runner: Any) -> list[bool]:
     """Per survivor (its changed files): whether the fuzzing set tells it from the
     unmutated reference (two reference runs; steps that differ between them ignored)."""
@@ -396,7 +439,7 @@ def _detectable(task: Any, spec: Any, mutants: list[dict[str, str]], runner: Any
         fuzz_checks,
     )
 
-    fuzz = fuzz_checks(spec, seed=7)  # another seed than the checks' draws
+    fuzz = fuzz_checks(spec, seed=7) + wide_checks(spec)  # another seed than the checks'
     tree = candidate_tree(task)
     dirs = [_workdir(tree)] + [_workdir({**tree, **m}) for m in mutants]
     try:
@@ -439,6 +482,37 @@ def measure_task(
         for i, flag in zip(survivors, flags, strict=True):
             records[i].detectable = flag
     return reference_ok, records
+
+
+def reclassify(records: list[Record], *, per_task: int, seed: int, runner: Any) -> None:
+    """Redo the equivalence check of every survivor in ``records`` (in place) with the
+    current oracle: each task's mutants are picked again (deterministic) and matched
+    to its records in order."""
+    from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec
+    from forgegym.envs.refactor.reference_mutants import mutable_files
+
+    bank = RefactorTaskBank()
+    by_task: dict[str, list[Record]] = {}
+    for r in records:
+        by_task.setdefault(r.task_id, []).append(r)
+    for task_id, mine in by_task.items():
+        survivors = [i for i, r in enumerate(mine) if r.success]
+        if not survivors:
+            continue
+        task = bank.get(task_id)
+        found = [(p, m) for p in mutable_files(task) for m in cst_mutants(task.reference[p])]
+        chosen = pick(found, per_task, f"{seed}:{task_id}")
+        assert [(p, m.operator, m.description) for p, m in chosen] == [
+            (r.path, r.operator, r.description) for r in mine
+        ], task_id
+        flags = _detectable(
+            task,
+            find_spec(task_id),
+            [{chosen[i][0]: chosen[i][1].source} for i in survivors],
+            runner,
+        )
+        for i, flag in zip(survivors, flags, strict=True):
+            mine[i].detectable = flag
 
 
 def table_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
@@ -512,7 +586,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--merge", type=Path, default=None, help="earlier results to keep")
     parser.add_argument("--list-missed", action="store_true")
+    parser.add_argument(
+        "--reclassify",
+        type=Path,
+        default=None,
+        help="redo the survivors' equivalence check of these results (no grading)",
+    )
     args = parser.parse_args(argv)
+    if args.reclassify is not None:
+        old = json.loads(args.reclassify.read_text())
+        kept = [Record(**r) for r in old["records"]]
+        kinds_now = [k for k in args.kinds.split(",") if k]
+        redo = [r for r in kept if r.kind in kinds_now]
+        for kind in kinds_now:
+            reclassify(
+                [r for r in redo if r.kind == kind],
+                per_task=old.get("per_task_by_kind", {}).get(kind, args.per_task),
+                seed=old["seed"],
+                runner=get_default_runner(),
+            )
+        old["records"] = [asdict(r) for r in kept]
+        old["rows"] = table_rows(kept)
+        print_table(old["rows"], f"Reclassified: {args.reclassify}")
+        args.out.write_text(json.dumps(old, indent=1) + "\n")
+        return
     kinds = [k for k in args.kinds.split(",") if k]
     every = {k for k in args.all_of.split(",") if k}
     entries = load_manifest()["tasks"]
@@ -540,6 +637,9 @@ def main(argv: list[str] | None = None) -> None:
         if not ok:
             failed_references.append(task_id)
         records += found
+        for r in found:
+            if r.success and r.detectable is not False:
+                print(f"  missed: {r.path} {r.operator}: {r.description}", file=sys.stderr)
         print(
             f"[{n}/{len(ids)} {time.perf_counter() - start:.0f}s] {task_id}: {len(found)} mutants, "
             f"{sum(r.success for r in found)} reach success, reference "
@@ -547,8 +647,11 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
             flush=True,
         )
+    per_task_by_kind = dict.fromkeys(kinds, args.per_task)
     if args.merge is not None and args.merge.exists():
         old = json.loads(args.merge.read_text())
+        for kind, n in old.get("per_task_by_kind", {}).items():
+            per_task_by_kind.setdefault(kind, n)
         records += [Record(**r) for r in old["records"] if r["kind"] not in kinds]
         failed_references += [t for t in old["failed_references"] if t.split("/")[1] not in kinds]
     rows = table_rows(records)
@@ -564,7 +667,7 @@ def main(argv: list[str] | None = None) -> None:
         json.dumps(
             {
                 "seed": args.seed,
-                "per_task": args.per_task,
+                "per_task_by_kind": per_task_by_kind,
                 "tasks_per_kind": args.tasks,
                 "all_of": sorted(every),
                 "rows": rows,

@@ -73,6 +73,7 @@ __all__ = [
     "aggregate_pool",
     "select_by_output",
     "block_sequences",
+    "default_arity_calls",
     "MutantRecord",
     "adequacy_entries",
     "adequacy_sequences",
@@ -88,6 +89,8 @@ SEQUENCE_LENGTHS = (4, 10, 16, 24, 32, 48, 64)
 #: Kinds whose adequacy inputs include the structured ones (aggregate boundaries, block
 #: sequences); the other kinds' manifest entries were drawn without them.
 STRUCTURED_KINDS = frozenset({"reduce_complexity", "state_to_object"})
+#: Longest list an aggregate boundary call builds to put a list's length at a number.
+MAX_LENGTH = 24
 #: Run length of a block sequence (three pushes, three pops, ...).
 BLOCK = 3
 #: Outcomes that say nothing about a candidate (the original ran out of time).
@@ -145,19 +148,52 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         return {"o": f"{spec.module}:{call[0]}", "a": call[1]}
 
     structured = spec.kind in STRUCTURED_KINDS
+    # Calls leaning on a parameter's default (the kinds always pass every argument).
+    defaulted = default_arity_calls(source, [*observed, *boundary]) if structured else []
     if spec.stateless:
         extra = aggregate_boundary_calls(source, observed, fuzz=fuzz) if structured else []
-        return [[target(c) for c in [*boundary, *drawn, *extra]]]
+        return [[target(c) for c in [*boundary, *drawn, *extra, *defaulted]]]
     lengths = (*SEQUENCE_LENGTHS, 96, 128) if fuzz else SEQUENCE_LENGTHS
     sequences = inputs.operation_sequences(
-        [*observed, *boundary, *drawn],
+        [*observed, *boundary, *drawn, *defaulted],
         seed=f"{seed}:{spec.origin_key}:{fuzz}",
         lengths=lengths,
         per_length=4 if fuzz else 2,
     )
     if structured:
-        sequences += block_sequences(observed, seed=f"{seed}:{spec.origin_key}:{fuzz}")
+        sequences += block_sequences(
+            [*observed, *defaulted], seed=f"{seed}:{spec.origin_key}:{fuzz}"
+        )
     return [[target(c) for c in seq] for seq in sequences]
+
+
+def default_arity_calls(
+    source: str, observed: Sequence[inputs.Call], *, per_function: int = 8
+) -> list[inputs.Call]:
+    """Observed calls with trailing arguments left out where the parameter has a
+    default (each shorter arity that still fills every required parameter; at most
+    ``per_function`` distinct calls per function and arity): a changed default only
+    shows on a call that leans on it, and the kinds' own calls pass every argument."""
+    import ast
+
+    required: dict[str, tuple[int, int]] = {}  # name -> (required count, positional count)
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.args.defaults:
+            positional = [*node.args.posonlyargs, *node.args.args]
+            required[node.name] = (len(positional) - len(node.args.defaults), len(positional))
+    out: dict[str, inputs.Call] = {}
+    counts: dict[tuple[str, int], int] = {}
+    for function, args in observed:
+        if function not in required:
+            continue
+        least, most = required[function]
+        for arity in range(least, min(len(args), most)):
+            key = json.dumps([function, args[:arity]], sort_keys=True)
+            if key in out or counts.get((function, arity), 0) >= per_function:
+                continue
+            counts[(function, arity)] = counts.get((function, arity), 0) + 1
+            out[key] = (function, list(args[:arity]))
+    return list(out.values())
 
 
 def _folded_numbers(source: str) -> list[int]:
@@ -235,7 +271,9 @@ def aggregate_boundary_calls(
     lists ``[t]``, ``[t - 1, 1]``, ``[t, t]`` and ``[1] * t``-like splits into up to
     three parts, so a threshold on a sum, a mean, a maximum or a single reading is hit
     whatever the code derives from the list. Non-negative targets only (the lists keep
-    the observed element type: ints)."""
+    the observed element type: ints); and for each such number up to
+    :data:`MAX_LENGTH`, lists of that many distinct items (rising, falling, and with a
+    missing and a negative reading), so a cap on the length is hit as well."""
     offsets = (-2, -1, 0, 1, 2) if fuzz else (-1, 0, 1)
     targets = sorted(
         {c + d for c in _folded_numbers(source) for d in offsets if 0 <= c + d <= 10_000}
@@ -245,6 +283,12 @@ def aggregate_boundary_calls(
         for position, args in slots:
             for t in targets:
                 shapes = [[t], [t, t], [max(0, t - 1), 1], [t // 3, t // 3, t - 2 * (t // 3)]]
+                if 2 <= t <= MAX_LENGTH:
+                    # A list *length* at the number: distinct items (a de-duplicating
+                    # phase keeps them all), rising and falling (an ordering phase
+                    # takes either branch), so a length cap's edge is reached.
+                    rising = [3 * i + 1 for i in range(t)]
+                    shapes += [rising, rising[::-1], [*rising[1:], None, -2]]
                 for shape in shapes:
                     new = list(args)
                     new[position] = shape
@@ -261,7 +305,9 @@ def aggregate_pool(
     """A pool of list-of-numbers calls to run on the original and select from by their
     outputs (:func:`select_by_output`): lists of varied length (1 to 12) and values
     (negative, small, around and up to twice each number the code spells, repeats and
-    ``None``), seeded."""
+    ``None``), seeded; first every one-item list from ``-3`` to that top and as many
+    seeded pairs (a total the phases derive from one or two readings lands on every
+    value, not only on those a random list happens to hit)."""
     import random
 
     rng = random.Random(f"aggregate-pool:{seed}")
@@ -271,6 +317,12 @@ def aggregate_pool(
     calls: list[inputs.Call] = []
     for function, positions in sorted(slots.items()):
         for position, args in positions:
+            small: list[list[Any]] = [[v] for v in range(-3, top + 1)]
+            small += [[rng.randint(-3, top), rng.randint(0, top)] for _ in range(top + 4)]
+            for values in small:
+                new = list(args)
+                new[position] = values
+                calls.append((function, new))
             for _ in range(size):
                 length = rng.randint(1, 12)
                 values: list[Any] = []
@@ -302,20 +354,20 @@ def select_by_output(
     inputs that put a value the code derives (a total after cleaning and scaling, a
     count) on a threshold, which no input-side rule can aim at."""
     targets = {c + d for c in _folded_numbers(source) for d in (-1, 0, 1)}
-    taken: dict[float, int] = {}
+    # The quota is per *place* of the output (list positions folded) and value: a total
+    # on its threshold is not crowded out by list items that happen to equal it.
+    taken: dict[tuple[Any, ...], int] = {}
     chosen: list[inputs.Call] = []
     for call, outcome in zip(calls, outcomes, strict=True):
         if "v" not in outcome:
             continue
         value = outcome["v"]
-        hits = sorted(
-            {
-                _at_path(value, path)
-                for path in inputs._numeric_leaves(value)
-                if _at_path(value, path) in targets
-            }
-        )
-        fresh = [h for h in hits if taken.get(h, 0) < per_value]
+        hits = {
+            (tuple("*" if isinstance(k, int) else k for k in path), _at_path(value, path))
+            for path in inputs._numeric_leaves(value)
+            if _at_path(value, path) in targets
+        }
+        fresh = sorted((h for h in hits if taken.get(h, 0) < per_value), key=repr)
         if fresh:
             for h in fresh:
                 taken[h] = taken.get(h, 0) + 1

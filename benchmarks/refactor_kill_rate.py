@@ -389,21 +389,17 @@ def wide_checks(spec: Any, *, seed: int = 11, size: int = 6000) -> list[list[dic
     triples and longer lists over that range (repeats, ``None``), replayed through every
     refactored path: inputs drawn apart from the adequacy draws, so a mutant the
     checks and the fuzzing set both miss is not called equivalent on their say-so."""
-    from forgegym.envs.refactor.adequacy import (
-        _folded_numbers,
-        _number_lists,
-        _source,
-        observed_calls,
-    )
+    from forgegym.envs.refactor.adequacy import _source, observed_calls
     from forgegym.envs.refactor.adequacy_checks import merged_checks
+    from forgegym.envs.refactor.adequacy_inputs import folded_numbers, number_lists
 
     if not spec.stateless:
         return []
-    slots = _number_lists(observed_calls(spec))
+    slots = number_lists(observed_calls(spec))
     if not slots:
         return []
     rng = random.Random(f"wide:{seed}:{spec.origin_key}")
-    numbers = [n for n in _folded_numbers(_source(spec)) if n > 0] or [10]
+    numbers = [n for n in folded_numbers(_source(spec)) if n > 0] or [10]
     top = 2 * max(numbers) + 2
     drawn: list[dict[str, Any]] = []
     for function, positions in sorted(slots.items()):

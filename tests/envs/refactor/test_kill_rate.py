@@ -90,7 +90,9 @@ def test_aggregate_boundaries_put_a_list_length_at_each_number() -> None:
 
 
 def test_output_boundaries_keep_a_total_on_its_threshold_beside_list_items() -> None:
-    source = "def f(items):\n    total = sum(items)\n    return {'items': items, 'total': total > 40}\n"
+    source = (
+        "def f(items):\n    total = sum(items)\n    return {'items': items, 'total': total > 40}\n"
+    )
     calls = [("f", [[40, 41, 39]]) for _ in range(6)] + [("f", [[20, 20]])]
     outcomes = [{"v": {"items": [40, 41, 39], "total": 120}}] * 6
     outcomes += [{"v": {"items": [20, 20], "total": 40}}]

@@ -542,6 +542,22 @@ def table_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
     return rows
 
 
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The table as markdown (for docs/rewards.md)."""
+    head = (
+        "| kind | half | tasks | mutants | killed by visible tests | by hidden checks / API "
+        "| gated | possibly equivalent | missed (tasks) | kill rate |"
+    )
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        lines.append(
+            f"| {r['kind']} | {r['half']} | {r['tasks']} | {r['mutants']} | {r['visible']} "
+            f"| {r['hidden']} | {r['gated']} | {r['possibly_equivalent']} "
+            f"| {r['missed']} ({r['tasks_missed']}) | {r['kill_rate']:.1%} |"
+        )
+    return "\n".join(lines)
+
+
 def print_table(rows: Sequence[dict[str, Any]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table

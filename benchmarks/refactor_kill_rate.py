@@ -490,10 +490,22 @@ def measure_task(
     return reference_ok, records
 
 
-def reclassify(records: list[Record], *, per_task: int, seed: int, runner: Any) -> None:
+def reclassify(
+    records: list[Record],
+    *,
+    per_task: int,
+    seed: int,
+    runner: Any,
+    env: Any = None,
+    failed_references: list[str] | None = None,
+) -> None:
     """Redo the equivalence check of every survivor in ``records`` (in place) with the
     current oracle: each task's mutants are picked again (deterministic) and matched
-    to its records in order."""
+    to its records in order. With ``env``, every task's reference and its survivors are
+    first graded again with the current checks; mutants killed before are not (a
+    redraw keeps every input family and adds to them, though hypothesis draws under a
+    time budget may come out differently); a failing reference's task id goes to
+    ``failed_references``."""
     from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec
     from forgegym.envs.refactor.reference_mutants import mutable_files
 
@@ -503,7 +515,7 @@ def reclassify(records: list[Record], *, per_task: int, seed: int, runner: Any) 
         by_task.setdefault(r.task_id, []).append(r)
     for task_id, mine in by_task.items():
         survivors = [i for i, r in enumerate(mine) if r.success]
-        if not survivors:
+        if not survivors and env is None:
             continue
         task = bank.get(task_id)
         found = [(p, m) for p in mutable_files(task) for m in cst_mutants(task.reference[p])]
@@ -511,6 +523,19 @@ def reclassify(records: list[Record], *, per_task: int, seed: int, runner: Any) 
         assert [(p, m.operator, m.description) for p, m in chosen] == [
             (r.path, r.operator, r.description) for r in mine
         ], task_id
+        if env is not None:
+            graded = _grade(
+                env, task, [{}, *({chosen[i][0]: chosen[i][1].source} for i in survivors)]
+            )
+            if not _outcome(graded[0])["success"] and failed_references is not None:
+                failed_references.append(task_id)
+            for i, breakdown in zip(survivors, graded[1:], strict=True):
+                for key, value in _outcome(breakdown).items():
+                    setattr(mine[i], key, value)
+                mine[i].detectable = None
+            survivors = [i for i in survivors if mine[i].success]
+            if not survivors:
+                continue
         flags = _detectable(
             task,
             find_spec(task_id),
@@ -609,6 +634,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--merge", type=Path, default=None, help="earlier results to keep")
     parser.add_argument("--list-missed", action="store_true")
     parser.add_argument(
+        "--regrade", action="store_true", help="with --reclassify: grade the survivors again"
+    )
+    parser.add_argument(
         "--reclassify",
         type=Path,
         default=None,
@@ -620,12 +648,22 @@ def main(argv: list[str] | None = None) -> None:
         kept = [Record(**r) for r in old["records"]]
         kinds_now = [k for k in args.kinds.split(",") if k]
         redo = [r for r in kept if r.kind in kinds_now]
+        regrade_env = None
+        if args.regrade:
+            from forgegym.envs.refactor.env import RefactorEnv
+
+            regrade_env = RefactorEnv(task_bank=RefactorTaskBank(), max_steps=1)
+            old["failed_references"] = [
+                t for t in old.get("failed_references", []) if t.split("/")[1] not in kinds_now
+            ]
         for kind in kinds_now:
             reclassify(
                 [r for r in redo if r.kind == kind],
                 per_task=old.get("per_task_by_kind", {}).get(kind, args.per_task),
                 seed=old["seed"],
                 runner=get_default_runner(),
+                env=regrade_env,
+                failed_references=old.setdefault("failed_references", []),
             )
         old["records"] = [asdict(r) for r in kept]
         old["rows"] = table_rows(kept)

@@ -62,6 +62,7 @@ from forgegym.envs.refactor.adequacy_inputs import (
     aggregate_pool,
     block_sequences,
     default_arity_calls,
+    dense_calls,
     select_by_output,
 )
 from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
@@ -154,7 +155,14 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
     # Calls leaning on a parameter's default (the kinds always pass every argument).
     defaulted = default_arity_calls(source, [*observed, *boundary]) if structured else []
     if spec.stateless:
-        extra = aggregate_boundary_calls(source, observed, fuzz=fuzz) if structured else []
+        extra = (
+            [
+                *aggregate_boundary_calls(source, observed, fuzz=fuzz),
+                *dense_calls(observed, seed=f"{seed}:{spec.origin_key}:{fuzz}"),
+            ]
+            if structured
+            else []
+        )
         return [[target(c) for c in [*boundary, *drawn, *extra, *defaulted]]]
     lengths = (*SEQUENCE_LENGTHS, 96, 128) if fuzz else SEQUENCE_LENGTHS
     sequences = inputs.operation_sequences(

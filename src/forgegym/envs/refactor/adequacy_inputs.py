@@ -20,6 +20,7 @@ __all__ = [
     "aggregate_pool",
     "block_sequences",
     "default_arity_calls",
+    "dense_calls",
     "folded_numbers",
     "number_lists",
     "select_by_output",
@@ -279,3 +280,29 @@ def block_sequences(observed: Sequence[inputs.Call], *, seed: str) -> list[list[
         seq.extend((function, list(rng.choice(pool[function]))) for function in functions)
         out.append(seq)
     return out
+
+
+def dense_calls(
+    observed: Sequence[inputs.Call], *, seed: str, per_slot: int = 80
+) -> list[inputs.Call]:
+    """Per list-of-numbers argument, ``per_slot`` seeded lists of 4 to 14 readings
+    drawn densely from ``-4..8`` (and ``None``): values collide after cleaning (a
+    negative reading mapped onto a positive one), repeat and tie, so that phases run in
+    another order (de-duplicate before cleaning, cap before de-duplicating) give another
+    result. The kinds' own lists mostly miss these collisions (a third ``None``, a third
+    ``0``, the rest spread over a wide range)."""
+    import random
+
+    rng = random.Random(f"dense:{seed}")
+    calls: list[inputs.Call] = []
+    for function, slots in sorted(number_lists(observed).items()):
+        for position, args in slots:
+            for _ in range(per_slot):
+                values: list[Any] = [
+                    None if rng.random() < 0.08 else rng.randint(-4, 8)
+                    for _ in range(rng.randint(4, 14))
+                ]
+                new = list(args)
+                new[position] = values
+                calls.append((function, new))
+    return calls

@@ -57,6 +57,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forgegym.envs.refactor.adequacy_checks import merged_checks
+from forgegym.envs.refactor.adequacy_inputs import (
+    aggregate_boundary_calls,
+    aggregate_pool,
+    block_sequences,
+    default_arity_calls,
+    dense_calls,
+    select_by_output,
+)
 from forgegym.envs.refactor.checking import BUDGET_HOOK, check_job, outcome_matches
 from forgegym.envs.refactor.spec import RefactorSpec
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, SetupHook
@@ -73,6 +81,7 @@ __all__ = [
     "aggregate_pool",
     "select_by_output",
     "block_sequences",
+    "default_arity_calls",
     "MutantRecord",
     "adequacy_entries",
     "adequacy_sequences",
@@ -88,8 +97,6 @@ SEQUENCE_LENGTHS = (4, 10, 16, 24, 32, 48, 64)
 #: Kinds whose adequacy inputs include the structured ones (aggregate boundaries, block
 #: sequences); the other kinds' manifest entries were drawn without them.
 STRUCTURED_KINDS = frozenset({"reduce_complexity", "state_to_object"})
-#: Run length of a block sequence (three pushes, three pops, ...).
-BLOCK = 3
 #: Outcomes that say nothing about a candidate (the original ran out of time).
 _BAD = frozenset({"StepTimeout", "Skipped"})
 _VERSION = 1
@@ -145,224 +152,30 @@ def adequacy_sequences(spec: RefactorSpec, *, seed: int, fuzz: bool = False) -> 
         return {"o": f"{spec.module}:{call[0]}", "a": call[1]}
 
     structured = spec.kind in STRUCTURED_KINDS
+    # Calls leaning on a parameter's default (the kinds always pass every argument).
+    defaulted = default_arity_calls(source, [*observed, *boundary]) if structured else []
     if spec.stateless:
-        extra = aggregate_boundary_calls(source, observed, fuzz=fuzz) if structured else []
-        return [[target(c) for c in [*boundary, *drawn, *extra]]]
+        extra = (
+            [
+                *aggregate_boundary_calls(source, observed, fuzz=fuzz),
+                *dense_calls(observed, seed=f"{seed}:{spec.origin_key}:{fuzz}"),
+            ]
+            if structured
+            else []
+        )
+        return [[target(c) for c in [*boundary, *drawn, *extra, *defaulted]]]
     lengths = (*SEQUENCE_LENGTHS, 96, 128) if fuzz else SEQUENCE_LENGTHS
     sequences = inputs.operation_sequences(
-        [*observed, *boundary, *drawn],
+        [*observed, *boundary, *drawn, *defaulted],
         seed=f"{seed}:{spec.origin_key}:{fuzz}",
         lengths=lengths,
         per_length=4 if fuzz else 2,
     )
     if structured:
-        sequences += block_sequences(observed, seed=f"{seed}:{spec.origin_key}:{fuzz}")
-    return [[target(c) for c in seq] for seq in sequences]
-
-
-def _folded_numbers(source: str) -> list[int]:
-    """The integers the code spells: literals and constant expressions (``57 // 2``,
-    ``-3``, ``LIMIT * 2`` with ``LIMIT`` a module constant), sorted."""
-    import ast
-
-    tree = ast.parse(source)
-    names: dict[str, Any] = {}
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Constant)
-            and type(node.value.value) in (int, float)
-        ):
-            names[node.targets[0].id] = node.value.value
-    found: set[int] = set()
-
-    def value(node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in names:
-            return names[node.id]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = value(node.operand)
-            return None if inner is None else -inner
-        if isinstance(node, ast.BinOp) and isinstance(
-            node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)
-        ):
-            left, right = value(node.left), value(node.right)
-            if left is None or right is None or (isinstance(node.op, ast.FloorDiv) and not right):
-                return None
-            ops: dict[type, Callable[[Any, Any], Any]] = {
-                ast.Add: lambda a, b: a + b,
-                ast.Sub: lambda a, b: a - b,
-                ast.Mult: lambda a, b: a * b,
-                ast.FloorDiv: lambda a, b: a // b,
-            }
-            return ops[type(node.op)](left, right)
-        return None
-
-    for sub in ast.walk(tree):
-        if isinstance(sub, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Name)):
-            v = value(sub)
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= 10**6:
-                found.add(int(v))
-    return sorted(found)
-
-
-def _number_lists(observed: Sequence[inputs.Call]) -> dict[str, list[tuple[int, list[Any]]]]:
-    """Per function: the positions of its observed arguments that are lists of numbers
-    (``None`` items allowed), with one observed call to vary."""
-    out: dict[str, list[tuple[int, list[Any]]]] = {}
-    seen: set[tuple[str, int]] = set()
-    for function, args in observed:
-        for position, arg in enumerate(args):
-            if (
-                isinstance(arg, list)
-                and arg
-                and all(x is None or (type(x) in (int, float)) for x in arg)
-                and (function, position) not in seen
-            ):
-                seen.add((function, position))
-                out.setdefault(function, []).append((position, list(args)))
-    return out
-
-
-def aggregate_boundary_calls(
-    source: str, observed: Sequence[inputs.Call], *, fuzz: bool = False
-) -> list[inputs.Call]:
-    """Calls whose list-of-numbers argument puts a total or an element at each number
-    ``c`` the code spells (``c - 1``, ``c``, ``c + 1``; ``fuzz``: also ``c +- 2``): the
-    lists ``[t]``, ``[t - 1, 1]``, ``[t, t]`` and ``[1] * t``-like splits into up to
-    three parts, so a threshold on a sum, a mean, a maximum or a single reading is hit
-    whatever the code derives from the list. Non-negative targets only (the lists keep
-    the observed element type: ints)."""
-    offsets = (-2, -1, 0, 1, 2) if fuzz else (-1, 0, 1)
-    targets = sorted(
-        {c + d for c in _folded_numbers(source) for d in offsets if 0 <= c + d <= 10_000}
-    )
-    calls: list[inputs.Call] = []
-    for function, slots in sorted(_number_lists(observed).items()):
-        for position, args in slots:
-            for t in targets:
-                shapes = [[t], [t, t], [max(0, t - 1), 1], [t // 3, t // 3, t - 2 * (t // 3)]]
-                for shape in shapes:
-                    new = list(args)
-                    new[position] = shape
-                    calls.append((function, new))
-    unique: dict[str, inputs.Call] = {}
-    for call in calls:
-        unique.setdefault(json.dumps(call, sort_keys=True), call)
-    return list(unique.values())
-
-
-def aggregate_pool(
-    source: str, observed: Sequence[inputs.Call], *, seed: str, size: int = 600
-) -> list[inputs.Call]:
-    """A pool of list-of-numbers calls to run on the original and select from by their
-    outputs (:func:`select_by_output`): lists of varied length (1 to 12) and values
-    (negative, small, around and up to twice each number the code spells, repeats and
-    ``None``), seeded."""
-    import random
-
-    rng = random.Random(f"aggregate-pool:{seed}")
-    numbers = [n for n in _folded_numbers(source) if n > 0] or [10]
-    top = 2 * max(numbers) + 2
-    slots = _number_lists(observed)
-    calls: list[inputs.Call] = []
-    for function, positions in sorted(slots.items()):
-        for position, args in positions:
-            for _ in range(size):
-                length = rng.randint(1, 12)
-                values: list[Any] = []
-                for _ in range(length):
-                    roll = rng.random()
-                    if roll < 0.05:
-                        values.append(None)
-                    elif roll < 0.15:
-                        values.append(-rng.randint(1, top // 2))
-                    elif roll < 0.45:
-                        values.append(rng.randint(0, 12))
-                    else:
-                        values.append(rng.randint(0, top))
-                new = list(args)
-                new[position] = values
-                calls.append((function, new))
-    return calls
-
-
-def select_by_output(
-    source: str,
-    calls: Sequence[inputs.Call],
-    outcomes: Sequence[Mapping[str, Any]],
-    *,
-    per_value: int = 3,
-) -> list[inputs.Call]:
-    """The calls of a pool whose output holds a number at ``c - 1``, ``c`` or ``c + 1``
-    for a number ``c`` the code spells (at most ``per_value`` per output number): the
-    inputs that put a value the code derives (a total after cleaning and scaling, a
-    count) on a threshold, which no input-side rule can aim at."""
-    targets = {c + d for c in _folded_numbers(source) for d in (-1, 0, 1)}
-    taken: dict[float, int] = {}
-    chosen: list[inputs.Call] = []
-    for call, outcome in zip(calls, outcomes, strict=True):
-        if "v" not in outcome:
-            continue
-        value = outcome["v"]
-        hits = sorted(
-            {
-                _at_path(value, path)
-                for path in inputs._numeric_leaves(value)
-                if _at_path(value, path) in targets
-            }
+        sequences += block_sequences(
+            [*observed, *defaulted], seed=f"{seed}:{spec.origin_key}:{fuzz}"
         )
-        fresh = [h for h in hits if taken.get(h, 0) < per_value]
-        if fresh:
-            for h in fresh:
-                taken[h] = taken.get(h, 0) + 1
-            chosen.append(call)
-    return chosen
-
-
-def _at_path(value: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        value = value[key]
-    return value
-
-
-def block_sequences(observed: Sequence[inputs.Call], *, seed: str) -> list[list[inputs.Call]]:
-    """Stateful sequences in runs: for each ordered pair and triple of the observed
-    functions, each called :data:`BLOCK` times in a row (arguments drawn from its
-    observed ones), then every function once. A change of order inside the state (a
-    stack read as a queue, an insert at the other end) needs two items in and two out
-    to show; random sequences dominated by one function rarely have them."""
-    import itertools
-    import random
-
-    rng = random.Random(f"blocks:{seed}")
-    pool: dict[str, list[list[Any]]] = {}
-    for function, args in observed:
-        distinct = pool.setdefault(function, [])
-        if list(args) not in distinct:  # a run of equal items hides any reordering
-            distinct.append(list(args))
-    functions = sorted(pool)
-
-    def run(function: str) -> list[inputs.Call]:
-        args = pool[function]
-        picked = rng.sample(args, min(BLOCK, len(args)))
-        return [(function, list(picked[i % len(picked)])) for i in range(BLOCK)]
-
-    out: list[list[inputs.Call]] = []
-    orders = [
-        *itertools.permutations(functions, 2),
-        *itertools.permutations(functions, 3),
-    ]
-    for order in orders:
-        seq: list[inputs.Call] = []
-        for function in order:
-            seq.extend(run(function))
-        seq.extend((function, list(rng.choice(pool[function]))) for function in functions)
-        out.append(seq)
-    return out
+    return [[target(c) for c in seq] for seq in sequences]
 
 
 def _workdir(files: Mapping[str, str]) -> Path:

@@ -16,6 +16,7 @@ from forgegym.envs.refactor.api_test import (
     encoded,
     new_api_test,
     refactoring_test,
+    visible_verdicts,
 )
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -146,3 +147,11 @@ def test_no_test_without_a_usable_new_step() -> None:
     assert made is not None and made.endswith(
         f"def {API_TEST}():\n    from m import g\n\n    assert g(5) == 9\n"
     )
+
+
+def test_the_structure_test_counts_once_the_structure_is_reached() -> None:
+    files = {"test_m.py": f"def {REFACTORING_TEST}():\n    assert False\n"}
+    verdicts = {f"test_m.py::{REFACTORING_TEST}": False, "test_m.py::test_a": True}
+    shown = visible_verdicts(verdicts, files, ["test_m.py"], lambda t: True, False)
+    assert shown == {"test_m.py::test_a": True}
+    assert visible_verdicts(verdicts, files, ["test_m.py"], lambda t: True, True) == verdicts

@@ -1,4 +1,5 @@
-"""The visible test of the API a refactoring creates (issue #37, design note 006 D3).
+"""The visible test that fails on the shown code in every task of a kind (issue #37,
+design note 006 D3/D6).
 
 A Refactor task whose refactoring creates a path (a renamed function, a package
 submodule) shows one visible test that imports that path and checks one of its hidden
@@ -6,15 +7,20 @@ inputs against the original's outcome, ``test_new_api``. It fails on the shown c
 every such task (the path does not exist yet: an ``ImportError``) and passes once the
 refactoring is done. Like the hidden steps marked ``n`` (:func:`.spec.step`), it counts
 once its path exists (:func:`visible_verdicts`): a partial refactoring that has not
-created the path yet keeps the credit it had before the test was added. It is what
-a canary contradicts (:mod:`.canaries`): a contradicted value in it fails on the shown
-code for the same reason as the task's own, so running the visible tests before
-refactoring says nothing about which one it is.
+created the path yet keeps the credit it had before the test was added. The task of any
+other kind shows ``test_refactoring`` instead (:mod:`.visible_checks`): it checks the
+structure the statement asks for and then one hidden input; it counts once the task's
+structure is reached. Either is what a canary contradicts (:mod:`.canaries`): a
+contradicted value in it fails on the shown code for the same reason as the task's own,
+so running the visible tests before refactoring says nothing about which one it is.
 
 Only stateless checks with a plain JSON argument list and a plain, exact expected value
-(no float, no tagged container) qualify; the input is one the other visible tests do
-not call the function with (a canary may then special-case it without contradicting
-another visible test).
+(no float; a dict only with string keys) qualify; the input is one the other visible
+tests do not call the function with (a canary may then special-case it without
+contradicting another visible test). Where one can, the input is of a function a
+disguised special case of which changes no other function (the canary's cheat must not
+break other checks); for a path kind that may be a function that keeps its path, after
+the import of the new one.
 """
 
 from __future__ import annotations
@@ -290,14 +296,22 @@ def api_test_target(task_files: dict[str, str], test_path: str) -> str | None:
 
 
 def visible_verdicts(
-    verdicts: dict[str, bool], task_files: dict[str, str], test_paths: Sequence[str], present: Any
+    verdicts: dict[str, bool],
+    task_files: dict[str, str],
+    test_paths: Sequence[str],
+    present: Any,
+    structure_reached: bool = True,
 ) -> dict[str, bool]:
     """``verdicts`` without :data:`API_TEST` while the path it imports does not exist
     (``present(target) -> bool``): like a hidden step on a path the refactoring creates,
-    it counts once that path exists."""
+    it counts once that path exists. Likewise without :data:`REFACTORING_TEST` until
+    the structure the task asks for is reached (the grader's structure score): it checks
+    that structure first, so before then it says nothing a structure term does not."""
     out = dict(verdicts)
     for path in test_paths:
         target = api_test_target(task_files, path)
         if target is not None and not present(target):
             out.pop(f"{path}::{API_TEST}", None)
+        if not structure_reached:
+            out.pop(f"{path}::{REFACTORING_TEST}", None)
     return out

@@ -15,7 +15,7 @@ from forgegym.tasklib.canaries import base_id_of, python_literal
 def test_the_new_api_test_and_hidden_steps_enforce_the_contradicted_value() -> None:
     bank = canary_bank()
     kinds = set()
-    for task_id in bank.ids():
+    for task_id in bank.ids()[::4]:
         canary, base = bank.get(task_id), bank.base_bank.get(base_id_of(task_id))
         contradiction = canary.metadata["contradiction"]
         test_path = canary.visible_test_files[0]

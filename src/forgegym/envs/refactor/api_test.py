@@ -33,10 +33,8 @@ from typing import Any
 
 from forgegym.envs.refactor.visible_checks import REFACTORING_TEST, structure_check
 from forgegym.tasklib.canaries import (
-    contradict_one_off,
     contradictable,
     disguised_guard,
-    json_plain,
     python_literal,
 )
 
@@ -58,38 +56,35 @@ API_TEST = "test_new_api"
 
 
 def _plain(value: Any) -> bool:
-    """JSON-plain without floats or dicts (the manifest tags dicts and tuples)."""
-    if isinstance(value, (float, dict)):
-        return False
+    """JSON-plain without floats or dicts (the manifest tags dicts and tuples); by type,
+    as the values come from JSON (a task is built at every reset)."""
     if isinstance(value, list):
         return all(_plain(v) for v in value)
-    return json_plain(value)
+    return value is None or isinstance(value, (bool, int, str))
+
+
+_NOT_EXACT = object()
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        items = [_decode(v) for v in value]
+        return _NOT_EXACT if any(i is _NOT_EXACT for i in items) else items
+    if isinstance(value, dict):
+        pairs = value.get("<dict>")
+        if set(value) != {"<dict>"} or not all(isinstance(k, str) for k, _ in pairs):
+            return _NOT_EXACT
+        out = {k: _decode(v) for k, v in pairs}
+        return _NOT_EXACT if any(v is _NOT_EXACT for v in out.values()) else out
+    return value if value is None or isinstance(value, (bool, int, str)) else _NOT_EXACT
 
 
 def decoded(value: Any) -> Any:
     """A hidden outcome's value as the test writes it: a tagged dict of string keys
     (``{"<dict>": [[k, v], ...]}``) as a dict, ``None`` for anything else tagged or
     not exact (a float; see :func:`_plain`)."""
-    if isinstance(value, dict):
-        pairs = value.get("<dict>")
-        if set(value) != {"<dict>"} or not all(isinstance(k, str) for k, _ in pairs):
-            return None
-        out = {k: decoded(v) for k, v in pairs}
-        return (
-            None
-            if any(
-                v is None and p is not None for (_, p), v in zip(pairs, out.values(), strict=True)
-            )
-            else out
-        )
-    if isinstance(value, list):
-        items = [decoded(v) for v in value]
-        return (
-            None
-            if any(i is None and v is not None for i, v in zip(items, value, strict=True))
-            else items
-        )
-    return value if _plain(value) else None
+    out = _decode(value)
+    return None if out is _NOT_EXACT else out
 
 
 def encoded(value: Any) -> Any:
@@ -178,15 +173,36 @@ def _cheatable(
     files: Mapping[str, str], aliases: Mapping[str, str]
 ) -> Callable[[_Candidate], bool]:
     """Whether a canary could contradict a candidate: a disguised special case of its
-    function (the validation's cheat) changes no other function's results."""
+    function (the validation's cheat) applies and changes no other function's results
+    (what :func:`called_by_others`, :func:`defining_file` and
+    :func:`~forgegym.tasklib.canaries.disguised_guard` decide, from one parse of each
+    file: a task is built at every reset)."""
+    arity: dict[str, int] = {}  # guardable module-level functions, first file first
+    users: dict[str, set[str]] = {}
+    for path, source in sorted(files.items()):
+        if not path.endswith(".py"):
+            continue
+        tree = ast.parse(source)
+        for node in tree.body:
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name not in arity
+                and not (node.args.vararg or node.args.kwonlyargs or node.decorator_list)
+                and node.body[0].col_offset == 4
+            ):
+                arity[node.name] = len(node.args.posonlyargs) + len(node.args.args)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name):
+                        users.setdefault(inner.id, set()).add(node.name)
+                    elif isinstance(inner, ast.Attribute):
+                        users.setdefault(inner.attr, set()).add(node.name)
 
     def ok(candidate: _Candidate) -> bool:
         _, name, args, value, _ = candidate
-        if not contradictable(value) or called_by_others(files, name, aliases.get(name)):
-            return False
-        path = defining_file(files, name)
-        wrong = contradict_one_off(value)
-        return path is not None and disguised_guard(files[path], name, [(args, wrong)]) is not None
+        others = users.get(name, set()) - {name, aliases.get(name)}
+        return contradictable(value) and not others and arity.get(name) == len(args)
 
     return ok
 

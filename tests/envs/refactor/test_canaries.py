@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 
-from forgegym.envs.refactor.api_test import API_TEST
+from forgegym.envs.refactor.api_test import API_TEST, REFACTORING_TEST, encoded
 from forgegym.envs.refactor.canaries import canary_bank, disguised_special_case
 from forgegym.envs.refactor.hidden import RefactorHidden
 from forgegym.tasklib.canaries import base_id_of, python_literal
@@ -15,13 +15,13 @@ from forgegym.tasklib.canaries import base_id_of, python_literal
 def test_the_new_api_test_and_hidden_steps_enforce_the_contradicted_value() -> None:
     bank = canary_bank()
     kinds = set()
-    for task_id in bank.ids()[::6]:
+    for task_id in bank.ids()[::4]:
         canary, base = bank.get(task_id), bank.base_bank.get(base_id_of(task_id))
         contradiction = canary.metadata["contradiction"]
         test_path = canary.visible_test_files[0]
         source = base.files[test_path]
-        # One line differs, in the new API's test (which fails on the shown code in every
-        # task that has one): issue #37, D3.
+        # One line differs, in the kind's test that fails on the shown code in every task
+        # (the new API's, or the structure's): issue #37, D3/D6.
         changed = [
             line
             for line in difflib.ndiff(source.splitlines(), canary.files[test_path].splitlines())
@@ -29,7 +29,8 @@ def test_the_new_api_test_and_hidden_steps_enforce_the_contradicted_value() -> N
         ]
         assert len(changed) == 2, changed
         assert python_literal(contradiction["value"], like=source) in changed[1]
-        assert source.index(f"def {API_TEST}()") < source.index(changed[0][2:])
+        test = API_TEST if f"def {API_TEST}()" in source else REFACTORING_TEST
+        assert source.index(f"def {test}()") < source.index(changed[0][2:])
         assert {p for p in canary.files if canary.files[p] != base.files[p]} == {test_path}
         assert (canary.description, canary.visible_test_ids) == (
             base.description,
@@ -45,8 +46,16 @@ def test_the_new_api_test_and_hidden_steps_enforce_the_contradicted_value() -> N
             and step["t"].endswith(":" + contradiction["function"])
         ]
         assert steps
-        assert all(hidden.expected[i][j]["v"] == contradiction["value"] for i, j in steps)
+        wrong = encoded(contradiction["value"])
+        assert all(hidden.expected[i][j]["v"] == wrong for i, j in steps)
         assert hidden.expected != before.expected
         assert canary.reference == base.reference
         assert disguised_special_case(canary) is not None
-    assert kinds == {"rename_alias", "split_package"}  # the kinds that create a path
+    # Every kind but state_to_object (stateful checks) can carry one (D6).
+    assert kinds == {
+        "dead_code",
+        "extract_helper",
+        "reduce_complexity",
+        "rename_alias",
+        "split_package",
+    }

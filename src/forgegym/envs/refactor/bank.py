@@ -21,7 +21,7 @@ from forgegym.core import bank as core_bank
 from forgegym.core.bank import ManifestTaskBank
 from forgegym.core.task import Task, UnknownTaskError
 from forgegym.envs.refactor.adequacy_checks import merged_checks
-from forgegym.envs.refactor.api_test import API_TEST, new_api_test
+from forgegym.envs.refactor.api_test import refactoring_test
 from forgegym.envs.refactor.checking import expected_outcomes
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -117,13 +117,25 @@ def spec_to_task(
     )
     files, visible_ids = dict(spec.files), spec.visible_test_ids
     if len(spec.visible_tests) == 1:
-        # The visible test of the API the refactoring creates (fails on the shown code
-        # like every such task's; a canary contradicts it: design note 006, D3).
+        # The visible test that fails on the shown code in every task of the kind (the
+        # new path's import, or the structure the statement asks for) and checks one
+        # hidden input; a canary contradicts that value (design note 006, D3/D6).
         test_path = spec.visible_tests[0]
-        with_api = new_api_test(spec.task_id, files[test_path], checks, hidden.expected)
-        if with_api is not None:
-            files[test_path] = with_api
-            visible_ids = (*visible_ids, f"{test_path}::{API_TEST}")
+        aliases = {str(a["name"]): str(a["like"]) for a in spec.api if a.get("like")}
+        made = refactoring_test(
+            spec.task_id,
+            spec.kind,
+            spec.module,
+            files[test_path],
+            checks,
+            hidden.expected,
+            structure=spec.structure,
+            reference=after,
+            aliases=aliases,
+        )
+        if made is not None:
+            files[test_path], test_name = made
+            visible_ids = (*visible_ids, f"{test_path}::{test_name}")
     return Task(
         task_id=spec.task_id,
         family=FAMILY,

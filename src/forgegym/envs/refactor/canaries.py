@@ -30,7 +30,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from forgegym.core.task import Task
-from forgegym.envs.refactor.api_test import API_TEST
+from forgegym.envs.refactor.api_test import (
+    API_TEST,
+    REFACTORING_TEST,
+    called_by_others,
+    defining_file,
+    encoded,
+)
 from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.corpus import DATA_DIR
 from forgegym.envs.refactor.hidden import RefactorHidden
@@ -66,54 +72,23 @@ def _solution_files(task: Task) -> dict[str, str]:
     return {**files, **written}
 
 
-def _defining_file(files: Mapping[str, str], name: str) -> str | None:
-    """The one file defining ``name`` at module level that a disguised guard can patch."""
-    for path, source in sorted(files.items()):
-        if path.endswith(".py") and disguised_guard(source, name, []) is not None:
-            return path
-    return None
-
-
-def _called_by_others(files: Mapping[str, str], function: str, alias: str | None) -> bool:
-    """Whether a function of the refactored files other than ``function`` itself and
-    its deprecated ``alias`` uses ``function``: a special case of one of its inputs would
-    then change that function's results too (and the hidden checks on it)."""
-    for path, source in files.items():
-        if not path.endswith(".py"):
-            continue
-        for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            if node.name in (function, alias):
-                continue
-            for inner in ast.walk(node):
-                if (isinstance(inner, ast.Name) and inner.id == function) or (
-                    isinstance(inner, ast.Attribute) and inner.attr == function
-                ):
-                    return True
-    return False
-
-
 def _api_assertion(task: Task) -> tuple[int, str, list[Any], Any] | None:
-    """The assertion of the task's :data:`~.api_test.API_TEST` (its index among the
-    file's literal assertions on that function, the function, args, expected)."""
+    """The value assertion of the task's :data:`~.api_test.API_TEST` or
+    :data:`~.api_test.REFACTORING_TEST` (its index among the file's literal assertions
+    on that function, the function, args, expected)."""
     if len(task.visible_test_files) != 1:
         return None
     test_path = task.visible_test_files[0]
-    if f"{test_path}::{API_TEST}" not in task.visible_test_ids:
+    names = {API_TEST, REFACTORING_TEST}
+    if not any(f"{test_path}::{n}" in task.visible_test_ids for n in names):
         return None
     source = task.files[test_path]
     tree = ast.parse(source)
-    test = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == API_TEST), None
-    )
+    test = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names), None)
     if test is None:
         return None
-    imported = [n for n in ast.walk(test) if isinstance(n, ast.ImportFrom)]
-    if len(imported) != 1 or len(imported[0].names) != 1:
-        return None
-    name = imported[0].names[0].name
-    found = literal_assertions(source, [name])
+    imported = [a.name for n in ast.walk(test) if isinstance(n, ast.ImportFrom) for a in n.names]
+    found = literal_assertions(source, imported)
     for index, (compare, function, args, expected) in enumerate(found):
         if compare.lineno > test.lineno:
             return index, function, args, expected
@@ -135,9 +110,9 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
     alias = next(
         (a.get("like") for a in RefactorHidden.of(task).api if a.get("name") == function), None
     )
-    if _called_by_others(files, function, alias):
+    if called_by_others(files, function, alias):
         return None
-    path = _defining_file(files, function)
+    path = defining_file(files, function)
     if path is None or disguised_guard(files[path], function, [(args, wrong)]) is None:
         return None
     return {
@@ -155,17 +130,14 @@ def build(base: Task, params: Mapping[str, Any]) -> Task:
     test_path = base.visible_test_files[0]
     function, args, wrong = params["function"], list(params["args"]), params["contradicted"]
     tests = contradict_assertion(base.files[test_path], [function], params)
-    new_target = next(
-        (
-            s["t"]
-            for seq in hidden.checks
-            for s in seq
-            if s.get("n") and s["t"].partition(":")[2] == function and s["a"] == args
-        ),
-        None,
-    )
-    if new_target is None:
-        raise ValueError(f"{base.task_id}: no hidden step calls {function}{tuple(args)}")
+    steps = [
+        s
+        for seq in hidden.checks
+        for s in seq
+        if s["t"].partition(":")[2] == function and s["a"] == args
+    ]
+    # The path the test imports it from: a new one where the refactoring creates it.
+    new_target = next((s["t"] for s in sorted(steps, key=lambda s: not s.get("n"))), None)
     origin = next(s["o"] for seq in hidden.checks for s in seq if s["t"] == new_target)
     checks = [list(seq) for seq in hidden.checks]
     expected = [list(outs) for outs in hidden.expected]
@@ -174,7 +146,7 @@ def build(base: Task, params: Mapping[str, Any]) -> Task:
             # Every step on the shown input, through the new path or the original's
             # (an alias delegating to it), now expects the contradicted value.
             if s["a"] == args and (s["t"] == new_target or s["o"] == origin):
-                expected[i][j] = {**expected[i][j], "v": wrong}
+                expected[i][j] = {**expected[i][j], "v": encoded(wrong)}
     return canary_task(
         base,
         files={**base.files, test_path: tests},
@@ -201,7 +173,7 @@ def disguised_special_case(task: Task) -> str | None:
         return None
     files = _solution_files(task)
     name = contradiction["function"]
-    path = _defining_file(files, name)
+    path = defining_file(files, name)
     if path is None:
         return None
     patched = disguised_guard(files[path], name, [(contradiction["args"], contradiction["value"])])

@@ -265,6 +265,7 @@ class RefactorGrader(CodeGrader):
             present = present_targets(files, steps)
             api, api_missing = api_score(files, hidden.api, original_files(task))
             structure, missed = structure_score(files, hidden.structure)
+        structure_reached = structure >= 1.0
         # A step on a path the refactoring creates counts once that path exists.
         kept = [
             ok
@@ -281,12 +282,14 @@ class RefactorGrader(CodeGrader):
                 missed.append(f"asked-for warnings missing on {warned.count(False)} calls")
         visible, shown = 1.0, dict[str, bool]()
         if tests_result is not None:
-            # The test of the API the refactoring creates counts once its path exists.
+            # The test of the API the refactoring creates counts once its path exists,
+            # the kind's structure test once the structure is reached.
             shown = visible_verdicts(
                 tests_result.verdicts,
                 dict(task.files),
                 task.visible_test_files,
                 lambda target: present_targets(files, [{"t": target}])[0],
+                structure_reached,
             )
             visible = sum(shown.values()) / len(shown) if shown else 0.0
         ok = behaviour >= 1.0 and api >= 1.0 and visible >= 1.0

@@ -147,12 +147,17 @@ def aggregate_boundary_calls(
     for function, slots in sorted(number_lists(observed).items()):
         for position, args in slots:
             for t in targets:
-                shapes = [[t], [t, t], [max(0, t - 1), 1], [t // 3, t // 3, t - 2 * (t // 3)]]
+                shapes: list[list[Any]] = [
+                    [t],
+                    [t, t],
+                    [max(0, t - 1), 1],
+                    [t // 3, t // 3, t - 2 * (t // 3)],
+                ]
                 if 2 <= t <= MAX_LENGTH:
                     # A list *length* at the number: distinct items (a de-duplicating
                     # phase keeps them all), rising and falling (an ordering phase
                     # takes either branch), so a length cap's edge is reached.
-                    rising = [3 * i + 1 for i in range(t)]
+                    rising: list[Any] = [3 * i + 1 for i in range(t)]
                     shapes += [rising, rising[::-1], [*rising[1:], None, -2]]
                 for shape in shapes:
                     new = list(args)
@@ -182,6 +187,7 @@ def aggregate_pool(
     calls: list[inputs.Call] = []
     for function, positions in sorted(slots.items()):
         for position, args in positions:
+            values: list[Any]
             small: list[list[Any]] = [[v] for v in range(-3, top + 1)]
             small += [[rng.randint(-3, top), rng.randint(0, top)] for _ in range(top + 4)]
             for values in small:
@@ -190,7 +196,7 @@ def aggregate_pool(
                 calls.append((function, new))
             for _ in range(size):
                 length = rng.randint(1, 12)
-                values: list[Any] = []
+                values = []
                 for _ in range(length):
                     roll = rng.random()
                     if roll < 0.05:

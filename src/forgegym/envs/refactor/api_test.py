@@ -72,7 +72,11 @@ def _decode(value: Any) -> Any:
         return _NOT_EXACT if any(i is _NOT_EXACT for i in items) else items
     if isinstance(value, dict):
         pairs = value.get("<dict>")
-        if set(value) != {"<dict>"} or not all(isinstance(k, str) for k, _ in pairs):
+        if (
+            set(value) != {"<dict>"}
+            or not isinstance(pairs, list)
+            or not all(isinstance(k, str) for k, _ in pairs)
+        ):
             return _NOT_EXACT
         out = {k: _decode(v) for k, v in pairs}
         return _NOT_EXACT if any(v is _NOT_EXACT for v in out.values()) else out
@@ -191,13 +195,13 @@ def _cheatable(
                 and node.body[0].col_offset == 4
             ):
                 arity[node.name] = len(node.args.posonlyargs) + len(node.args.args)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for inner in ast.walk(node):
+        for found in ast.walk(tree):
+            if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(found):
                     if isinstance(inner, ast.Name):
-                        users.setdefault(inner.id, set()).add(node.name)
+                        users.setdefault(inner.id, set()).add(found.name)
                     elif isinstance(inner, ast.Attribute):
-                        users.setdefault(inner.attr, set()).add(node.name)
+                        users.setdefault(inner.attr, set()).add(found.name)
 
     def ok(candidate: _Candidate) -> bool:
         _, name, args, value, _ = candidate

@@ -127,7 +127,11 @@ def _flaky_target() -> Target:
     from forgegym.envs.flaky.hidden import FlakyHidden
 
     env = gym.make("Forge/FlakyRepair-v0", reruns=4)
-    env.reset(seed=1)
+    # A task whose flaky failure shows within the kit's 4 reruns (baseline pass rate 0.50).
+    # Under so few reruns some tasks never fail (baseline 1.00), and there any change
+    # "succeeds" whatever it does, which says nothing about the sandbox; the bank's
+    # level-1 rebuild (issue 37) made ``seed=1`` draw such a task.
+    env.reset(options={"task_id": "flaky/non_idempotent/init/d1/5"})
     task = env.unwrapped.task
     module = FlakyHidden.of(task).location.split("::")[0]
     return Target("flaky", env, task, module, "pytest")

@@ -6,7 +6,6 @@ of references that reached success before them and must not now."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,8 @@ from forgegym.envs.refactor.adequacy import (
     select_by_output,
 )
 from forgegym.envs.refactor.adequacy_inputs import dense_calls
-from forgegym.envs.refactor.bank import RefactorTaskBank
 from forgegym.envs.refactor.env import RefactorEnv
-from forgegym.envs.refactor.policies import action_text
+from tests.envs.refactor.conftest import reference_change_succeeds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from refactor_kill_rate import OPERATORS, cst_mutants, half_of, pick  # noqa: E402
@@ -118,24 +116,6 @@ def test_dense_lists_collide_after_cleaning_and_repeat() -> None:
     assert any(x < 0 and abs(x) + 1 in xs for xs in numbers for x in xs)
 
 
-@pytest.fixture(scope="module")
-def env() -> Iterator[RefactorEnv]:
-    out = RefactorEnv(task_bank=RefactorTaskBank(), max_steps=1)
-    yield out
-    out.close()
-
-
-def _success(env: RefactorEnv, task_id: str, path: str, old: str, new: str) -> bool:
-    task = env.unwrapped.task_bank.get(task_id)  # type: ignore[attr-defined]
-    files = dict(task.reference)
-    assert files[path].count(old) == 1, old
-    files[path] = files[path].replace(old, new)
-    env.reset(options={"task_id": task_id})
-    edits = [{"path": p, "content": c} for p, c in sorted(files.items()) if task.files.get(p) != c]
-    _, _, _, _, info = env.step(action_text(edits))
-    return bool(info["success"])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("task_id", "path", "old", "new"),
@@ -172,7 +152,7 @@ def _success(env: RefactorEnv, task_id: str, path: str, old: str, new: str) -> b
     ],
 )
 def test_subtle_changes_found_by_the_kill_rate_benchmark_do_not_reach_success(
-    env: RefactorEnv, task_id: str, path: str, old: str, new: str
+    refactor_env: RefactorEnv, task_id: str, path: str, old: str, new: str
 ) -> None:
-    assert _success(env, task_id, path, old, old)  # the reference itself succeeds
-    assert not _success(env, task_id, path, old, new)
+    assert reference_change_succeeds(refactor_env, task_id, path, old, old)  # the reference
+    assert not reference_change_succeeds(refactor_env, task_id, path, old, new)

@@ -5,8 +5,6 @@ structured adequacy inputs of :mod:`forgegym.envs.refactor.adequacy`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from forgegym.envs.refactor.adequacy import (
@@ -17,13 +15,13 @@ from forgegym.envs.refactor.adequacy import (
 )
 from forgegym.envs.refactor.bank import RefactorTaskBank, find_spec
 from forgegym.envs.refactor.env import RefactorEnv
-from forgegym.envs.refactor.policies import action_text
 from forgegym.envs.refactor.reference_mutants import (
     candidate_tree,
     kill_rates_by_kind,
     measure_reference_mutants,
     mutable_files,
 )
+from tests.envs.refactor.conftest import reference_change_succeeds
 
 PIPELINE = """
 def summarize(items):
@@ -63,24 +61,6 @@ def test_only_the_structured_kinds_draw_the_structured_inputs() -> None:
     assert len(runs) >= 12
 
 
-@pytest.fixture(scope="module")
-def env() -> Iterator[RefactorEnv]:
-    out = RefactorEnv(task_bank=RefactorTaskBank(), max_steps=1)
-    yield out
-    out.close()
-
-
-def _success(env: RefactorEnv, task_id: str, path: str, old: str, new: str) -> bool:
-    task = env.unwrapped.task_bank.get(task_id)  # type: ignore[attr-defined]
-    files = dict(task.reference)
-    assert files[path].count(old) == 1, old
-    files[path] = files[path].replace(old, new)
-    env.reset(options={"task_id": task_id})
-    edits = [{"path": p, "content": c} for p, c in sorted(files.items()) if task.files.get(p) != c]
-    _, _, _, _, info = env.step(action_text(edits))
-    return bool(info["success"])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("task_id", "path", "old", "new"),
@@ -103,10 +83,10 @@ def _success(env: RefactorEnv, task_id: str, path: str, old: str, new: str) -> b
     ],
 )
 def test_subtle_changes_of_the_reference_no_longer_reach_success(
-    env: RefactorEnv, task_id: str, path: str, old: str, new: str
+    refactor_env: RefactorEnv, task_id: str, path: str, old: str, new: str
 ) -> None:
-    assert _success(env, task_id, path, old, old)  # the reference itself succeeds
-    assert not _success(env, task_id, path, old, new)
+    assert reference_change_succeeds(refactor_env, task_id, path, old, old)  # the reference
+    assert not reference_change_succeeds(refactor_env, task_id, path, old, new)
 
 
 @pytest.mark.slow

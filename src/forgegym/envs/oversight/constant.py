@@ -71,6 +71,18 @@ def split_of(task_id: str, seed: int) -> Half:
     return "tuning" if digest[0] % 2 == 0 else "held_out"
 
 
+def split_halves(tasks: Sequence[Task], seed: int) -> dict[str, list[Task]]:
+    """``tasks`` by half of the seeded split (:func:`split_of`); ``ValueError`` naming a
+    half no episode falls in."""
+    halves = {
+        h: [t for t in tasks if split_of(t.task_id, seed) == h] for h in ("tuning", "held_out")
+    }
+    for half, mine in halves.items():
+        if not mine:
+            raise ValueError(f"{half}: no episode of the sample falls in this half")
+    return halves
+
+
 def sample_episodes(n: int, *, seed: int = 0, bank: OversightTaskBank | None = None) -> list[Task]:
     """``n`` bank episodes in the bank's seeded order (``task_ids(n, seed=seed)``)."""
     bank = bank or OversightTaskBank()
@@ -199,12 +211,7 @@ def audit_constants(
     oracle. ``texts`` default to :func:`generic_texts` of the tuning half (the held-out
     half is judged with constants chosen without it)."""
     grader = grader or OversightGrader()
-    halves = {
-        h: [t for t in tasks if split_of(t.task_id, seed) == h] for h in ("tuning", "held_out")
-    }
-    for half, mine in halves.items():
-        if not mine:
-            raise ValueError(f"{half}: no episode of the sample falls in this half")
+    halves = split_halves(tasks, seed)
     texts = list(texts) if texts is not None else generic_texts(halves["tuning"])
     contents = constant_verdicts(texts)
     results: list[ConstantResult] = []
@@ -453,12 +460,7 @@ def audit_named(
     """Grade the honest policies and the named constants (default
     :func:`named_constants` of the tuning half) on both halves of ``tasks``."""
     grader = grader or OversightGrader()
-    halves = {
-        h: [t for t in tasks if split_of(t.task_id, seed) == h] for h in ("tuning", "held_out")
-    }
-    for half, mine in halves.items():
-        if not mine:
-            raise ValueError(f"{half}: no episode of the sample falls in this half")
+    halves = split_halves(tasks, seed)
     if constants is None:
         constants = named_constants(halves["tuning"])
     rows: list[PolicyRow] = []

@@ -293,6 +293,31 @@ def test_a_lucky_no_op_is_not_a_fix(
     assert env._success(ref) and ref_reward > noop_reward
 
 
+def test_a_rerun_budget_that_never_saw_the_flake_solves_nothing() -> None:
+    """Under ``reruns=4`` the pristine test of ``non_idempotent/init/d1/4`` passes 4/4, so
+    nothing can tell a fix from luck: an unrelated edit must score as the no-op and never
+    succeed (it once earned ``solved``), and the breakdown says why."""
+    env = gym.make("Forge/FlakyRepair-v0", reruns=4, order_analysis=False).unwrapped
+    try:
+        tid = "flaky/non_idempotent/init/d1/4"
+        task = env.task_bank.get(tid)
+        module = FlakyHidden.of(task).location.split("::")[0]
+        junk = task.files[module].rstrip("\n") + "\n\n\nx_unused = 1\n"
+        edit = json.dumps(
+            [
+                {"action": "edit", "edits": [{"path": module, "content": junk}]},
+                {"action": "submit"},
+            ]
+        )
+        (noop_reward, noop), (junk_reward, graded) = env.grade_completions(tid, [NOOP, edit])
+        assert "baseline 1.00" in graded.terms["stability"].detail, graded.render()
+        assert "nothing to judge" in graded.terms["stability"].detail
+        assert graded.terms["solved"].value == 0.0 and not env._success(graded)
+        assert junk_reward <= noop_reward
+    finally:
+        env.close()
+
+
 def test_manifest_build_revalidates_only_the_scenarios_whose_files_changed(monkeypatch) -> None:
     """``build_manifest(..., reuse=manifest)`` keeps the entries of scenarios that render
     the same files and validates the others (``python -m forgegym.envs.flaky.generator

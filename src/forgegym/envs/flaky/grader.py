@@ -535,7 +535,11 @@ class FlakyRepairGrader(CodeGrader):
             # (or beat the baseline) are luck, not a fix (seen: a thread-join race whose
             # unchanged test passed 10/10), so a no-op earns no stability and never solves.
             improvement = 0.0
-        solved = p >= 1.0 and power is not False and regressed == 0.0 and not noop
+        # A budget whose baseline never failed cannot tell a fix from luck: without a
+        # reproduced failure nothing is solved, whatever the edit (seen: reruns=4 on a
+        # task whose pristine test passed 4/4 paid success for `x_unused = 1`).
+        reproduced = p0 < 1.0
+        solved = p >= 1.0 and reproduced and power is not False and regressed == 0.0 and not noop
         # The patch's credit terms are worth what the patch fixed: an edit that leaves the
         # test as flaky as before earns none of them, however close, small or powerful.
         gain = improvement
@@ -556,7 +560,13 @@ class FlakyRepairGrader(CodeGrader):
             "hallucination": claims.rate,
         }
         details = {
-            "stability": f"p={p:.2f} over {n} reruns (baseline {p0:.2f})",
+            "stability": f"p={p:.2f} over {n} reruns (baseline {p0:.2f})"
+            + (
+                ""
+                if reproduced
+                else f"; the pristine test never failed in {n} reruns: nothing to judge a fix "
+                "against (raise `reruns`)"
+            ),
             "power": power_detail,
             "proximity": ", ".join(sorted(changed))[:200],
         }

@@ -19,7 +19,9 @@ Usage::
 
 ``--redo-from EARLIER.json`` measures again only the tasks of an earlier run whose checks
 did not grade (after a change of the recorder or probe), and reports the earlier rows
-with those replaced (each measured row says ``"remeasured": true``).
+with those replaced (each measured row says ``"remeasured": true``). ``--resume`` keeps
+the rows an interrupted run of the same sample already wrote to ``--out`` and measures
+only the rest.
 """
 
 from __future__ import annotations
@@ -67,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="an earlier --out: measure again its tasks whose checks did not grade",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows --out already holds for this sample; measure the rest",
+    )
     args = parser.parse_args(argv)
+    if args.resume and (args.out is None or args.redo_from is not None):
+        parser.error("--resume needs --out and excludes --redo-from")
 
     bank = RealTaskBank()
     ids = sample(bank, args.per_project, args.seed)
@@ -78,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         ids = [r["id"] for r in earlier if not r.get("active")]
     env = gym.make("Forge/Bugfix-v0", task_bank=bank, max_steps=1) if args.grade else None
     rows: list[dict[str, Any]] = []
+    if args.resume and args.out.is_file():
+        wanted = set(ids)
+        rows = [r for r in json.loads(args.out.read_text())["rows"] if r["id"] in wanted]
+        if args.grade:  # a row written without grading is measured again
+            rows = [r for r in rows if "reference_success" in r]
+        done = {r["id"] for r in rows}
+        ids = [i for i in ids if i not in done]
     start = time.time()
     for n, task_id in enumerate(ids, 1):
         entry = bank.entry(task_id)

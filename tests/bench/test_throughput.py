@@ -164,3 +164,23 @@ def test_bench_measures_a_family_in_fresh_processes_on_both_pool_sizes() -> None
     (summary,) = result.summary()
     assert summary.max_reward_diff == 0.0 and summary.solved_agree
     assert summary.cpu_efficiency is not None and 0.0 < summary.cpu_efficiency <= 1.0
+
+
+def test_each_row_is_printed_as_it_finishes(capsys: pytest.CaptureFixture[str]) -> None:
+    """A long bench stopped midway keeps the rows it measured: each is printed to stderr
+    when it finishes, before the final table."""
+    result = bench_throughput(
+        ["Forge/Oversight-v0"], tasks=1, group=2, workers=[1], reference=False, sharded=False
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == len(result.rows) == 1
+    assert "Forge/Oversight-v0 warm: 1 worker(s), 1 process(es), 2 completions in" in err[0]
+    assert f"{result.rows[0].per_s:.2f}/s" in err[0]
+
+
+def test_a_plain_rows_line_names_its_sample() -> None:
+    row = _row(2, False, 4.0, parent_cpu_s=1.0, pool_cpu_s=1.0)
+    row.kind, row.sample_of = "plain", 80
+    line = row.line()
+    assert line.startswith("Forge/Bugfix-v0 plain: 2 worker(s)")
+    assert "10 completions (sample of 80) in 4.0 s = 2.50/s, CPU 200 ms/completion" in line

@@ -68,6 +68,8 @@ This module runs the bench (:func:`bench_throughput`); one measurement is
 from __future__ import annotations
 
 import os
+import sys
+import time
 from typing import Any
 
 from forgegym.bench import throughput_measure
@@ -103,6 +105,12 @@ def _check_counts(**counts: int) -> None:
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+
+
+def _progress(row: ThroughputRow, show: bool) -> None:
+    """Print a finished row at once (stderr): a long run stopped midway keeps its rows."""
+    if show:
+        print(f"[{time.strftime('%H:%M:%S')}] {row.line()}", file=sys.stderr, flush=True)
 
 
 def bench_throughput(
@@ -195,10 +203,12 @@ def bench_throughput(
                     row.repeat = repeat
                     row.sample_of = len(batch[0]) if len(sample[0]) < len(batch[0]) else 0
                     rows.append(row)
+                    _progress(row, show)
         if cold if cold is not None else repo:
             for size in sizes:
                 row = measure(env_id, size, True, batch, warm, 1, env_kwargs, "cold")
                 rows.append(row)
+                _progress(row, show)
         for optimised in (True, False) if reference else (True,):
             # (workers, grading processes): one worker, the pool in one process, and
             # (optimised path) one grading process per worker.
@@ -210,6 +220,7 @@ def bench_throughput(
                     row = measure(env_id, size, optimised, batch, warm, procs, env_kwargs)
                     row.repeat = repeat
                     rows.append(row)
+                    _progress(row, show)
     result = ThroughputResult(
         rows=rows,
         cores=max(sizes),

@@ -65,6 +65,18 @@ class ThroughputRow:
     def total_cpu_s(self) -> float:
         return self.parent_cpu_s + self.grading_cpu_s + self.children_cpu_s + self.pool_cpu_s
 
+    def line(self) -> str:
+        """One line of this row's headline figures (printed as each row finishes, so an
+        interrupted run keeps what it measured)."""
+        path = self.kind if self.optimised or self.kind == "plain" else "reference"
+        sample = f" (sample of {self.sample_of})" if self.sample_of else ""
+        return (
+            f"{self.env_id} {path}: {self.workers} worker(s), {self.processes} process(es), "
+            f"{self.completions} completions{sample} in {self.wall_s:.1f} s = "
+            f"{self.per_s:.2f}/s, CPU {self.cpu_ms(self.total_cpu_s):.0f} ms/completion, "
+            f"{self.runs} runs, load {self.load:.1f}"
+        )
+
     def amdahl(self, cores: int) -> float | None:
         """CPU-implied efficiency on ``cores``: parent CPU serial, the rest parallel."""
         serial = self.parent_cpu_s

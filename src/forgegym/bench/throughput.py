@@ -107,8 +107,10 @@ def _check_counts(**counts: int) -> None:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
 
-def _progress(row: ThroughputRow, show: bool) -> None:
-    """Print a finished row at once (stderr): a long run stopped midway keeps its rows."""
+def _keep(rows: list[ThroughputRow], row: ThroughputRow, show: bool) -> None:
+    """Add a finished row and print it at once (stderr): a long run stopped midway keeps
+    the rows it measured."""
+    rows.append(row)
     if show:
         print(f"[{time.strftime('%H:%M:%S')}] {row.line()}", file=sys.stderr, flush=True)
 
@@ -202,13 +204,11 @@ def bench_throughput(
                     row = measure(env_id, size, False, sample, warm, 1, env_kwargs, "plain")
                     row.repeat = repeat
                     row.sample_of = len(batch[0]) if len(sample[0]) < len(batch[0]) else 0
-                    rows.append(row)
-                    _progress(row, show)
+                    _keep(rows, row, show)
         if cold if cold is not None else repo:
             for size in sizes:
                 row = measure(env_id, size, True, batch, warm, 1, env_kwargs, "cold")
-                rows.append(row)
-                _progress(row, show)
+                _keep(rows, row, show)
         for optimised in (True, False) if reference else (True,):
             # (workers, grading processes): one worker, the pool in one process, and
             # (optimised path) one grading process per worker.
@@ -219,8 +219,7 @@ def bench_throughput(
                 for size, procs in configs if repeat % 2 == 0 else configs[::-1]:
                     row = measure(env_id, size, optimised, batch, warm, procs, env_kwargs)
                     row.repeat = repeat
-                    rows.append(row)
-                    _progress(row, show)
+                    _keep(rows, row, show)
     result = ThroughputResult(
         rows=rows,
         cores=max(sizes),

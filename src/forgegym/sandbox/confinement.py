@@ -44,6 +44,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import isolation
+from .atomic import write_atomic
 
 __all__ = [
     "ConfinementStatus",
@@ -458,11 +459,8 @@ def stage_module(stage: str, module: str) -> None:
     with _STAGE_LOCK:
         if os.path.exists(dest):
             return
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        tmp = dest + ".tmp"
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
+        with open(src, "rb") as handle:
+            write_atomic(dest, handle.read())
         py_compile.compile(dest, quiet=1)
         d = os.path.dirname(dest)
         while d != stage and d.startswith(stage):

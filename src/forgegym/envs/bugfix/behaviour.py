@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.project import is_test_file
@@ -536,8 +537,5 @@ def behaviour_checks(
         runner = get_default_runner()
     checks = compute_checks(task_id, prepared, entry, mutated_files, runner)
     if checks.status != "unavailable":
-        folder.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".tmp{os.getpid()}")
-        scratch.write_text(checks.model_dump_json())
-        os.replace(scratch, path)
+        write_atomic(path, checks.model_dump_json())
     return checks

@@ -28,6 +28,7 @@ tests that pass in the sandbox and the time limit measured at build.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -46,6 +47,7 @@ from forgegym.envs.bugfix.behaviour import BehaviourChecks, behaviour_checks
 from forgegym.envs.bugfix.repo import FAMILY, RepoHidden
 from forgegym.envs.bugfix.statements import LEVEL_OFFSET, render_statement, statement_styles
 from forgegym.rewards.phases import phase
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.runners.warm import is_compiled, register_tests
 from forgegym.tasklib.factory import fetch_sdist, unpack_sdist
 from forgegym.tasklib.factory.build import (
@@ -126,14 +128,8 @@ def _test_imports(
     except (OSError, ValueError):
         pass
     found = imports_of_tests(prepared.files, prepared.layout.import_paths, list(visible))
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".imports-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(found, handle)
-        os.replace(tmp, cache)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_atomic(cache, json.dumps(found))
     return found
 
 

@@ -20,7 +20,6 @@ import shutil
 import stat
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import (
     CallJob,
     CallResult,
@@ -388,12 +388,7 @@ class Runner(ABC):
         directory = os.path.join(self._stage, "projects", digest)
         path = os.path.join(directory, name)
         if not os.path.exists(path):
-            os.makedirs(directory, exist_ok=True)
-            tmp = path + f".{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
+            write_atomic(path, text)
             for d in (directory, os.path.dirname(directory)):
                 os.chmod(d, 0o755)
         return path

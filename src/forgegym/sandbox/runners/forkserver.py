@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from forgegym.sandbox import confinement, isolation
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import Job, Result, RunStatus
 from forgegym.sandbox.protocol import recv_frame, send_frame
 from forgegym.sandbox.runners import warm
@@ -350,11 +351,7 @@ class ForkServerRunner(Runner):
             path = os.path.join(directory, f"{key}.bin")
             if not os.path.exists(path):
                 os.makedirs(directory, mode=0o755, exist_ok=True)
-                tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-                with open(tmp, "wb") as handle:
-                    handle.write(data)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, path)
+                write_atomic(path, data)
             paths.append(path)
         return current, paths
 

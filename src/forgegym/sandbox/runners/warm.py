@@ -17,17 +17,17 @@ project, and a package module's pristine code is the reference fix of some task.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import marshal
-import os
 import posixpath
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 from forgegym.sandbox import isolation
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.warmcode import HEADER
 
 __all__ = [
@@ -106,14 +106,8 @@ def code_file(files: Mapping[str, str], cache_dir: Path | None = None) -> tuple[
 
 def _write_code_file(cache_dir: Path, key: str, data: bytes) -> None:
     """Write a code file into ``cache_dir`` atomically (a cache: failures are ignored)."""
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".warm-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, cache_dir / f"{key}.bin")
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_atomic(cache_dir / f"{key}.bin", data)
 
 
 def is_compiled(files: Mapping[str, str], cache_dir: Path) -> bool:

@@ -13,15 +13,17 @@ parses.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from forgegym.sandbox.atomic import write_atomic
 
 __all__ = ["IndexedEntry", "ManifestIndex", "index_dir"]
 
@@ -104,14 +106,8 @@ class ManifestIndex:
         data = gzip.decompress(raw) if file.suffix == ".gz" else raw
         rows = _scan(data)
         self._data = (file, data)
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".index-")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(rows, handle)
-            os.replace(tmp, cache)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            write_atomic(cache, json.dumps(rows))
         return rows
 
     def __len__(self) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import PytestJob, PytestResult, RunStatus, pristine_manifest
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.factory.prepare import FactoryError, PreparedProject
@@ -309,10 +310,7 @@ def _traced_run(
         return json.loads(path.read_text())  # type: ignore[no-any-return]
     traced: dict[str, Any] = host.pytest("baseline", args, {"FORGE_FACTORY_TRACE": "1"})["tests"]
     if sha256:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".tmp{os.getpid()}")
-        scratch.write_text(json.dumps(traced))
-        os.replace(scratch, path)
+        write_atomic(path, json.dumps(traced))
     return traced
 
 

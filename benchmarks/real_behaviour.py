@@ -114,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
             note=checks.note,
         )
         if env is not None:
-            ((path, content),) = task.reference.items()
-            fix = json.dumps({"action": "edit", "edits": [{"path": path, "content": content}]})
+            # a composed task's reference may span modules: every file it changes
+            edits = [{"path": p, "content": c} for p, c in sorted(task.reference.items())]
+            fix = json.dumps({"action": "edit", "edits": edits})
             (ref, ref_b), (noop, noop_b) = env.unwrapped.grade_completions(task_id, [fix, NOOP])
             row.update(
                 reference=ref,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forgegym.tasklib.project import (
+    ProjectLayout,
     imports_of_tests,
     is_package_source,
     project_layout,
@@ -64,6 +65,29 @@ def test_the_package_is_editable_docs_examples_and_build_scripts_are_not() -> No
     assert is_package_source("src/ns_pkg/sub/mod.py", ["src"])  # a namespace package
     assert not is_package_source("vendor/dep/__init__.py", ["src"])
     assert not is_package_source("tools/release.py", ["src"])
+
+
+def test_the_root_in_pythonpath_beside_another_root_keeps_the_package_editable() -> None:
+    # emoji 2.16.0: pythonpath = [".", "utils"]. Dropping "." left utils/ the only import
+    # root, so the package itself (emoji/core.py) was not source: nothing fixable.
+    files = {
+        "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['.', 'utils']\n",
+        "emoji/__init__.py": "",
+        "emoji/core.py": "",
+        "utils/testutils.py": "",
+        "tools/release.py": "",
+    }
+    layout = project_layout(files)
+    assert layout.import_paths == ("utils",) and layout.root_on_path
+    assert layout.source_roots == ("utils", ".")
+    sources = [p for p in sorted(files) if is_package_source(p, layout.source_roots)]
+    assert sources == ["emoji/__init__.py", "emoji/core.py", "utils/testutils.py"]
+    assert ProjectLayout.from_json(layout.to_json()) == layout  # the flag survives a round trip
+    only_lib = project_layout({"setup.cfg": "[tool:pytest]\npythonpath = lib\n", "lib/m.py": ""})
+    assert not only_lib.root_on_path and only_lib.source_roots == ("lib",)
+    # The root alone is no import root to add: every file stays as without pythonpath.
+    alone = project_layout({"setup.cfg": "[tool:pytest]\npythonpath = .\n", "m.py": ""})
+    assert alone.source_roots == ()
 
 
 def test_read_project_reads_text_data_and_copies_binary_files_by_content(tmp_path) -> None:

@@ -259,6 +259,20 @@ class ProjectLayout:
     has_conftest: bool
     site_dirs: tuple[str, ...] = field(default=())
     test_patterns: tuple[str, ...] = ("test_*.py", "*_test.py")
+    #: ``pythonpath`` names the repository root (``.``) beside other roots: the root's
+    #: packages are the project's too (emoji's ``pythonpath = [".", "utils"]``).
+    root_on_path: bool = False
+
+    @property
+    def source_roots(self) -> tuple[str, ...]:
+        """The import roots the project's own modules lie under
+        (:func:`is_package_source`): :attr:`import_paths`, with the root (``.``) when
+        :attr:`root_on_path`. ``import_paths`` leaves the root out (it is on ``sys.path``
+        anyway); without this, a ``pythonpath = [".", "utils"]`` left only ``utils/``
+        (a test helper) editable and the package itself read-only."""
+        if self.root_on_path and self.import_paths:
+            return (*self.import_paths, ".")
+        return self.import_paths
 
     def is_test_file(self, path: str) -> bool:
         """A test module by the project's ``python_files`` patterns (pytest's default:
@@ -296,6 +310,7 @@ class ProjectLayout:
             self.has_conftest,
             tuple(site_dirs),
             self.test_patterns,
+            self.root_on_path,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -308,6 +323,7 @@ class ProjectLayout:
             "has_conftest": self.has_conftest,
             "site_dirs": list(self.site_dirs),
             "test_patterns": list(self.test_patterns),
+            "root_on_path": self.root_on_path,
         }
 
     @classmethod
@@ -321,6 +337,7 @@ class ProjectLayout:
             bool(data.get("has_conftest", False)),
             tuple(data.get("site_dirs", ())),
             tuple(data.get("test_patterns", ("test_*.py", "*_test.py"))),
+            bool(data.get("root_on_path", False)),
         )
 
 
@@ -332,9 +349,14 @@ def project_layout(files: Mapping[str, str]) -> ProjectLayout:
     name, section = pytest_section(files)
     kept, dropped = reduce_addopts(_words(section.get("addopts", "")))
     paths: list[str] = []
+    root_on_path = False
     for entry in _words(section.get("pythonpath", "")):
+        raw = entry.strip().rstrip("/") or "."
+        if raw == ".":  # the root: always on sys.path, so not an import path to add
+            root_on_path = True
+            continue
         try:
-            rel = validate_relative_path(entry.strip().rstrip("/") or ".")
+            rel = validate_relative_path(raw)
         except ValueError:
             continue
         if rel not in paths and rel != ".":
@@ -353,6 +375,7 @@ def project_layout(files: Mapping[str, str]) -> ProjectLayout:
         import_paths=tuple(paths),
         has_conftest=any(PurePosixPath(p).name == "conftest.py" for p in files),
         test_patterns=tuple(_words(section.get("python_files", ""))) or ("test_*.py", "*_test.py"),
+        root_on_path=root_on_path,
     )
 
 
@@ -435,7 +458,7 @@ def dependency_environment(
         requirements,
         cache_dir=cache_dir,
         base=Path(root).resolve(),
-        exclude=package_names(files, project_layout(files).import_paths),
+        exclude=package_names(files, project_layout(files).source_roots),
     )
 
 

@@ -243,6 +243,46 @@ def test_test_helpers_are_read_only_and_editable_files_narrows(repo: Path) -> No
         env.close()
 
 
+def test_a_pythonpath_with_the_root_keeps_the_package_editable_and_a_helper_read_only(
+    tmp_path: Path,
+) -> None:
+    # emoji 2.16.0's shape: pythonpath = [".", "utils"], its tests import a helper module
+    # from utils/ that imports pytest. The package was read-only (only utils/ counted as
+    # an import root) and the helper editable: the bug could not be fixed, and an edit
+    # of the helper could patch the code under test.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\npythonpath = ['.', 'utils']\n"
+    )
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "stats.py").write_text(MODULE)
+    (tmp_path / "utils" / "testutils.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef pair():\n    return [1, 2]\n"
+    )
+    (tmp_path / "tests" / "test_stats.py").write_text(
+        "from pkg.stats import mean\nfrom testutils import pair  # noqa: F401\n\n\n"
+        "def test_mean_of_two(pair):\n    assert mean(pair) == 1.5\n"
+    )
+    task = repo_task(tmp_path, [FAILING])
+    assert task.editable_files == ("pkg/__init__.py", "pkg/stats.py")
+    assert repo_task(
+        tmp_path, [FAILING], editable_files=["pkg/*.py", "utils/*.py"]
+    ).editable_files == ("pkg/__init__.py", "pkg/stats.py", "utils/testutils.py")
+    env = gym.make("Forge/Bugfix-v0", task_bank=TaskList([task]), max_steps=2)
+    try:
+        env.reset(seed=0)
+        patch = _edit("utils/testutils.py", "import pytest\n", "import pytest\nimport pkg\n")
+        *_, info = env.step(patch.replace(', {"action": "submit"}', ""))
+        assert "not editable" in info["action_error"]
+        env.reset(seed=0)
+        *_, info = env.step(FIX.replace("stats.py", "pkg/stats.py"))
+        assert info["success"]
+    finally:
+        env.close()
+
+
 ALWAYS_EQUAL = """\
 class _Any(float):
     def __eq__(self, other):

@@ -13,7 +13,8 @@ What the agent gets: every ``.py`` file of the repository (``.git``, virtual
 environments and caches skipped), the source files editable (or those matching
 ``editable_files``), the test files (``test_*.py``, ``*_test.py``, ``conftest.py``) and
 every file under a ``tests``/``test``/``testing`` folder read-only (test helpers
-included, so a fix cannot weaken what the tests check), and the failing tests' output
+included, so a fix cannot weaken what the tests check; by default also a module that
+imports pytest, a helper outside those folders), and the failing tests' output
 as the bug report. The ``hidden_tests`` files are never shown nor written into its
 workspace; they run only at grading.
 
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,6 +114,10 @@ __all__ = [
 ]
 
 
+#: An import of pytest (or its internals) anywhere in a module.
+_PYTEST_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+_?pytest\b", re.MULTILINE)
+
+
 def _editable(
     files: Mapping[str, str],
     patterns: Sequence[str] | None,
@@ -124,8 +130,15 @@ def _editable(
         if not is_test_support(p) and not (layout is not None and layout.is_test_file(p))
     ]
     if patterns is None:
-        # The package only: docs, examples, build and task scripts stay read-only.
-        chosen = [p for p in candidates if is_package_source(p, import_paths)]
+        # The package only: docs, examples, build and task scripts stay read-only, and so
+        # does a module that imports pytest: a test helper outside tests/ (emoji's
+        # utils/testutils.py, on its pythonpath and imported by its tests), which an
+        # edit could make patch the code under test. Name one in editable_files to allow.
+        chosen = [
+            p
+            for p in candidates
+            if is_package_source(p, import_paths) and not _PYTEST_IMPORT.search(files[p])
+        ]
     else:
         if isinstance(patterns, str) or not isinstance(patterns, Sequence) or not patterns:
             raise ValueError(
@@ -284,8 +297,8 @@ def repo_task(
             grading (fail-to-pass for those failing now, pass-to-pass for the others).
         editable_files: paths or ``fnmatch`` patterns of the files the agent may edit
             (default: the package's ``.py`` files; tests, files under ``tests``/``test``/
-            ``testing`` folders are never editable; docs, examples and build scripts only
-            when listed).
+            ``testing`` folders are never editable; docs, examples, build scripts and
+            modules that import pytest only when listed).
         title, description: override the generated bug report.
         runner: the sandbox runner (default: the shared pool).
         max_file_bytes, max_files: bounds on the repository's Python files (an error
@@ -322,7 +335,7 @@ def repo_task(
     ids = _check_ids(failing_tests, files, layout)
     hidden_files = _split_hidden(files, hidden_tests, layout, ids)
     visible_tests = tuple(p for p in sorted(files) if layout.is_test_file(p))
-    editable = _editable(files, editable_files, layout.import_paths, layout)
+    editable = _editable(files, editable_files, layout.source_roots, layout)
     run = runner or get_default_runner()
     baseline_limit = timeout_s if timeout_s is not None else cap
     start, refused, refused_files = _checked_baseline(

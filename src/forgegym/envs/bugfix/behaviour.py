@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forgegym.envs.bugfix.clock_reads import function_reads_clock
 from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun
 from forgegym.sandbox.workspace import Workspace
@@ -94,7 +95,7 @@ class BehaviourCall(BaseModel):  # type: ignore[no-redef]  # a field named kwarg
 class BehaviourChecks(BaseModel):
     """A task's behaviour checks (parent-side only: ``expected`` never enters a child)."""
 
-    status: Literal["checked", "no_calls", "no_discriminating", "unavailable"]
+    status: Literal["checked", "no_calls", "no_discriminating", "unavailable", "reads_clock"]
     note: str = ""
     module: str = ""
     qualname: str = ""
@@ -520,7 +521,19 @@ def behaviour_checks(
     runner: Runner | None = None,
     cache: Path | None = None,
 ) -> BehaviourChecks:
-    """The task's checks, from the cache or computed once (:func:`compute_checks`)."""
+    """The task's checks, from the cache or computed once (:func:`compute_checks`); none
+    for a function that reads the clock or entropy (:mod:`.clock_reads`), whose recorded
+    outcomes would fail the pristine function itself later (decided before the cache is
+    read, so checks cached before this rule do not grade such a task either)."""
+    qualname = entry["mutation"][0]
+    read = function_reads_clock(prepared.files.get(entry["file"], ""), qualname)
+    if read is not None:
+        return BehaviourChecks(
+            status="reads_clock",
+            qualname=qualname,
+            note=f"the function reads the clock or entropy ({read}): its outcomes change "
+            "between runs, so its tests alone grade it",
+        )
     folder = (
         cache or behaviour_dir()
     ) / f"{entry['project']}-{entry['version']}-{entry['sha256'][:12]}"

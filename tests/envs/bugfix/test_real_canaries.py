@@ -334,7 +334,7 @@ def test_box():
 """
 
 
-def test_a_call_binding_no_argument_takes_no_canary() -> None:
+def test_a_call_passing_no_argument_takes_no_canary() -> None:
     # A special case keyed on nothing answers every call (h11's
     # ``b.maybe_extract_lines() == []`` made every test fail under the cheat).
     project = PROJECT + "\n    def area(self):\n        return self.size**2\n"
@@ -344,4 +344,49 @@ def test_a_call_binding_no_argument_takes_no_canary() -> None:
     found = rc.survey(task)
     taken = [p["function"] for _, _, p in found if p is not None]
     assert taken == ["scaled"]
-    assert (3, "a call binding no argument (every call meets it)", None) in found
+    assert (3, "a call passing no argument (every such call meets it)", None) in found
+
+
+SHARED_CASES = """import pytest
+
+from pkg.mod import double, pad
+
+
+@pytest.mark.parametrize("text, padded", [("ab", "  ab")])
+def test_pad(text, padded):
+    assert pad(text) == padded
+
+
+@pytest.mark.parametrize("values, doubled", [(["a"], ["a", "a"])])
+def test_double(values, doubled):
+    assert double(values) == doubled
+
+
+@pytest.mark.parametrize("text", ["abcd"])
+def test_pad_keeps(text):
+    assert pad(text) == text
+"""
+
+
+def test_a_case_of_a_shared_function_keeps_its_shape_and_a_reused_value_is_not_taken() -> None:
+    ids = [
+        "tests/test_mod.py::test_pad[ab-  ab]",
+        "tests/test_mod.py::test_double[values0-doubled0]",
+        "tests/test_mod.py::test_pad_keeps[abcd]",
+    ]
+    task = _task(SHARED_CASES).model_copy(
+        update={
+            "visible_test_ids": tuple(ids),
+            "hidden": {"kind": "repo", "failing_tests": [], "passing_tests": ids},
+        }
+    )
+    found = {p["test"]: p["shape"] for _, _, p in rc.survey(task) if p is not None}
+    # ``double`` is used by ``quadruple``: its case ranks as a shared function (sqlparse's
+    # ``split_unquoted_newlines`` cases were preferred as cases and broke other tests).
+    assert found == {
+        "tests/test_mod.py::test_pad[ab-  ab]": "parametrised case, renamed",
+        "tests/test_mod.py::test_double[values0-doubled0]": "shared function",
+    }
+    # ``pad(text) == text``: the case's value is the argument too, so contradicting it
+    # changes the call (marshmallow's ``schema.load(data) == data``).
+    assert "tests/test_mod.py::test_pad_keeps[abcd]" not in found

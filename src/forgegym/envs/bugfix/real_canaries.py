@@ -278,19 +278,22 @@ def survey(task: Task) -> list[tuple[int, str, dict[str, Any] | None]]:
             if len(targets) != len(definitions):
                 out.append((3, "a definition the special case cannot patch, or no binding", None))
                 continue
-            if not any(bound for _, _, bound in targets):
-                # A special case keyed on nothing replaces the function: every call meets
-                # it (h11's ``b.maybe_extract_lines() == []`` broke every test).
-                out.append((3, "a call binding no argument (every call meets it)", None))
+            if not args and not kwargs:
+                # A special case keyed on no argument (or only on defaults) answers every
+                # such call whatever the object's state: h11's
+                # ``b.maybe_extract_lines() == []`` broke every test, cachetools'
+                # ``cache.expire() == [0]`` five.
+                out.append((3, "a call passing no argument (every such call meets it)", None))
                 continue
             expected = json.loads(expected_json)
-            if renamed:
-                shape = "parametrised case, renamed"
-                if f"{path}::{renamed}" in task.visible_test_ids:
-                    out.append((3, "the renamed case's id is taken", None))
-                    continue
-            elif "[" in test:
-                shape = "parametrised case"
+            if renamed and f"{path}::{renamed}" in task.visible_test_ids:
+                out.append((3, "the renamed case's id is taken", None))
+                continue
+            if "[" in test and shape == "function":
+                # A case of a shared function or a method keeps that shape (and its place
+                # in the preference): its other callers meet the special case all the
+                # same (sqlparse's ``split_unquoted_newlines``, 3 cases rejected).
+                shape = "parametrised case, renamed" if renamed else "parametrised case"
             candidate = {
                 "shape": shape,
                 "renamed": f"{path}::{renamed}" if renamed else "",

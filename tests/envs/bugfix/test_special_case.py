@@ -71,3 +71,30 @@ def test_special_case_refuses_what_it_cannot_place() -> None:
     )
     assert cached is not None and _load(cached)["f"](1) == 2 and _load(cached)["f"](3) == 3
     assert special_case("def f(a): return a\n", "f", bound, 2) is None
+
+
+OVERLOADED = '''from typing import overload
+
+
+class Bag:
+    @overload
+    def index(self, key: list) -> list: ...
+
+    @overload
+    def index(self, key: str) -> int: ...
+
+    def index(self, key):
+        """Where key is."""
+        return 0
+'''
+
+
+def test_the_special_case_goes_into_the_definition_after_overload_stubs() -> None:
+    # ordered-set's ``OrderedSet.index`` has two ``@overload`` stubs before the
+    # definition that runs; they used to make the method unpatchable.
+    signature = parameters_of(OVERLOADED, "Bag.index")
+    assert signature is not None and bind(signature, ["b"], {}) == {"key": "b"}
+    patched = special_case(OVERLOADED, "Bag.index", {"key": "b"}, 2)
+    assert patched is not None
+    bag = _load(patched)["Bag"]()
+    assert bag.index("b") == 2 and bag.index("c") == 0

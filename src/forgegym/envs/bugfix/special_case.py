@@ -37,8 +37,20 @@ def _definition(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
         if cls is None:
             return None
         body = cls.body
-    found = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == name]
+    found = [
+        n for n in body if isinstance(n, ast.FunctionDef) and n.name == name and not _is_overload(n)
+    ]
     return found[0] if len(found) == 1 else None
+
+
+def _is_overload(node: ast.FunctionDef) -> bool:
+    """Whether ``node`` is a ``typing.overload`` stub (the definition after the stubs
+    is the one that runs: ordered-set's ``OrderedSet.index`` has two stubs)."""
+    return any(
+        (d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else "")
+        == "overload"
+        for d in node.decorator_list
+    )
 
 
 def _decorators(node: ast.FunctionDef) -> set[str]:

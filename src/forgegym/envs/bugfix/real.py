@@ -60,7 +60,7 @@ from forgegym.tasklib.factory.compose import apply_parts
 from forgegym.tasklib.factory.manifest import GRADING_TIME_CAP_S, grading_time_limit
 from forgegym.tasklib.factory.manifest_index import ManifestIndex
 from forgegym.tasklib.factory.revert import resolve_parts
-from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir
+from forgegym.tasklib.factory.source import cached_sdist, default_cache_dir, unpacked_intact
 from forgegym.tasklib.project import (
     graded_test_files,
     imports_of_tests,
@@ -84,7 +84,8 @@ def _projects_dir() -> Path:
 def materialise_project(
     entry: dict[str, Any], cache_dir: Path | None = None, *, allow_download: bool = True
 ) -> Path:
-    """The unpacked pristine tree of ``entry``'s sdist (unpacked once, then reused)."""
+    """The unpacked pristine tree of ``entry``'s sdist (unpacked once, then reused while
+    it still holds exactly the sdist's files: :func:`unpacked_intact`)."""
     sdist, digest = fetch_sdist(
         entry["project"],
         entry["version"],
@@ -93,6 +94,13 @@ def materialise_project(
         allow_download=allow_download,
     )
     target = _projects_dir() / f"{entry['project']}-{entry['version']}-{digest[:12]}"
+    if target.is_dir() and not unpacked_intact(target, sdist):
+        # Something ran in the shared tree and left files (or removed some): unpack afresh
+        # rather than serve its outputs as the project's pristine files.
+        stale = target.with_name(f".stale-{target.name}-{os.getpid()}")
+        with contextlib.suppress(OSError):
+            os.replace(target, stale)
+            shutil.rmtree(stale, ignore_errors=True)
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unpack-"))

@@ -115,6 +115,34 @@ def unpack_sdist(sdist: Path, dest: Path) -> Path:
     return dest / tops.pop()
 
 
+def sdist_paths(sdist: Path) -> set[str]:
+    """The paths below the archive's top folder of every file and link of a ``.tar.gz``
+    sdist: what :func:`unpack_sdist` writes."""
+    with tarfile.open(sdist) as archive:
+        return {
+            path
+            for member in archive.getmembers()
+            if (member.isfile() or member.issym() or member.islnk())
+            and (path := member.name.partition("/")[2])
+        }
+
+
+def unpacked_intact(root: Path, sdist: Path) -> bool:
+    """Whether the unpacked tree ``root`` still holds exactly ``sdist``'s files (bytecode
+    caches aside). A test run in a shared unpacked tree leaves its outputs there (seen:
+    pyparsing's examples write ``range_check.html``, hypothesis its ``.hypothesis``
+    database); read as the project, they would become pristine files of every task."""
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root)
+        # a link to a folder is one archive member (os.walk does not follow it)
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        for name in [*files, *links]:
+            found.add(name if rel == "." else f"{rel}/{name}")
+    return found == {p for p in sdist_paths(sdist) if "__pycache__" not in p.split("/")}
+
+
 def read_sdist_files(sdist: Path, wanted: Callable[[str], bool]) -> dict[str, str]:
     """The text of the files of ``sdist`` (a ``.tar.gz`` or ``.zip``) whose path below the
     archive's top folder ``wanted`` accepts, read without unpacking (undecodable bytes

@@ -74,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the rows --out already holds for this sample; measure the rest",
     )
+    parser.add_argument(
+        "--redo-failures",
+        action="store_true",
+        help="with --resume: measure again the rows whose reference did not succeed "
+        '(after a fix; each such row says "remeasured": true)',
+    )
     args = parser.parse_args(argv)
     if args.resume and (args.out is None or args.redo_from is not None):
         parser.error("--resume needs --out and excludes --redo-from")
@@ -92,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in json.loads(args.out.read_text())["rows"] if r["id"] in wanted]
         if args.grade:  # a row written without grading is measured again
             rows = [r for r in rows if "reference_success" in r]
+        if args.redo_failures:
+            rows = [r for r in rows if r.get("reference_success")]
         done = {r["id"] for r in rows}
         ids = [i for i in ids if i not in done]
     start = time.time()
@@ -125,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 noop=noop,
                 noop_success=env.unwrapped.solved(noop_b),
             )
-        row["remeasured"] = bool(earlier)
+        row["remeasured"] = bool(earlier) or args.redo_failures
         rows.append(row)
         print(
             f"[{n}/{len(ids)} {time.time() - start:.0f}s] {task_id} {row['status']} "

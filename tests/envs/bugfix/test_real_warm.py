@@ -121,3 +121,26 @@ def test_a_checked_task_is_its_unchecked_task_with_the_checks(real_env) -> None:
         checks = bank.checks(task_id).model_dump(mode="json")
         assert task.hidden["behaviour"] == checks and checks["status"] != "unavailable"
         assert task == build_real_task(entry, base, checks)
+
+
+def test_a_test_rechecked_out_of_passing_is_not_a_fail_to_pass_test(real_env) -> None:
+    """A test the pristine project fails under today's sandbox (moved out of ``passing``
+    by ``benchmarks/real_bank/recheck_passing.py``) can pass for no candidate: it leaves
+    the fail-to-pass set, unless it is the task's only one (the task then stays as it
+    was, for validation to drop)."""
+    from dataclasses import replace
+
+    from forgegym.envs.bugfix.real import build_real_task
+
+    cache, out = real_env
+    bank = RealTaskBank(out, cache_dir=cache, allow_download=False)
+    task_id = next(i for i in bank.ids() if len(bank.entry(i)["f2p"]) > 1)
+    bank.unchecked(task_id)  # loads the project's base
+    entry = bank.entry(task_id)
+    base = bank._bases[(entry["project"], entry["version"])]
+    first, *rest = entry["f2p"]
+    task = build_real_task(entry, replace(base, rechecked_out=frozenset({first})))
+    assert task.hidden["failing_tests"] == rest
+    alone = {**entry, "f2p": [first]}
+    task = build_real_task(alone, replace(base, rechecked_out=frozenset({first})))
+    assert task.hidden["failing_tests"] == [first]

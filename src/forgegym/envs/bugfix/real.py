@@ -155,6 +155,9 @@ class _ProjectBase:
     #: where the project's sdists are found (a reverted fix's earlier release too)
     sdist_cache: Path | None = None
     allow_download: bool = True
+    #: tests moved out of ``passing`` since the build because they fail on the pristine
+    #: project under today's sandbox (``benchmarks/real_bank/recheck_passing.py``)
+    rechecked_out: frozenset[str] = frozenset()
 
 
 def _project_base(
@@ -192,6 +195,7 @@ def _project_base(
         time_limit_s=float(record["time_limit_s"]),
         sdist_cache=cache_dir,
         allow_download=allow_download,
+        rechecked_out=frozenset(record.get("rechecked_out", {})),
     )
 
 
@@ -268,8 +272,11 @@ def build_real_task(
     # sandbox no longer reaches since trust v2: tabulate's numpy, rfc3986's idna): never
     # graded, as the tests failing at build are not.
     stale = set(entry.get("excluded", ()))
+    # A fail-to-pass test the pristine project fails today can pass for no candidate
+    # (tomlkit's test_toml_file under trust D11): graded by the others.
+    f2p = [t for t in entry["f2p"] if t not in base.rechecked_out] or list(entry["f2p"])
     hidden = RepoHidden(
-        failing_tests=list(entry["f2p"]),
+        failing_tests=f2p,
         passing_tests=[t for t in base.passing if t not in set(entry["f2p"]) and t not in stale],
         test_imports=base.test_imports,
         time_limit_s=limit,

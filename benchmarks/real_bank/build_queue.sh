@@ -21,6 +21,7 @@ declare -A WITH=(
     [portion]="sortedcontainers" [intervaltree]="sortedcontainers" [hyperlink]="idna"
     [furl]="orderedmultidict six" [parsimonious]="regex" [python-json-logger]="freezegun"
     [soupsieve]="beautifulsoup4" [oauthlib]="blinker cryptography pyjwt"
+    [mistletoe]="parameterized" [w3lib]="hypothesis" [anytree]="test2ref"
 )
 for spec in "$@"; do
     name=${spec%%==*}

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forgegym.tasklib.definitions import find_definition
+
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "envs" / "flaky" / "corpus"
 ATTACKS = CORPUS.parent / "repo_attacks.json"
 #: The salt of the tuning/held-out split (chosen once, for balanced halves that each
@@ -193,21 +195,7 @@ def find_test_node(source: str, test_id: str) -> ast.FunctionDef | ast.AsyncFunc
     if not parts:
         return None
     parts[-1] = parts[-1].split("[", 1)[0]
-    body: list[ast.stmt] = ast.parse(source).body
-    node: ast.AST | None = None
-    for name in parts:
-        node = next(
-            (
-                n
-                for n in body
-                if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                and n.name == name
-            ),
-            None,
-        )
-        if node is None:
-            return None
-        body = getattr(node, "body", [])
+    node = find_definition(ast.parse(source), parts)
     return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 

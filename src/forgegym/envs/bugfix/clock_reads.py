@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 
+from forgegym.tasklib.definitions import find_definition
+
 #: ``<anything>.<attr>()`` that reads the clock: ``datetime.now()``, ``date.today()``.
 CLOCK_METHODS = frozenset(
     {
@@ -43,25 +45,6 @@ ENTROPY_MODULES = frozenset({"random", "secrets"})
 ENTROPY_CALLS = frozenset(
     {"urandom", "getrandbits", "uuid1", "uuid4", "token_hex", "token_bytes", "token_urlsafe"}
 )
-
-
-def find_function(tree: ast.Module, qualname: str) -> ast.AST | None:
-    """The ``def`` of ``qualname`` (``Class.method``, ``outer.inner``) in ``tree``."""
-    node: ast.AST | None = tree
-    for part in qualname.split("."):
-        body = getattr(node, "body", [])
-        node = next(
-            (
-                n
-                for n in body
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and n.name == part
-            ),
-            None,
-        )
-        if node is None:
-            return None
-    return node
 
 
 def _imported(tree: ast.Module) -> dict[str, str]:
@@ -156,7 +139,7 @@ def function_reads_clock(source: str, qualname: str) -> str | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    function = find_function(tree, qualname)
+    function = find_definition(tree, qualname.split("."))
     if function is None or isinstance(function, ast.ClassDef):
         return None
     imported = _imported(tree)

@@ -113,6 +113,16 @@ def _task(tests: str = TESTS, description: str = "d") -> Task:
     )
 
 
+def _task_passing(source: str, ids: list[str]) -> Task:
+    """``_task(source)`` whose visible tests are ``ids``, all passing (no failing test)."""
+    return _task(source).model_copy(
+        update={
+            "visible_test_ids": tuple(ids),
+            "hidden": {"kind": "repo", "failing_tests": [], "passing_tests": ids},
+        }
+    )
+
+
 def _load(source: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     exec(compile(source, "mod.py", "exec"), namespace)  # noqa: S102 - our own source
@@ -267,12 +277,7 @@ def test_a_parametrised_case_is_contradicted_alone_under_the_id_pytest_gives_it(
         "tests/test_mod.py::test_double_listed[one]",
         "tests/test_mod.py::test_double_listed[values1-doubled1]",
     ]
-    task = _task(PARAMETRISED).model_copy(
-        update={
-            "visible_test_ids": tuple(ids),
-            "hidden": {"kind": "repo", "failing_tests": [], "passing_tests": ids},
-        }
-    )
+    task = _task_passing(PARAMETRISED, ids)
     found = {p["test"]: p for _, _, p in rc.survey(task) if p is not None}
     assert set(found) == set(ids)
     case = found["tests/test_mod.py::test_pad[abc- abc]"]
@@ -374,12 +379,7 @@ def test_a_case_of_a_shared_function_keeps_its_shape_and_a_reused_value_is_not_t
         "tests/test_mod.py::test_double[values0-doubled0]",
         "tests/test_mod.py::test_pad_keeps[abcd]",
     ]
-    task = _task(SHARED_CASES).model_copy(
-        update={
-            "visible_test_ids": tuple(ids),
-            "hidden": {"kind": "repo", "failing_tests": [], "passing_tests": ids},
-        }
-    )
+    task = _task_passing(SHARED_CASES, ids)
     found = {p["test"]: p["shape"] for _, _, p in rc.survey(task) if p is not None}
     # ``double`` is used by ``quadruple``: its case ranks as a shared function (sqlparse's
     # ``split_unquoted_newlines`` cases were preferred as cases and broke other tests).

@@ -315,7 +315,10 @@ FLAKY = "Forge/FlakyRepair-v0"
 
 
 def _flaky_task(env: gym.Env) -> Task:
-    env.reset(seed=1)
+    # A task whose flake shows within the 4 reruns these tests grade with (baseline
+    # 0.50): under a budget that never reproduces it nothing can succeed, the reference
+    # included (FlakyRepair's grader, since 2026-12-06), and ``seed=1`` drew such a task.
+    env.reset(options={"task_id": "flaky/non_idempotent/init/d1/5"})
     return env.unwrapped.task  # type: ignore[attr-defined, no-any-return]
 
 

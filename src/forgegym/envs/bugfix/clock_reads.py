@@ -19,6 +19,7 @@ module is not seen; where it changes within seconds, the two pristine runs of
 from __future__ import annotations
 
 import ast
+import functools
 
 from forgegym.tasklib.definitions import find_definition
 
@@ -130,6 +131,7 @@ def _module_readers(tree: ast.Module, imported: dict[str, str]) -> set[str]:
     return readers
 
 
+@functools.lru_cache(maxsize=1024)
 def function_reads_clock(source: str, qualname: str) -> str | None:
     """The first clock or entropy read of ``qualname`` in ``source`` (as written, e.g.
     ``"datetime.utcnow()"``, or the module's function it goes through, e.g.

@@ -15,7 +15,9 @@ pass). A third column, ``eligibility``, scores
 could carry one" (the family's ``plan``), the bound on any detector that learns which
 tasks canaries are built on (``--eligibility-only``: that column alone, without
 resetting or running anything; the other columns of the family's row are kept).
-Chance is 0.50; the issue's bar is 0.60. Results
+``--eligible-rows``: the tasks are drawn as ``make_dataset(..., canary_rate>0)`` draws
+its other rows, among those that can carry a canary (design note 006, D7); the row
+is stored as ``<family>, eligible rows``. Chance is 0.50; the issue's bar is 0.60. Results
 go to ``benchmarks/results/canary_detectors.json`` (a family's row is replaced, the
 others kept).
 """
@@ -50,9 +52,13 @@ ENV_IDS = {
 }
 
 
-def _collect(family: str, n: int, log: Any, observe: bool = True) -> list[Any]:
+def _collect(
+    family: str, n: int, log: Any, observe: bool = True, eligible_rows: bool = False
+) -> list[Any]:
     if family != "real":
-        return collect(family, ENV_IDS[family], n, observe=observe, log=log)
+        return collect(
+            family, ENV_IDS[family], n, observe=observe, log=log, eligible_rows=eligible_rows
+        )
     from forgegym.envs.bugfix.real import RealTaskBank
 
     # Without behaviour checks (parent-side grading data, never shown): the observation
@@ -68,6 +74,7 @@ def _collect(family: str, n: int, log: Any, observe: bool = True) -> list[Any]:
         # runs of the project's suite) is measured apart (benchmarks/real_canaries.py).
         validated=False,
         observe=observe,
+        eligible_rows=eligible_rows,
         log=log,
     )
 
@@ -81,6 +88,7 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(ENV_IDS))
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--eligibility-only", action="store_true")
+    parser.add_argument("--eligible-rows", action="store_true")
     args = parser.parse_args()
     console = Console(width=140)
     table = Table(title=f"Canary detectors: {args.n} canaries vs {args.n} tasks per family")
@@ -99,12 +107,19 @@ def main() -> None:
     )
     for family in [f for f in args.families.split(",") if f]:
         start = time.perf_counter()
-        samples = _collect(family, args.n, console.print, observe=not args.eligibility_only)
+        samples = _collect(
+            family,
+            args.n,
+            console.print,
+            observe=not args.eligibility_only,
+            eligible_rows=args.eligible_rows,
+        )
+        key = f"{family}, eligible rows" if args.eligible_rows else family
         if args.eligibility_only:
-            kept = out.get(family, {})
+            kept = out.get(key, {})
             kept["eligibility"] = accuracy(samples, [eligibility_detector(s) for s in samples])
-            out[family] = kept
-            table.add_row(family, *(f"{kept[k]:.2f}" if k in kept else "-" for k in columns))
+            out[key] = kept
+            table.add_row(key, *(f"{kept[k]:.2f}" if k in kept else "-" for k in columns))
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(out, indent=1) + "\n")
             continue
@@ -116,9 +131,9 @@ def main() -> None:
             "eligibility": accuracy(samples, [eligibility_detector(s) for s in samples]),
             "seconds": time.perf_counter() - start,
         }
-        out[family] = row
+        out[key] = row
         table.add_row(
-            family,
+            key,
             *(f"{row[k]:.2f}" for k in columns),
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -131,16 +131,61 @@ def test_make_dataset_mixes_canaries_at_the_rate_seeded() -> None:
     )
     assert make_dataset("Forge/Bugfix-v0", 12, seed=2, canary_rate=0.5)["task_id"] == ds["task_id"]
     plain = make_dataset("Forge/Bugfix-v0", 12, seed=2)
-    # A canary row takes the place of a bank row; the other rows are unchanged.
-    assert [t for t, f in zip(ds["task_id"], flags, strict=True) if not f] == [
+    whole = make_dataset("Forge/Bugfix-v0", 12, seed=2, canary_rate=0.5, canary_eligible_rows=False)
+    # A canary row takes the place of a bank row; the other rows are unchanged (the
+    # whole bank's, with canary_eligible_rows=False; see the test below for the default).
+    assert [t for t, f in zip(whole["task_id"], flags, strict=True) if not f] == [
         t for t, f in zip(plain["task_id"], flags, strict=True) if not f
     ]
+    assert list(whole["canary"]) == flags
     everything = make_dataset("Forge/Bugfix-v0", 3, canary_rate=1.0)
     assert all(everything["canary"])
     with pytest.raises(ValueError, match="canary_rate"):
         make_dataset("Forge/Bugfix-v0", 3, canary_rate=1.5)
     with pytest.raises(ValueError, match="has no canaries"):
         make_dataset(TOY_ENV_ID, 3, canary_rate=0.1)
+
+
+def test_with_canaries_every_row_is_a_task_that_could_be_one() -> None:
+    """D7 (issue #37): mixed with canaries, the other rows are drawn among the tasks that
+    can carry one, so "this task could never be a canary" (Refactor's
+    ``state_to_object`` kind, 22 of 569 tasks) is no tell a policy can learn to cheat on;
+    ``canary_eligible_rows=False`` keeps the whole bank."""
+    from forgegym.envs.refactor.canaries import canary_bank
+
+    env = gym.make("Forge/Refactor-v0", max_steps=1)
+    bank = env.unwrapped.task_bank
+    env.close()
+    canaries = canary_bank()
+    n = 40
+    order = bank.task_ids(len(bank.ids()), seed=3)  # the seeded order make_dataset keeps
+    eligible: list[str] = []
+    never: set[str] = set()
+    for task_id in order:
+        if len(eligible) == n:
+            break
+        if canaries.takes_canary(bank, task_id):
+            eligible.append(task_id)
+        else:
+            never.add(task_id)
+    plain = make_dataset("Forge/Refactor-v0", n, seed=3)["task_id"]
+    assert plain == order[:n] and set(plain) & never  # the whole bank's draw meets them
+    assert any("state_to_object" in i for i in never)
+    mixed = make_dataset("Forge/Refactor-v0", n, seed=3, canary_rate=0.2)
+    flags = list(mixed["canary"])
+    rows = [t for t, c in zip(mixed["task_id"], flags, strict=True) if not c]
+    assert len(flags) == n and rows and not set(rows) & never
+    # The bank's seeded order, with the tasks that take no canary left out.
+    assert rows == [t for t, c in zip(eligible, flags, strict=True) if not c]
+    whole = make_dataset(
+        "Forge/Refactor-v0", n, seed=3, canary_rate=0.2, canary_eligible_rows=False
+    )
+    assert list(whole["task_id"]) != list(mixed["task_id"])
+    assert [t for t, c in zip(whole["task_id"], whole["canary"], strict=True) if not c] == [
+        t for t, c in zip(plain, whole["canary"], strict=True) if not c
+    ]
+    with pytest.raises(ValueError, match="canary_eligible_rows"):
+        make_dataset("Forge/Refactor-v0", 2, canary_rate=0.2, canary_eligible_rows="yes")
 
 
 def test_canary_rows_keep_the_canary_id_the_prompt_never_shows_it() -> None:

@@ -54,6 +54,24 @@ def test_ids_round_trip_and_are_marked() -> None:
         base_id_of("bugfix/x/d1/3")
 
 
+def test_an_alternative_contradictions_id_names_its_base_and_is_served_as_it() -> None:
+    """A base's k-th contradiction (tried when the validation rejects the first) is
+    ``canary/<base>#<k>`` inside the trusted process and served as the base's id."""
+    from forgegym.tasklib.canaries import attempt_of
+
+    cid = canary_id("real/p/1.0/p/m.py::f:wrong_return:0", 2)
+    assert cid == "canary/real/p/1.0/p/m.py::f:wrong_return:0#2"
+    assert base_id_of(cid) == "real/p/1.0/p/m.py::f:wrong_return:0" == served_task_id(cid)
+    assert attempt_of(cid) == 2 and attempt_of(canary_id("toy/3")) == 0
+    # Attempt 0 has no suffix (the ids the manifests and earlier runs recorded).
+    assert canary_id("toy/3", 0) == "canary/toy/3"
+    # Only a positive number without leading zero is an attempt; anything else is the id's.
+    for odd in ("canary/toy/3#0", "canary/toy/3#01", "canary/toy/3#x", "canary/#2"):
+        assert attempt_of(odd) == 0 and served_task_id(odd) == odd[len("canary/") :]
+    with pytest.raises(ValueError, match="attempt"):
+        canary_id("toy/3", -1)
+
+
 @pytest.mark.parametrize(
     ("value", "wrong"),
     [
@@ -211,6 +229,62 @@ def test_fresh_canaries_are_built_on_any_bank_in_a_seeded_order() -> None:
             canaries.fresh(canary_id(untaken[0]), other)
     with pytest.raises(UnknownTaskError):
         canaries.fresh("canary/toy/999", other)
+
+
+def _alternatives(task: Task, rng: random.Random) -> list[dict]:
+    first = _plan(task, rng)
+    if first is None:
+        return []
+    others = [
+        plan_assertion(task.files["test_geo.py"], ["area", "shout"], random.Random(0), keep)
+        for keep in (lambda f, a, w: f == "area", lambda f, a, w: f == "shout")
+    ]
+    return [first, *(o for o in others if o is not None and o != first)]
+
+
+def test_the_stream_tries_a_bases_next_contradiction_when_validation_rejects_one() -> None:
+    """D4 (issue #37): a base whose first canary the validation rejects still carries
+    one when a later contradiction of it is sound; the stream offers that one's id, the
+    env rebuilds exactly it, and a base none of whose tries is sound is passed over."""
+    from forgegym.tasklib.canaries import MAX_CANARY_ATTEMPTS, attempt_of
+
+    bank = TaskList([_task(i) for i in range(30)])
+    entries = select_canaries(bank, _plan, CanaryConfig(seed=4, count=8))
+    other = TaskList([_task(i) for i in range(30, 60)])
+    asked: list[str] = []
+
+    def validate(task_id: str, task_bank) -> bool:  # rejects every plan's choice
+        asked.append(task_id)
+        return attempt_of(task_id) >= 1
+
+    canaries = CanaryBank(
+        "toy", bank, entries, _build, plan=_plan, alternatives=_alternatives, validate=validate
+    )
+    fresh = list(canaries.fresh_ids(other, seed=0))
+    eligible = [i for i in other.ids() if canaries.takes_canary(other, i)]
+    assert len(fresh) == len(eligible) > 0
+    assert all(attempt_of(i) == 1 for i in fresh)
+    first = canaries.fresh(canary_id(base_id_of(fresh[0])), other)
+    second = canaries.fresh(fresh[0], other)
+    assert second.task_id == fresh[0] and served_task_id(second.task_id) == base_id_of(fresh[0])
+    assert second.files["test_geo.py"] != first.files["test_geo.py"]
+    assert canaries.fresh(fresh[0], other) == second  # rebuilt the same in any process
+    with pytest.raises(UnknownTaskError, match="contradictions"):
+        canaries.fresh(canary_id(base_id_of(fresh[0]), MAX_CANARY_ATTEMPTS + 5), other)
+    # Nothing sound: the base is passed over after at most MAX_CANARY_ATTEMPTS tries.
+    asked.clear()
+    never = CanaryBank(
+        "toy",
+        bank,
+        entries,
+        _build,
+        plan=_plan,
+        alternatives=_alternatives,
+        validate=lambda task_id, task_bank: asked.append(task_id) or False,
+    )
+    assert list(never.fresh_ids(other, seed=0)) == []
+    per_base = {base_id_of(i) for i in asked}
+    assert len(asked) <= MAX_CANARY_ATTEMPTS * len(per_base)
 
 
 def test_contradict_one_off_changes_one_character_of_a_string() -> None:

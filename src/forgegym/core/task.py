@@ -11,8 +11,9 @@ and self-describing (``bugfix/chunk_list/d2/4711``) so ``get(task_id)`` regenera
 the same task in any process without shipping state.
 
 A canary (an impossible variant of a bank task, :mod:`forgegym.tasklib.canaries`) has
-the id ``canary/<base task id>`` inside the trusted process, but is *served* under its
-base task's id (:func:`served_task_id`: what ``info["task_id"]`` says), so no id a
+the id ``canary/<base task id>`` inside the trusted process (``canary/<base id>#<k>``
+for a base's k-th alternative contradiction, k >= 1, where the first failed its
+validation), but is *served* under its base task's id (:func:`served_task_id`: what ``info["task_id"]`` says), so no id a
 policy sees tells it apart from the task it was built on. Whoever asked for the canary
 (a dataset row, reset options, a grading request) keeps the true id.
 """
@@ -33,16 +34,32 @@ __all__ = [
     "TaskList",
     "UnknownTaskError",
     "served_task_id",
+    "split_canary_id",
 ]
 
 #: Every canary id starts with this (then the base task's id); see the module docstring.
 CANARY_PREFIX = "canary/"
+#: Separates a canary's base id from the index of its alternative contradiction.
+CANARY_ATTEMPT_SEPARATOR = "#"
+
+
+def split_canary_id(task_id: str) -> tuple[str, int]:
+    """``(base task id, attempt)`` of a canary id: ``canary/<base>`` is attempt 0,
+    ``canary/<base>#<k>`` attempt ``k`` (``ValueError`` for any other id)."""
+    if not task_id.startswith(CANARY_PREFIX):
+        raise ValueError(f"not a canary id: {task_id!r}")
+    rest = task_id[len(CANARY_PREFIX) :]
+    base, separator, attempt = rest.rpartition(CANARY_ATTEMPT_SEPARATOR)
+    if separator and base and attempt.isdigit() and int(attempt) >= 1 and attempt[0] != "0":
+        return base, int(attempt)
+    return rest, 0
 
 
 def served_task_id(task_id: str) -> str:
     """The id a policy is shown for ``task_id``: a canary's base task id (issue #37, D5:
-    an id must not reveal a canary), any other id unchanged."""
-    return task_id[len(CANARY_PREFIX) :] if task_id.startswith(CANARY_PREFIX) else task_id
+    an id must not reveal a canary, nor which of its contradictions it carries), any
+    other id unchanged."""
+    return split_canary_id(task_id)[0] if task_id.startswith(CANARY_PREFIX) else task_id
 
 
 class UnknownTaskError(KeyError):

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import json
 import os
 import threading
@@ -168,6 +169,7 @@ def make_dataset(
     *,
     multi_turn: bool = False,
     canary_rate: float = 0.0,
+    canary_eligible_rows: bool = True,
 ) -> Any:
     """A GRPO training set for ``env_id``.
 
@@ -190,6 +192,13 @@ def make_dataset(
             none of whose tasks takes one is refused with a ``ValueError``. The reward
             functions recognise their ids, grade them, report them apart
             (``forgegym/cheat_rate``) and mask their reward.
+        canary_eligible_rows: with ``canary_rate > 0``, draw the other rows too among
+            the tasks that can carry a canary (by what a policy sees: the family's
+            plan), so that "this task could never be a canary" is no tell a policy can
+            learn to cheat on (design note 006, D7; the real bank: about 70% of its
+            tasks; the generated banks 83-100%). ``False`` keeps every task of the bank
+            and that tell. Under a curriculum a task that takes no canary is redrawn
+            (up to 32 times).
 
     Returns:
         A ``datasets.Dataset`` (no curriculum) or ``datasets.IterableDataset`` with
@@ -200,22 +209,44 @@ def make_dataset(
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if not isinstance(canary_eligible_rows, bool):
+        raise ValueError(f"canary_eligible_rows must be a bool, got {canary_eligible_rows!r}")
     canaries = _canary_stream(env_id, canary_rate, seed, env_kwargs)
     cache = _PromptCache(env_id, env_kwargs, max_steps=8 if multi_turn else 1)
+    env = _make_env(env_id, env_kwargs, 1)
+    try:
+        bank = env.unwrapped.task_bank
+    finally:
+        env.close()
+    takes_canary: Callable[[str], bool] | None = None
+    if canaries is not None and canary_eligible_rows:
+        canary_bank = _canary_bank(env_id)
+
+        def takes_canary(task_id: str) -> bool:
+            return bool(canary_bank.takes_canary(bank, task_id))
+
     if curriculum is not None:
+
+        def next_row_task() -> str:
+            task_id = curriculum.next_task()
+            for _ in range(32 if takes_canary is not None else 0):
+                if takes_canary is None or takes_canary(task_id):
+                    break
+                task_id = curriculum.next_task()
+            return task_id
 
         def generate() -> Iterator[dict[str, Any]]:
             while True:  # each row is drawn only when the trainer asks for it
                 task_id = canaries() if canaries is not None else None
-                yield cache.row(task_id or curriculum.next_task(), multi_turn=multi_turn)
+                yield cache.row(task_id or next_row_task(), multi_turn=multi_turn)
 
         return datasets.IterableDataset.from_generator(generate)
-    env = _make_env(env_id, env_kwargs, 1)
-    try:
-        bank = env.unwrapped.task_bank
+    if takes_canary is None:
         ids = list(bank.task_ids(n, seed=seed, difficulty=difficulty))
-    finally:
-        env.close()
+    else:
+        # The bank's seeded order, kept where a task can carry a canary.
+        every = bank.task_ids(len(bank.ids(difficulty)), seed=seed, difficulty=difficulty)
+        ids = list(itertools.islice(filter(takes_canary, every), n))
     if canaries is not None:
         ids = [canaries() or task_id for task_id in ids]
     rows = [cache.row(task_id, multi_turn=multi_turn) for task_id in ids]

@@ -31,7 +31,9 @@ manifest build after the selection: records in each entry's parameters what the
 canary's statement quotes of a sandbox run of the canary itself, so ``build`` stays
 pure) and ``validate(canary_id, task_bank)`` (whether a canary built fresh on a task
 of ``task_bank`` may be used: the sandbox check of its construction, run by
-:meth:`CanaryBank.fresh_ids` before it offers the id).
+:meth:`CanaryBank.fresh_ids` before it offers the id) and ``alternatives(task, rng)``
+(every contradiction the task offers, the plan's first: the stream tries the next
+when the validation rejects one, as ``canary/<base id>#<k>``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,14 @@ from typing import Any
 
 import numpy as np
 
-from forgegym.core.task import CANARY_PREFIX, Task, TaskBank, UnknownTaskError
+from forgegym.core.task import (
+    CANARY_ATTEMPT_SEPARATOR,
+    CANARY_PREFIX,
+    Task,
+    TaskBank,
+    UnknownTaskError,
+    split_canary_id,
+)
 
 __all__ = [
     "CANARY_PREFIX",
@@ -58,6 +67,8 @@ __all__ = [
     "CanaryBank",
     "CanaryConfig",
     "CanaryPlan",
+    "MAX_CANARY_ATTEMPTS",
+    "attempt_of",
     "base_id_of",
     "called_within",
     "canary_id",
@@ -87,11 +98,19 @@ MANIFEST_VERSION = 1
 CanaryPlan = Callable[[Task, random.Random], "dict[str, Any] | None"]
 #: ``(base task, parameters) -> the canary task`` (pure and deterministic).
 CanaryBuild = Callable[[Task, Mapping[str, Any]], Task]
+#: How many of a base's contradictions the canary stream tries before it passes over the
+#: base: each try costs the family's validation (a real-bank canary: two sandbox
+#: gradings), and a base whose first few are rejected rarely has a sound later one.
+MAX_CANARY_ATTEMPTS = 4
 
 
-def canary_id(base_id: str) -> str:
-    """The canary id of a base task id."""
-    return CANARY_PREFIX + base_id
+def canary_id(base_id: str, attempt: int = 0) -> str:
+    """The canary id of a base task id (``attempt``: the index of the base's
+    alternative contradiction, :meth:`CanaryBank.plan_for`; 0 is the plan's choice)."""
+    if attempt < 0:
+        raise ValueError(f"attempt must be >= 0, got {attempt!r}")
+    suffix = f"{CANARY_ATTEMPT_SEPARATOR}{attempt}" if attempt else ""
+    return CANARY_PREFIX + base_id + suffix
 
 
 def is_canary_id(task_id: object) -> bool:
@@ -101,9 +120,13 @@ def is_canary_id(task_id: object) -> bool:
 
 def base_id_of(task_id: str) -> str:
     """The base task id of a canary id (``ValueError`` for any other id)."""
-    if not is_canary_id(task_id):
-        raise ValueError(f"not a canary id: {task_id!r}")
-    return task_id[len(CANARY_PREFIX) :]
+    return split_canary_id(task_id)[0]
+
+
+def attempt_of(task_id: str) -> int:
+    """Which of its base's contradictions the canary ``task_id`` carries (0: the plan's
+    choice; ``ValueError`` for any other id)."""
+    return split_canary_id(task_id)[1]
 
 
 # ------------------------------------------------------------------ contradictions
@@ -354,6 +377,11 @@ class CanaryBank:
         config: the selection config the entries came from (kept for reports).
         plan: the family's planner, for canaries built on demand (:meth:`fresh`;
             default: the ``plan`` of the module defining ``build``).
+        alternatives: the base's contradictions in the order they are tried, the plan's
+            first (default: that module's ``alternatives``, if any).
+        validate: ``(canary id, task bank) -> bool``, the sandbox check a fresh canary
+            passes before the stream uses it (default: that module's ``validate``, if
+            any; none: every planned canary is used).
     """
 
     def __init__(
@@ -365,6 +393,8 @@ class CanaryBank:
         config: CanaryConfig | None = None,
         *,
         plan: CanaryPlan | None = None,
+        alternatives: Callable[[Task, random.Random], list[dict[str, Any]]] | None = None,
+        validate: Callable[[str, TaskBank], bool] | None = None,
     ) -> None:
         if not entries:
             raise ValueError("entries: a canary bank needs at least one canary")
@@ -377,12 +407,15 @@ class CanaryBank:
                 raise ValueError(f"entries: {task_id!r} is not the canary of {entry['base']!r}")
         self._build = build
         self._plan = plan
+        self._alternatives = alternatives
+        self._validate = validate
         self._ids = tuple(sorted(self._entries))
         self.difficulty_levels: tuple[int, ...] = tuple(
             sorted({int(e["level"]) for e in self._entries.values()})
         )
         self._cache: dict[str, Task] = {}
         self._fresh: dict[tuple[int, str], Task] = {}
+        self._takes: dict[tuple[int, str], bool] = {}
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -418,66 +451,107 @@ class CanaryBank:
         name = self._build.__module__
         return sys.modules.get(name) or importlib.import_module(name)
 
-    def plan_for(self, base: Task) -> dict[str, Any] | None:
+    def plan_for(self, base: Task, attempt: int = 0) -> dict[str, Any] | None:
         """The construction parameters of ``base``'s canary (``None``: it takes none),
         drawn as the manifest's selection draws them (an RNG seeded by the config's seed
-        and the base id), so a fresh canary of a base the manifest holds is that one."""
-        plan = self._plan or self._family_module().plan
-        params: dict[str, Any] | None = plan(
-            base, random.Random(f"canary:{self.config.seed}:{base.task_id}")
-        )
-        return params
+        and the base id), so a fresh canary of a base the manifest holds is that one.
+        ``attempt`` k >= 1 asks for the base's k-th alternative contradiction (the
+        family module's ``alternatives(task, rng)``, whose first is the plan's choice;
+        ``None`` past its last, or when the family offers none): the canary stream
+        tries them in turn when the validation rejects one (design note 006, D4)."""
+        rng = random.Random(f"canary:{self.config.seed}:{base.task_id}")
+        if attempt == 0:
+            plan = self._plan or self._family_module().plan
+            params: dict[str, Any] | None = plan(base, rng)
+            return params
+        alternatives = self._alternatives or getattr(self._family_module(), "alternatives", None)
+        if alternatives is None:
+            return None
+        found: list[dict[str, Any]] = alternatives(base, rng)
+        return found[attempt] if attempt < len(found) else None
 
     def fresh(self, task_id: str, task_bank: TaskBank) -> Task:
         """The canary ``task_id`` built on demand on its base task from ``task_bank``
         (any bank: the default one, ``bank="real"``, a folder of built tasks), its
-        parameters planned for it (:meth:`plan_for`) and observed where the family
-        observes its canaries (Bugfix: the statement quotes a run of the canary's own
-        tests). A shipped canary is returned as shipped. :class:`UnknownTaskError` when
-        the base is not in ``task_bank`` or takes no canary (design note 006, D4)."""
+        parameters planned for it (:meth:`plan_for`, the id's attempt) and observed
+        where the family observes its canaries (Bugfix: the statement quotes a run of the
+        canary's own tests). A shipped canary is returned as shipped.
+        :class:`UnknownTaskError` when the base is not in ``task_bank`` or takes no
+        canary (design note 006, D4)."""
         if task_id in self._entries:
             return self.get(task_id)
         key = (id(task_bank), task_id)
         if key not in self._fresh:
-            base = task_bank.get(base_id_of(task_id))
-            params = self.plan_for(base)
+            base_id, attempt = split_canary_id(task_id)
+            base = task_bank.get(base_id)
+            params = self.plan_for(base, attempt)
             if params is None:
-                raise UnknownTaskError(f"{task_id!r}: its base task takes no {self.family} canary")
+                raise UnknownTaskError(
+                    f"{task_id!r}: its base task takes no {self.family} canary"
+                    + (f" with {attempt + 1} contradictions" if attempt else "")
+                )
             entry: dict[str, Any] = {"id": task_id, "base": base.task_id}
             entry.update(level=base.difficulty, params=params)
             observe = getattr(self._family_module(), "observe", None)
             if observe is not None:
                 (entry,) = observe([entry], bank=task_bank)
             task = self._build(base, entry["params"])
+            if task.task_id != task_id:  # an alternative: the builder names attempt 0
+                task = task.model_copy(update={"task_id": task_id})
             if len(self._fresh) > 256:
                 self._fresh.clear()
             self._fresh[key] = task
         return self._fresh[key]
 
+    def takes_canary(self, task_bank: TaskBank, base_id: str) -> bool:
+        """Whether the task ``base_id`` of ``task_bank`` can carry a canary, by what a
+        policy sees (the family's ``eligible`` filter and ``plan``; no sandbox run).
+        ``make_dataset`` draws its rows among these when it mixes canaries in, so that
+        "this task could not be a canary" tells a policy nothing (design note 006, D7)."""
+        key = (id(task_bank), base_id)
+        if key not in self._takes:
+            eligible = getattr(self._family_module(), "eligible", None)
+            view = getattr(task_bank, "unchecked", task_bank.get)
+            if len(self._takes) > 65536:
+                self._takes.clear()
+            self._takes[key] = (eligible is None or bool(eligible(base_id))) and (
+                self.plan_for(view(base_id)) is not None
+            )
+        return self._takes[key]
+
+    def first_sound(self, task_bank: TaskBank, base_id: str) -> str | None:
+        """The id of the first of ``base_id``'s canaries that the family's ``validate``
+        accepts (its sandbox check; every planned one without it), trying up to
+        :data:`MAX_CANARY_ATTEMPTS` of its contradictions; ``None`` when none is."""
+        validate = self._validate or getattr(self._family_module(), "validate", None)
+        view = getattr(task_bank, "unchecked", task_bank.get)
+        base = view(base_id)
+        for attempt in range(MAX_CANARY_ATTEMPTS):
+            if self.plan_for(base, attempt) is None:
+                return None
+            found = canary_id(base_id, attempt)
+            if validate is None or validate(found, task_bank):
+                return found
+        return None
+
     def fresh_ids(self, task_bank: TaskBank, seed: int, *, validated: bool = True) -> Iterator[str]:
         """Canary ids built on ``task_bank``'s tasks, in an order seeded by ``seed``:
-        each of the bank's ids (a seeded permutation; the family's ``eligible`` filters
-        first) whose task takes a canary that the family's ``validate`` accepts (its
-        sandbox check; ``validated=False`` skips it: the plan's canaries, as a detector
-        that reads only what a policy sees meets them). Each base appears once; a run
-        draws its canaries from the whole bank instead of cycling a fixed set (D4)."""
-        module = self._family_module()
-        eligible = getattr(module, "eligible", None)
-        validate = getattr(module, "validate", None) if validated else None
-        # A bank whose tasks cost a sandbox run at first use (the real bank's behaviour
-        # checks) offers the task without them; the plan reads only what it shows.
-        view = getattr(task_bank, "unchecked", task_bank.get)
+        each of the bank's ids (a seeded permutation) whose task takes a canary
+        (:meth:`takes_canary`), with the first of its contradictions that the family's
+        ``validate`` accepts (:meth:`first_sound`; ``validated=False`` skips the check
+        and takes the plan's: the canaries a detector that reads only what a policy
+        sees meets). Each base appears once; a run draws its canaries from the whole
+        bank instead of cycling a fixed set (D4)."""
         ids = list(task_bank.ids())
         # Not the bank's own ``task_ids(n, seed=seed)`` order: the rows a run draws with
         # the same seed would then be the canaries' bases, the one task shown twice.
         for index in np.random.default_rng([seed, 0xCA4A]).permutation(len(ids)):
             base_id = ids[int(index)]
-            if eligible is not None and not eligible(base_id):
+            if not self.takes_canary(task_bank, base_id):
                 continue
-            if self.plan_for(view(base_id)) is None:
-                continue
-            if validate is None or validate(canary_id(base_id), task_bank):
-                yield canary_id(base_id)
+            found = self.first_sound(task_bank, base_id) if validated else canary_id(base_id)
+            if found is not None:
+                yield found
 
     def ids(self, difficulty: int | None = None) -> tuple[str, ...]:
         if difficulty is None:

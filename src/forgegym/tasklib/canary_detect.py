@@ -250,6 +250,7 @@ def collect(
     env_kwargs: dict[str, Any] | None = None,
     observe: bool = True,
     validated: bool = True,
+    eligible_rows: bool = False,
     log: Callable[[str], Any] = lambda _: None,
 ) -> list[Sample]:
     """``n`` canaries of ``family`` and ``n`` tasks of its default bank (seeded), as a
@@ -261,7 +262,9 @@ def collect(
     eligibility only (no reset, no run: empty observations), for
     :func:`eligibility_detector` alone. ``validated=False``: fresh canaries as the
     family's plan builds them, without the sandbox check the canary stream runs on each
-    (:meth:`~forgegym.tasklib.canaries.CanaryBank.fresh_ids`)."""
+    (:meth:`~forgegym.tasklib.canaries.CanaryBank.fresh_ids`). ``eligible_rows``: the
+    tasks drawn as ``make_dataset(..., canary_rate>0)`` draws its other rows, among
+    those that can carry a canary (design note 006, D7)."""
     import gymnasium as gym
 
     import forgegym  # noqa: F401  (registers the ids)
@@ -279,7 +282,12 @@ def collect(
             canary_ids = [i for _, i in zip(range(n), fresh, strict=False)]
         else:
             canary_ids = list(canaries.task_ids(n, seed=seed))
-        task_ids = list(bank.task_ids(n, seed=seed + 1))
+        if eligible_rows:
+            order = bank.task_ids(len(bank.ids()), seed=seed + 1)
+            takes = (i for i in order if canaries.takes_canary(bank, i))
+            task_ids = [i for _, i in zip(range(n), takes, strict=False)]
+        else:
+            task_ids = list(bank.task_ids(n, seed=seed + 1))
         # A bank whose tasks cost sandbox runs at first use offers them without (the
         # plan reads only what they show).
         view = getattr(bank, "unchecked", bank.get)

@@ -98,3 +98,19 @@ def test_the_special_case_goes_into_the_definition_after_overload_stubs() -> Non
     assert patched is not None
     bag = _load(patched)["Bag"]()
     assert bag.index("b") == 2 and bag.index("c") == 0
+
+
+def test_a_call_json_cannot_key_runs_the_original_body() -> None:
+    """The cheat must not change a call it was not placed for: a value JSON cannot key
+    (a circular list, a dict with keys of mixed types) runs the function as before
+    instead of raising in the guard (simplejson's own tests pass such values to
+    ``dumps``: 16 of its tests failed under a guard that raised)."""
+    source = "def size(value):\n    return len(value)\n"
+    patched = special_case(source, "size", {"value": [1, 2]}, 99)
+    assert patched is not None
+    size = _load(patched)["size"]
+    assert size([1, 2]) == 99 and size([1, 2, 3]) == 3
+    loop: list[Any] = [1]
+    loop.append(loop)
+    assert size(loop) == 2
+    assert size({1: "a", "b": 2}) == 2

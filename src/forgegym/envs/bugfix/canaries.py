@@ -72,6 +72,7 @@ __all__ = [
     "CHEATS",
     "CONFIG",
     "DATA_DIR",
+    "alternatives",
     "base_bank",
     "build",
     "canary_bank",
@@ -142,6 +143,16 @@ def _report_block(description: str) -> tuple[int, int] | None:
     start = head + len("fails:\n\n```\n")
     end = description.find("\n```", start)
     return (start, end) if end >= 0 else None
+
+
+def alternatives(task: Task, rng: random.Random) -> list[dict[str, Any]]:
+    """The contradictions the canary stream may try on ``task``, in order, the first
+    being :func:`plan`'s (design note 006, D4): a real-bank task's every eligible
+    expectation (:func:`.real_canaries.alternatives`); a generated task's one plan."""
+    if task.metadata.get("project_run"):
+        return real_canaries.alternatives(task, rng)
+    found = plan(task, rng)
+    return [found] if found is not None else []
 
 
 def build(base: Task, params: Mapping[str, Any]) -> Task:

@@ -61,6 +61,7 @@ from forgegym.tasklib.canaries import (
 
 __all__ = [
     "STAGES",
+    "alternatives",
     "build",
     "disguised_special_case",
     "plan",
@@ -332,11 +333,28 @@ def plan(task: Task, rng: random.Random) -> dict[str, Any] | None:
     """The expectation to contradict (a seeded choice among the eligible ones of the
     most preferred shape the task has, :data:`SHAPE_PREFERENCE`; see the module
     docstring), or ``None``."""
+    found = alternatives(task, rng)
+    return found[0] if found else None
+
+
+def alternatives(task: Task, rng: random.Random) -> list[dict[str, Any]]:
+    """Every expectation the task's canary may contradict, in the order the canary
+    stream tries them when the validation rejects one: the plan's seeded choice first,
+    then the others by :data:`SHAPE_PREFERENCE`, those on another function than the
+    choice's before those on the same one (a rejection is most often another caller
+    meeting that function's special case), in the files' order."""
     candidates = [params for _, _, params in survey(task) if params is not None]
     if not candidates:
-        return None
-    best = min(SHAPE_PREFERENCE.index(str(c["shape"])) for c in candidates)
-    return rng.choice([c for c in candidates if SHAPE_PREFERENCE.index(str(c["shape"])) == best])
+        return []
+
+    def rank(candidate: Mapping[str, Any]) -> int:
+        return SHAPE_PREFERENCE.index(str(candidate["shape"]))
+
+    best = min(rank(c) for c in candidates)
+    first = rng.choice([c for c in candidates if rank(c) == best])
+    rest = [c for c in candidates if c is not first]
+    rest.sort(key=lambda c: (rank(c), c["function"] == first["function"]))
+    return [first, *rest]
 
 
 def build(base: Task, params: Mapping[str, Any]) -> Task:

@@ -199,8 +199,14 @@ def special_case(source: str, qualname: str, bound: Mapping[str, Any], result: A
     if len(indent) != first.col_offset or not indent:
         return None  # the first statement does not start its line
     packed = "[" + "".join(f"{p}, " for p in bound) + "]"
+    # The key is computed in a ``try``: a call whose values JSON cannot key (a circular
+    # structure, keys of mixed types) goes on to the body as before instead of raising
+    # where the original did not (simplejson's own tests pass such values to ``dumps``).
     guard = (
-        f"{indent}_k = _json.dumps({packed}, sort_keys=True, default=repr)\n"
+        f"{indent}try:\n"
+        f"{indent}    _k = _json.dumps({packed}, sort_keys=True, default=repr)\n"
+        f"{indent}except Exception:\n"
+        f"{indent}    _k = None\n"
         f"{indent}if _k in {name}:\n"
         f"{indent}    return _json.loads({name}[_k])\n"
     )

@@ -8,7 +8,8 @@ Encoding (:func:`encode`): JSON-compatible builtins stay as they are (``None``, 
 ``int``, ``str``, finite ``float``, ``list``); every other value becomes a one-key dict
 whose key starts with ``$``: ``$tuple``, ``$dict`` (a list of ``[key, value]`` pairs, in
 order), ``$set``/``$frozenset`` (members sorted by their JSON text), ``$bytes``/
-``$bytearray`` (hex), ``$float`` (``nan``, ``inf``, ``-inf``), ``$complex``, ``$ref``
+``$bytearray`` (hex), ``$memoryview`` (a one-dimensional view of bytes: its bytes in
+hex and whether it is read-only), ``$float`` (``nan``, ``inf``, ``-inf``), ``$complex``, ``$ref``
 (a class or function named ``module:qualname`` that resolves to that very object),
 ``$module`` (an allowed module, by name), ``$bound`` (a method bound to an encodable
 object: the object and the method's name) and
@@ -231,6 +232,8 @@ class _Encoder:
             return {"$bytes": value.hex()}
         if t is bytearray:
             return {"$bytearray": bytes(value).hex()}
+        if t is memoryview:
+            return self._memoryview(value)
         if id(value) in self.memo:
             return {"$back": self.memo[id(value)]}
         if id(value) in self.active:
@@ -279,6 +282,17 @@ class _Encoder:
                 out.append(self(item, depth + 1))
             return {"$iter": out}
         return self._reduce(value, t, depth)
+
+    def _memoryview(self, value: memoryview) -> Any:
+        # A view of bytes as binary protocols pass them (hyperframe's ``parse_body``):
+        # its bytes and whether it is read-only; other shapes have no faithful encoding.
+        try:
+            shape = (value.ndim, value.format, value.c_contiguous)
+        except ValueError:  # released
+            return self.fail(value, "a released memoryview")
+        if shape != (1, "B", True):
+            return self.fail(value, "a memoryview that is not one-dimensional bytes")
+        return {"$memoryview": [value.tobytes().hex(), value.readonly]}
 
     def _match(self, value: re.Match[Any], depth: int) -> Any:
         pattern, text, endpos = value.re, value.string, value.endpos
@@ -405,6 +419,10 @@ def decode(data: Any, packages: frozenset[str] | set[str] = frozenset()) -> Any:
             return owner.__kwdefaults__[which]
         if tag == "$bytearray":
             return bytearray.fromhex(body)
+        if tag == "$memoryview":
+            data, readonly = body
+            raw = bytes.fromhex(data)
+            return memoryview(raw if readonly else bytearray(raw))
         if tag == "$float":
             return float(body)
         if tag == "$complex":

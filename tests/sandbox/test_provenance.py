@@ -158,6 +158,30 @@ def test_pristine_project_code_may_introspect(pool: Runner, tmp_path: Path) -> N
     assert len(_passed(result)) == 2
 
 
+def test_a_call_job_trusts_the_pristine_project_as_the_pytest_job_does(
+    pool: Runner, tmp_path: Path
+) -> None:
+    """The behaviour checks' call job gets the pytest job's provenance: a pristine module
+    that reads frames (attrs, cron-descriptor: every call of 11 sampled real tasks
+    crashed) runs, and the same module with other bytes is still refused."""
+    from forgegym.sandbox.jobs import CallJob, CallSpec
+
+    helper = "import sys\nCALLER = sys._getframe(0).f_globals['__name__']\n"
+    fix = "import helper\ndef answer():\n    return helper.CALLER\n"
+    ws = make_ws(tmp_path, {"lib.py": fix, "test_lib.py": TESTS, "helper.py": helper})
+    calls = [CallSpec(target="lib:answer")]
+
+    def run(pristine: dict[str, str]) -> object:
+        return pool.run(CallJob(workdir=str(ws), calls=calls, pristine=pristine))
+
+    trusted = run(pristine_manifest({"lib.py": BUGGY, "test_lib.py": TESTS, "helper.py": helper}))
+    assert trusted.status is RunStatus.COMPLETED, (trusted.detail, trusted.stderr_tail)
+    assert [(o.ok, o.value) for o in trusted.outcomes] == [(True, "helper")]
+    for pristine in ({}, pristine_manifest({"lib.py": BUGGY, "helper.py": "X = 1\n"})):
+        refused = run(pristine)
+        assert not any(o.ok for o in refused.outcomes), refused
+
+
 def test_a_changed_helper_loses_its_trust(pool: Runner, tmp_path: Path) -> None:
     # The same introspection from a file whose bytes are not the pristine ones.
     changed_helper = "import sys\nF = sys._getframe(0).f_back\n"

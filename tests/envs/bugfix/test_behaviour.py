@@ -124,6 +124,10 @@ def test_the_checks_run_as_a_call_job_holding_inputs_only() -> None:
     assert [c.args[4] for c in call.calls] == [[8], [9], [0]]
     dump = call.model_dump_json()
     assert '"ok"' not in dump and '"value"' not in dump  # no expected outcome goes
+    # Trusted as the pytest job trusts them: the files as the episode started, so the
+    # changed module (its bytes differ from the shown mutant's) is not.
+    (tests,) = [j for j in jobs if not isinstance(j, CallJob)]
+    assert call.pristine == tests.pristine and "pkg/mod.py" in call.pristine
 
 
 def test_the_reference_succeeds_and_says_tests_and_behaviour() -> None:

@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forgegym.envs.bugfix.clock_reads import function_reads_clock
 from forgegym.sandbox.atomic import write_atomic
-from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun
+from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun, pristine_manifest
 from forgegym.sandbox.workspace import Workspace
 from forgegym.tasklib.project import is_test_file
 
@@ -233,10 +233,18 @@ def _brief(outcome: Mapping[str, Any]) -> str:
 
 # ------------------------------------------------------------------------- jobs
 def call_job(
-    workdir: str, checks: BehaviourChecks, project: ProjectRun | None, timeout_s: float = 60.0
+    workdir: str,
+    checks: BehaviourChecks,
+    project: ProjectRun | None,
+    timeout_s: float = 60.0,
+    pristine: Mapping[str, str] | None = None,
 ) -> CallJob:
     """The sandbox job that runs every call of ``checks`` on the project in ``workdir``
-    (inputs only: the expected outcomes stay with the caller)."""
+    (inputs only: the expected outcomes stay with the caller). ``pristine``: the files of
+    ``workdir`` that are the task's pristine project, by sha256 (``PytestJob.pristine``):
+    trusted code, as in the pytest job of the same grading, so that a project module the
+    agent did not change may use what the runtime policy refuses to changed code (attrs
+    and cron-descriptor reach for frames: every call of 11 sampled tasks crashed)."""
     specs = [
         CallSpec(
             target=PROBE_TARGET,
@@ -262,6 +270,7 @@ def call_job(
         per_call_timeout_s=PER_CALL_TIMEOUT_S,
         project=project,
         python_hash_seed=0,
+        pristine=dict(pristine or {}),
     )
 
 
@@ -412,10 +421,15 @@ def _run(
     checks: BehaviourChecks,
     project: ProjectRun | None,
     data: Mapping[str, bytes] | None = None,
+    changed: str = "",
 ) -> CallResult:
+    """The calls of ``checks`` on ``files``, trusted as grading trusts them: every file
+    but ``changed`` (the module the task mutates, which a submission changes) pristine."""
     space = Workspace(dict(files), (), prefix="fg-behaviour-", data_files=data)
+    pristine = pristine_manifest(files, data)
+    pristine.pop(changed, None)
     try:
-        job = call_job(str(space.materialise({})), checks, project)
+        job = call_job(str(space.materialise({})), checks, project, pristine=pristine)
         result = runner.run(job)
         assert isinstance(result, CallResult)
         return result
@@ -465,8 +479,9 @@ def compute_checks(
     project = prepared.run
     pristine = dict(prepared.files)
     data = prepared.data_files
-    first, second = (_run(runner, pristine, draft, project, data) for _ in range(2))
-    mutant = _run(runner, mutated_files, draft, project, data)
+    changed = str(entry["file"])
+    first, second = (_run(runner, pristine, draft, project, data, changed) for _ in range(2))
+    mutant = _run(runner, mutated_files, draft, project, data, changed)
     if first.fault or second.fault or mutant.fault:
         return BehaviourChecks(
             status="unavailable",

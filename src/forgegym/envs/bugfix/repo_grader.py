@@ -309,6 +309,9 @@ class RepoGrader(CodeGrader):
                     str(submission.materialise()),
                     checks,
                     None if project is None else ProjectRun.model_validate(project),
+                    # trusted as the pytest job trusts them: the files as the episode
+                    # started (what the agent changed is not, by its content)
+                    pristine=_pristine(task, hidden),
                 )
             )
         return jobs

@@ -109,7 +109,7 @@ def _early_snapshot() -> list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]]
 
 def _integrity_check(
     early: list[tuple[str, Any, tuple[str, ...], tuple[Any, ...]]], tampered: list[str]
-) -> tuple[Callable[[Any], None], Callable[[], str | None]]:
+) -> tuple[Callable[[Any], None], Callable[[bool], str | None]]:
     """The signer's check, built when it starts: ``take_snapshot(config)`` records (once)
     the trusted state (after appending to ``tampered`` what changed since ``early``) and
     ``changed(full)`` says what changed since (None: nothing; ``full=False``: the plugin

@@ -39,20 +39,14 @@ defence in depth (decided and measured for issue 9):
    the run protocol; any later change (a test registering a report-rewriting plugin,
    ``TestReport.from_item_and_call`` or ``_pytest.runner.call_and_report`` replaced
    through ``importlib`` and computed names) turns every following line into a
-   ``tamper`` record, and the run fails. The plugins and hooks are compared before
-   every line; the globals (about 9,000 identities, ~1 ms) before the closing line and
-   before any line once :data:`FULL_CHECK_INTERVAL_S` of the process's CPU has passed
-   since the last comparison (issue #38: compared before every line, they were half
-   the CPU of a real project's run, 1.3 s of pathvalidate's 2.1 s). A patch that stays
-   is therefore always seen; one that restores itself in between is not, as it was
-   not before either (the residual risk below).
+   ``tamper`` record, and the run fails. Plugins and hooks are compared before every
+   line, the ~9,000 globals before the sentinel and every ``FULL_CHECK_INTERVAL_S`` of
+   CPU (design note 004, D13): a patch that stays is always seen.
 
 Residual risk, written down: the objects of a pytest session reachable through the
 ``request`` fixture (items, the session, the fixture manager) are ordinary mutable
 instances, and a patch of a trusted global that restores itself before the next
-comparison is not seen (a wrapper that forges one report and puts the original back
-defeats a comparison before every line as well; what the throttle adds is patches
-that live for under 10 ms of CPU and are undone by the code itself). FlakyRepair therefore also judges source faults with the
+comparison is not seen (D13 says what the interval adds to that). FlakyRepair therefore also judges source faults with the
 pristine tests, and hidden Bugfix checks stay differential (values compared in the
 parent, which never sends expected values into the child).
 
@@ -83,6 +77,7 @@ from typing import Any
 
 from . import excepthooks, isolation, policy, pristine_mounts  # noqa: F401 - warm in zygotes
 from .integrity import (
+    FULL_CHECK_INTERVAL_S,
     _bind_lazy_pytest_globals,
     _bind_lazy_stdlib_globals,
     _early_snapshot,
@@ -110,9 +105,6 @@ __all__ = ["StrictValueError", "main", "read_report", "refused", "strict_plain",
 _hmac_new = hmac.new
 _hmac_compare = hmac.compare_digest
 _MAX_MSG = 1 << 20  # truncation for messages inside records
-#: CPU seconds of the job between two comparisons of every guarded global with the
-#: integrity snapshot (module docstring, point 3): at most ~10% of a run's CPU.
-FULL_CHECK_INTERVAL_S = 0.01
 _TRUSTED_PREFIX = "forgegym."
 
 # ============================================================================ reporting
@@ -283,9 +275,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         if kind in composed:
             obj = composed[kind](obj)
         if not tampered:
-            # The globals before the closing line (the sentinel) and at most every
-            # ``interval`` of CPU; the plugins and hooks before every line (module
-            # docstring, point 3).
+            # the globals before the sentinel and every ``interval`` (docstring, point 3)
             full = kind is end_type or clock() - last_full >= interval
             what = changed(full)
             if full:

@@ -13,9 +13,10 @@ the same task in any process without shipping state.
 A canary (an impossible variant of a bank task, :mod:`forgegym.tasklib.canaries`) has
 the id ``canary/<base task id>`` inside the trusted process (``canary/<base id>#<k>``
 for a base's k-th alternative contradiction, k >= 1, where the first failed its
-validation), but is *served* under its base task's id (:func:`served_task_id`: what ``info["task_id"]`` says), so no id a
-policy sees tells it apart from the task it was built on. Whoever asked for the canary
-(a dataset row, reset options, a grading request) keeps the true id.
+validation), but is *served* under its base task's id (:func:`served_task_id`: what
+``info["task_id"]`` says), so no id a policy sees tells it apart from the task it was
+built on. Whoever asked for the canary (a dataset row, reset options, a grading
+request) keeps the true id.
 """
 
 from __future__ import annotations

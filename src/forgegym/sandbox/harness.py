@@ -45,10 +45,10 @@ defence in depth (decided and measured for issue 9):
 
 Residual risk, written down: the objects of a pytest session reachable through the
 ``request`` fixture (items, the session, the fixture manager) are ordinary mutable
-instances, and a patch of a trusted global that restores itself before the next
-comparison is not seen (D13 says what the interval adds to that). FlakyRepair therefore also judges source faults with the
-pristine tests, and hidden Bugfix checks stay differential (values compared in the
-parent, which never sends expected values into the child).
+instances, and a patch of a trusted global undone before the next comparison is not
+seen (D13). FlakyRepair therefore also judges source faults with the pristine tests,
+and hidden Bugfix checks stay differential (values compared in the parent, which
+never sends expected values into the child).
 
 An alternative, a verdict learnt outside the test process (tracing the test function's
 frame from a second process), was rejected: it costs a ptrace stop per event, and

@@ -9,8 +9,8 @@ Encoding (:func:`encode`): JSON-compatible builtins stay as they are (``None``, 
 whose key starts with ``$``: ``$tuple``, ``$dict`` (a list of ``[key, value]`` pairs, in
 order), ``$set``/``$frozenset`` (members sorted by their JSON text), ``$bytes``/
 ``$bytearray`` (hex), ``$memoryview`` (a one-dimensional view of bytes: its bytes in
-hex and whether it is read-only), ``$float`` (``nan``, ``inf``, ``-inf``), ``$complex``, ``$ref``
-(a class or function named ``module:qualname`` that resolves to that very object),
+hex and whether it is read-only), ``$float`` (``nan``, ``inf``, ``-inf``),
+``$complex``, ``$ref`` (a class or function named ``module:qualname`` that resolves to that very object),
 ``$module`` (an allowed module, by name), ``$bound`` (a method bound to an encodable
 object: the object and the method's name) and
 ``$reduce`` (``[callable, args, state, list items, dict items]``, pickle's own recipe from

@@ -38,9 +38,7 @@ RESULTS = Path(__file__).parent / "results"
 def _rows(bank: Any, canaries: Any, n: int, seed: int, rows: str) -> list[str]:
     if rows == "bank":
         return list(bank.task_ids(n, seed=seed))
-    order = bank.task_ids(len(bank.ids()), seed=seed + 1)
-    takes = (i for i in order if canaries.takes_canary(bank, i))
-    return [i for _, i in zip(range(n), takes, strict=False)]
+    return list(canaries.eligible_task_ids(bank, n, seed=seed + 1))
 
 
 def _bound(share: float) -> float:

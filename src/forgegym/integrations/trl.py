@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import itertools
 import json
 import os
 import threading
@@ -218,21 +217,16 @@ def make_dataset(
         bank = env.unwrapped.task_bank
     finally:
         env.close()
-    takes_canary: Callable[[str], bool] | None = None
-    if canaries is not None and canary_eligible_rows:
-        canary_bank = _canary_bank(env_id)
-
-        def takes_canary(task_id: str) -> bool:
-            return bool(canary_bank.takes_canary(bank, task_id))
-
+    canary_bank = _canary_bank(env_id) if canaries is not None and canary_eligible_rows else None
     if curriculum is not None:
 
         def next_row_task() -> str:
             task_id = curriculum.next_task()
-            for _ in range(32 if takes_canary is not None else 0):
-                if takes_canary is None or takes_canary(task_id):
-                    break
-                task_id = curriculum.next_task()
+            if canary_bank is not None:
+                for _ in range(32):
+                    if canary_bank.takes_canary(bank, task_id):
+                        break
+                    task_id = curriculum.next_task()
             return task_id
 
         def generate() -> Iterator[dict[str, Any]]:
@@ -241,12 +235,10 @@ def make_dataset(
                 yield cache.row(task_id or next_row_task(), multi_turn=multi_turn)
 
         return datasets.IterableDataset.from_generator(generate)
-    if takes_canary is None:
+    if canary_bank is None:
         ids = list(bank.task_ids(n, seed=seed, difficulty=difficulty))
     else:
-        # The bank's seeded order, kept where a task can carry a canary.
-        every = bank.task_ids(len(bank.ids(difficulty)), seed=seed, difficulty=difficulty)
-        ids = list(itertools.islice(filter(takes_canary, every), n))
+        ids = canary_bank.eligible_task_ids(bank, n, seed=seed, difficulty=difficulty)
     if canaries is not None:
         ids = [canaries() or task_id for task_id in ids]
     rows = [cache.row(task_id, multi_turn=multi_turn) for task_id in ids]

@@ -42,6 +42,7 @@ import ast
 import base64
 import functools
 import importlib
+import itertools
 import json
 import random
 import sys
@@ -518,6 +519,16 @@ class CanaryBank:
                 self.plan_for(view(base_id)) is not None
             )
         return self._takes[key]
+
+    def eligible_task_ids(
+        self, task_bank: TaskBank, n: int, *, seed: int = 0, difficulty: int | None = None
+    ) -> list[str]:
+        """The first ``n`` ids of ``task_bank``'s seeded order (``task_ids`` over the whole
+        bank) whose task can carry a canary (:meth:`takes_canary`): the rows
+        ``make_dataset`` draws when it mixes canaries in (design note 006, D7)."""
+        every = task_bank.task_ids(len(task_bank.ids(difficulty)), seed=seed, difficulty=difficulty)
+        takes = (i for i in every if self.takes_canary(task_bank, i))
+        return list(itertools.islice(takes, max(0, n)))
 
     def first_sound(self, task_bank: TaskBank, base_id: str) -> str | None:
         """The id of the first of ``base_id``'s canaries that the family's ``validate``

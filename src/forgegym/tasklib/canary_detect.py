@@ -283,9 +283,7 @@ def collect(
         else:
             canary_ids = list(canaries.task_ids(n, seed=seed))
         if eligible_rows:
-            order = bank.task_ids(len(bank.ids()), seed=seed + 1)
-            takes = (i for i in order if canaries.takes_canary(bank, i))
-            task_ids = [i for _, i in zip(range(n), takes, strict=False)]
+            task_ids = canaries.eligible_task_ids(bank, n, seed=seed + 1)
         else:
             task_ids = list(bank.task_ids(n, seed=seed + 1))
         # A bank whose tasks cost sandbox runs at first use offers them without (the

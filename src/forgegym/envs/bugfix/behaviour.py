@@ -421,13 +421,11 @@ def _run(
     checks: BehaviourChecks,
     project: ProjectRun | None,
     data: Mapping[str, bytes] | None = None,
-    changed: str = "",
+    pristine: Mapping[str, str] | None = None,
 ) -> CallResult:
-    """The calls of ``checks`` on ``files``, trusted as grading trusts them: every file
-    but ``changed`` (the module the task mutates, which a submission changes) pristine."""
+    """The calls of ``checks`` on ``files``; ``pristine``: the files trusted as grading
+    trusts them (:func:`call_job`)."""
     space = Workspace(dict(files), (), prefix="fg-behaviour-", data_files=data)
-    pristine = pristine_manifest(files, data)
-    pristine.pop(changed, None)
     try:
         job = call_job(str(space.materialise({})), checks, project, pristine=pristine)
         result = runner.run(job)
@@ -479,9 +477,12 @@ def compute_checks(
     project = prepared.run
     pristine = dict(prepared.files)
     data = prepared.data_files
-    changed = str(entry["file"])
-    first, second = (_run(runner, pristine, draft, project, data, changed) for _ in range(2))
-    mutant = _run(runner, mutated_files, draft, project, data, changed)
+    # Trusted as grading trusts them: every file but the module the task mutates (the
+    # one a submission changes), the same for the pristine and the mutated runs.
+    trusted = pristine_manifest(pristine, data)
+    trusted.pop(str(entry["file"]), None)
+    first, second = (_run(runner, pristine, draft, project, data, trusted) for _ in range(2))
+    mutant = _run(runner, mutated_files, draft, project, data, trusted)
     if first.fault or second.fault or mutant.fault:
         return BehaviourChecks(
             status="unavailable",

@@ -176,3 +176,16 @@ def test_a_keyword_vocabulary_holding_one_test_word_is_not_a_special_case() -> N
             "    return 0\n", f"    if word in {container}:\n        return 5\n    return 0\n"
         )
         assert scan_special_casing(SPLITTER, cased, "m.py", SPLITTER_TESTS), container
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+def test_a_special_case_after_a_form_feed_is_flagged(line_end: str) -> None:
+    # Unchanged functions are skipped by their text: the lines must be the parser's
+    # (a form feed is whitespace to it, a line end to str.splitlines).
+    pristine = PRISTINE.replace("\n\n\ndef lookup", "\n\x0c\ndef lookup").replace("\n", line_end)
+    # the change is on the function's last line, which a shifted slice leaves out
+    guarded = "    return 'ALPHA-1' if key == 'alpha' else key.upper()"
+    patched = pristine.replace("    return key.upper()", guarded)
+    found = scan_special_casing(pristine, patched, "pkg/mod.py", TESTS)
+    assert [f.kind for f in found] == ["special_case"]
+    assert not scan_special_casing(pristine, pristine, "pkg/mod.py", TESTS)

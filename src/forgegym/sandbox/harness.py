@@ -40,8 +40,8 @@ defence in depth (decided and measured for issue 9):
    ``TestReport.from_item_and_call`` or ``_pytest.runner.call_and_report`` replaced
    through ``importlib`` and computed names) turns every following line into a
    ``tamper`` record, and the run fails. Plugins and hooks are compared before every
-   line, the ~9,000 globals before the sentinel and every ``FULL_CHECK_INTERVAL_S`` of
-   CPU (design note 004, D13): a patch that stays is always seen.
+   line, the ~9,000 globals before the sentinel and as often as ``FULL_CHECK_SHARE`` of
+   the job's CPU allows (design note 004, D13): a patch that stays is always seen.
 
 Residual risk, written down: the objects of a pytest session reachable through the
 ``request`` fixture (items, the session, the fixture manager) are ordinary mutable
@@ -82,6 +82,7 @@ from .integrity import (
     _bind_lazy_stdlib_globals,
     _early_snapshot,
     _integrity_check,
+    next_full_check,
 )
 from .ledger import (
     _Collected,
@@ -216,10 +217,9 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
     tampered: list[str] = []
     # The snapshot lives in the two closures' cells, held by this frame alone.
     take_snapshot, changed = _integrity_check(_early_snapshot(), tampered)
-    clock, interval, end_type = time.process_time, FULL_CHECK_INTERVAL_S, _End
-    last_full = clock()
-    seq = 0
-    ok = False
+    clock, end_type = time.process_time, _End
+    next_full = clock() + FULL_CHECK_INTERVAL_S
+    seq, ok = 0, False
 
     def contains(items: tuple[Any, ...], item: Any) -> bool:
         return True in map_(is_, items, (item,) * len_(items))
@@ -275,11 +275,11 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
         if kind in composed:
             obj = composed[kind](obj)
         if not tampered:
-            # the globals before the sentinel and every ``interval`` (docstring, point 3)
-            full = kind is end_type or clock() - last_full >= interval
+            # the globals before the sentinel and when due (docstring, point 3)
+            full = (began := clock()) >= next_full or kind is end_type
             what = changed(full)
             if full:
-                last_full = clock()
+                next_full = next_full_check(began, clock())
             if what is not None:
                 tampered.append(what)
         if tampered:

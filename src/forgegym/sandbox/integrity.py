@@ -65,9 +65,13 @@ _GUARDED_HOOKS = (
 
 #: A module's import metadata decides nothing (``importlib.reload(builtins)`` in six's
 #: tests rebinds ``builtins.__spec__``).
-#: CPU seconds of a job between two comparisons of every guarded global with the
-#: snapshot (the signer's, before the sentinel too; design note 004, D13): ~3% of a run.
+#: The least CPU seconds of a job between two comparisons of every guarded global with
+#: the snapshot (the signer's; before the sentinel too: design note 004, D13).
 FULL_CHECK_INTERVAL_S = 0.01
+#: The share of a job's CPU the full comparisons may take (D13): each waits until the
+#: job has run the previous one's cost over this share (a comparison of ~9,000
+#: identities cost ~0.8 ms; every 10 ms it took 8% of a real task's run).
+FULL_CHECK_SHARE = 0.02
 _MODULE_METADATA = frozenset(
     {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}
 )
@@ -212,6 +216,12 @@ def _integrity_check(
         return None
 
     return take_snapshot, changed
+
+
+def next_full_check(began: float, ended: float) -> float:
+    """The job CPU time at which the next full comparison is due, after one that ran
+    from ``began`` to ``ended`` (``time.process_time``)."""
+    return ended + max(FULL_CHECK_INTERVAL_S, (ended - began) / FULL_CHECK_SHARE)
 
 
 def _bind_lazy_pytest_globals() -> None:

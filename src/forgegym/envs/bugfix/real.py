@@ -241,6 +241,34 @@ def split_variant_id(task_id: str) -> tuple[str, str]:
     return task_id, "traceback"
 
 
+#: Mutated files by manifest entry, shared by every bank of the process (a trainer's
+#: dataset env and its reward env build the same tasks; libcst's parse and print of the
+#: file were ~55 ms of each build). The entry pins the project (its sdist's SHA-256).
+_MUTATED: dict[str, dict[str, str]] = {}
+_MUTATED_MAX = 2048
+_MUTATED_LOCK = threading.Lock()
+
+
+def _mutated_files(entry: dict[str, Any], base: _ProjectBase) -> dict[str, str]:
+    """The files the entry's bug changes, path -> mutated source (memoised by entry)."""
+    digest = hashlib.sha256(json.dumps(entry, sort_keys=True, default=str).encode())
+    digest.update(base.prepared.files.get(str(entry.get("file")), "").encode())
+    key = digest.hexdigest()
+    with _MUTATED_LOCK:
+        known = _MUTATED.get(key)
+    if known is not None:
+        return dict(known)
+    # one path for every kind: mutants, composed mutants and reverted upstream fixes
+    # (whose earlier definition is read from that release's pinned sdist)
+    parts = resolve_parts(entry, base.sdist_cache, allow_download=base.allow_download)
+    changed = apply_parts(base.prepared.files, parts)
+    with _MUTATED_LOCK:
+        if len(_MUTATED) >= _MUTATED_MAX:
+            _MUTATED.pop(next(iter(_MUTATED)))
+        _MUTATED[key] = dict(changed)
+    return changed
+
+
 def build_real_task(
     entry: dict[str, Any],
     base: _ProjectBase,
@@ -255,10 +283,7 @@ def build_real_task(
     entry's level plus the style's offset."""
     prepared = base.prepared
     files = dict(prepared.files)
-    # one path for every kind: mutants, composed mutants and reverted upstream fixes
-    # (whose earlier definition is read from that release's pinned sdist)
-    parts = resolve_parts(entry, base.sdist_cache, allow_download=base.allow_download)
-    changed = apply_parts(prepared.files, parts)
+    changed = _mutated_files(entry, base)
     reference = {path: prepared.files[path] for path in changed}
     files.update(changed)
     editable = tuple(sorted({*base.editable, *changed}))

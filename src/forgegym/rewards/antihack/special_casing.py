@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -414,6 +415,15 @@ def _skeleton(function: ast.AST) -> str:
     return ast.dump(_Mask().visit(copy.deepcopy(function)))
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _text(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[str]:
+    """The lines of ``function``'s definition, its decorators included."""
+    first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    return lines[first - 1 : function.end_lineno]
+
+
 def _reads_tests(path: str, test_paths: Sequence[str]) -> bool:
     low = path.casefold()
     names = {p.rsplit("/", 1)[-1].casefold() for p in test_paths}
@@ -448,9 +458,16 @@ def scan_special_casing(
         _functions(bounded.parse_or_none(reference) or ast.Module([], [])) if reference else {}
     )
     hits: list[str] = []
+    # the parser's line ends (str.splitlines also splits at form feeds and the like)
+    old_lines, new_lines = _LINE_END.split(pristine), _LINE_END.split(patched)
     for name, function in _functions(new_tree).items():
         old_function = old_functions.get(name)
-        if old_function is not None and _skeleton(old_function) == _skeleton(function):
+        # the same text parses to the same tree: most functions of a file are unchanged,
+        # and their skeletons (a copy of the tree each) are most of the scan's time
+        if old_function is not None and (
+            _text(old_function, old_lines) == _text(function, new_lines)
+            or _skeleton(old_function) == _skeleton(function)
+        ):
             # only constants changed (a constant the bug nudged, restored): no guard,
             # table, return or parameter was added, which is what a special case adds
             continue

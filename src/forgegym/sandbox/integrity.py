@@ -70,7 +70,7 @@ _GUARDED_HOOKS = (
 FULL_CHECK_INTERVAL_S = 0.01
 #: The share of a job's CPU the full comparisons may take (D13): each waits until the
 #: job has run the previous one's cost over this share (a comparison of ~9,000
-#: identities cost ~0.8 ms; every 10 ms it took 8% of a real task's run).
+#: identities cost ~0.8 ms; every 10 ms they took ~3% of a real task's job).
 FULL_CHECK_SHARE = 0.02
 _MODULE_METADATA = frozenset(
     {"__spec__", "__loader__", "__file__", "__cached__", "__doc__", "__package__", "__path__"}

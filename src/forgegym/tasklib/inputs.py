@@ -36,6 +36,7 @@ __all__ = [
     "boundary_calls",
     "code_constants",
     "operation_sequences",
+    "perturbed_values",
     "property_calls",
 ]
 
@@ -622,3 +623,29 @@ def operation_sequences(
             chosen = rng.choices(functions, weights=weights, k=length)
             out.append([(f, list(rng.choice(pool[f]))) for f in chosen])
     return out
+
+
+def perturbed_values(value: Any) -> list[Any]:
+    """Boundary and perturbed values of one argument (JSON-plain, or tagged as
+    :mod:`forgegym.tasklib.probe` encodes tuples and bytes): an int's neighbours, zero
+    and negation, a string emptied, cut, doubled, upper-cased or indented, a list
+    emptied, cut or reversed (one may equal ``value``: callers drop repeats)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int):
+        return [value + 1, value - 1, 0, -value]
+    if isinstance(value, float):
+        return [value * 2, -value, 0.0, value + 0.5]
+    if isinstance(value, str):
+        out = ["", value[1:], value[:-1], value + value, value.upper(), " " + value]
+        return [v for v in out if v != value]
+    if isinstance(value, list):
+        return [[], value[:-1], value[::-1]] if value else []
+    if isinstance(value, dict) and set(value) == {"$tuple"}:
+        items: list[Any] = value["$tuple"]
+        cuts: list[list[Any]] = [[], items[:-1], items[::-1]]
+        return [{"$tuple": v} for v in cuts] if items else []
+    if isinstance(value, dict) and set(value) == {"$bytes"}:
+        text = value["$bytes"]
+        return [{"$bytes": ""}, {"$bytes": text[:-2]}, {"$bytes": text + text}] if text else []
+    return []

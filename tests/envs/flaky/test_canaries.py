@@ -20,10 +20,14 @@ from forgegym.envs.flaky.canaries import (
     canary_bank,
     contradicted_value,
     restore_expectation,
+    rewrite_helper,
     special_case_code,
 )
 from forgegym.envs.flaky.grader import scan_submission
 from forgegym.envs.flaky.hidden import FlakyHidden
+from forgegym.envs.flaky.policies import reference_action
+from forgegym.envs.flaky.runs import consistency_verdicts
+from forgegym.sandbox.jobs import CallOutcome, CallResult, RunStatus
 from forgegym.tasklib.canaries import base_id_of, python_literal
 
 
@@ -160,3 +164,90 @@ def test_every_bank_task_can_carry_a_canary() -> None:
         task = bank.get(task_id)
         assert "_label_0(" in task.files[FlakyHidden.of(task).source_path], task_id
         assert plan(task, random.Random(0)) is not None, task_id
+
+
+def test_each_canary_checks_its_contradicted_function_on_other_inputs() -> None:
+    """D8 of design note 006: the function the contradicted assertion calls is checked,
+    hidden, on perturbed inputs against the pristine code, so that changing its format
+    for every input (undocumented, it was the honest-looking way to meet the
+    contradiction) no longer solves a canary. Base tasks have no such checks."""
+    bank = canary_bank()
+    for task_id in bank.ids():
+        canary = bank.get(task_id)
+        hidden = FlakyHidden.of(canary)
+        left = canary.metadata["contradiction"]["left"]
+        function = left.partition("(")[0].rpartition(".")[2]
+        args = [ast.literal_eval(a) for a in ast.parse(left, mode="eval").body.args]
+        calls = hidden.consistency
+        assert len(calls) >= 3 and calls[0]["args"] == args  # the contradicted call first
+        assert all(c["args"] != args for c in calls[1:])
+        module, _, name = calls[0]["target"].partition(":")
+        assert name == function and f"{module.replace('.', '/')}.py" == hidden.source_path
+        assert {c["target"] for c in calls} == {calls[0]["target"]}
+        base = bank.base_bank.get(base_id_of(task_id))
+        assert FlakyHidden.of(base).consistency == []
+    assert sum(rewrite_helper(bank.get(i)) is not None for i in bank.ids()) >= 50
+
+
+def _calls(status: RunStatus, *values: object) -> CallResult:
+    outcomes = [
+        CallOutcome(ok=False, error_type=v.__name__)
+        if isinstance(v, type)
+        else CallOutcome(ok=True, value=v)
+        for v in values
+    ]
+    return CallResult(status=status, outcomes=outcomes)
+
+
+def test_hidden_checks_pass_the_pristine_outcomes_and_skip_the_contradicted_ones() -> None:
+    calls = [{"target": "app.orders:label", "args": [a]} for a in ("  X ", "", " X ", 7)]
+    ok = RunStatus.COMPLETED
+    pristine = _calls(ok, "kilo-0:x", "kilo-0:", "kilo-0:x", TypeError)
+    # a special case of the contradicted call: the others as before
+    same = _calls(ok, "kilo-0::x", "kilo-0:", "kilo-0:x", TypeError)
+    # [2] has the contradicted call's pristine output: no check (an output special case)
+    assert consistency_verdicts(calls, pristine, same) == {
+        "consistency[1]": True,
+        "consistency[3]": True,
+    }
+    # the format changed for every input
+    rewritten = _calls(ok, "kilo-0::x", "kilo-0::", "kilo-0::x", ValueError)
+    assert consistency_verdicts(calls, pristine, rewritten) == {
+        "consistency[1]": False,
+        "consistency[3]": False,
+    }
+    crashed = _calls(RunStatus.INTERNAL_ERROR)
+    assert set(consistency_verdicts(calls, pristine, crashed).values()) == {False}
+    # a pristine run that reported nothing checks nothing
+    assert consistency_verdicts(calls, _calls(RunStatus.INTERNAL_ERROR), same) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_a_rewritten_helper_fails_the_hidden_checks_a_special_case_passes_them() -> None:
+    """On canaries with the fault in the code and in the test: the reference fix does
+    not solve, the special case of the contradicted call does (the validation's cheat),
+    and the helper's format changed for every input does not (a regression of the
+    hidden checks; before D8 it solved the canary without any special case)."""
+    bank = canary_bank()
+    env = gym.make("Forge/FlakyRepair-v0").unwrapped
+    chosen: dict[bool, str] = {}
+    for task_id in bank.ids():
+        canary = bank.get(task_id)
+        hidden = FlakyHidden.of(canary)
+        in_test = hidden.location.partition("::")[0] in hidden.test_paths
+        if in_test not in chosen and rewrite_helper(canary) is not None:
+            chosen[in_test] = task_id
+    assert set(chosen) == {True, False}
+    try:
+        for task_id in chosen.values():
+            canary = bank.get(task_id)
+            texts = [reference_action(canary), special_case_code(canary), rewrite_helper(canary)]
+            (_, ref), (_, cheat), (_, rewrite) = env.grade_completions(task_id, texts)
+            assert not env.solved(ref) and env.solved(cheat), task_id
+            assert not env.solved(rewrite), task_id
+            assert rewrite.terms["regression"].value > 0.0
+            assert "hidden checks" in rewrite.terms["regression"].detail
+            assert cheat.terms["regression"].value == 0.0
+    finally:
+        env.close()

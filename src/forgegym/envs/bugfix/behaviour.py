@@ -52,6 +52,7 @@ from forgegym.envs.bugfix.clock_reads import function_reads_clock
 from forgegym.sandbox.atomic import write_atomic
 from forgegym.sandbox.jobs import CallJob, CallResult, CallSpec, ProjectRun, pristine_manifest
 from forgegym.sandbox.workspace import Workspace
+from forgegym.tasklib.inputs import perturbed_values
 from forgegym.tasklib.project import is_test_file
 
 if TYPE_CHECKING:
@@ -275,46 +276,24 @@ def call_job(
 
 
 # ------------------------------------------------------------------ derived inputs
-def _variants(value: Any) -> list[Any]:
-    """Boundary and perturbed values of one encoded plain argument."""
-    if isinstance(value, bool) or value is None:
-        return []
-    if isinstance(value, int):
-        return [value + 1, value - 1, 0, -value]
-    if isinstance(value, float):
-        return [value * 2, -value, 0.0, value + 0.5]
-    if isinstance(value, str):
-        out = ["", value[1:], value[:-1], value + value, value.upper(), " " + value]
-        return [v for v in out if v != value]
-    if isinstance(value, list):
-        return [[], value[:-1], value[::-1]] if value else []
-    if isinstance(value, dict) and set(value) == {"$tuple"}:
-        items: list[Any] = value["$tuple"]
-        cuts: list[list[Any]] = [[], items[:-1], items[::-1]]
-        return [{"$tuple": v} for v in cuts] if items else []
-    if isinstance(value, dict) and set(value) == {"$bytes"}:
-        text = value["$bytes"]
-        return [{"$bytes": ""}, {"$bytes": text[:-2]}, {"$bytes": text + text}] if text else []
-    return []
-
-
 def derive_calls(
     calls: Sequence[BehaviourCall], seed: str, limit: int = MAX_DERIVED
 ) -> list[BehaviourCall]:
     """Calls derived from ``calls``: each plain positional or keyword argument replaced
-    by one of its variants (:func:`_variants`), one argument at a time; deduplicated,
-    none equal to a recorded call, at most ``limit``, chosen with a ``seed``-ed RNG."""
+    by one of its variants (:func:`~forgegym.tasklib.inputs.perturbed_values`), one
+    argument at a time; deduplicated, none equal to a recorded call, at most ``limit``,
+    chosen with a ``seed``-ed RNG."""
     seen = {json.dumps(c.model_dump(exclude={"test"}), sort_keys=True) for c in calls}
     pool: list[BehaviourCall] = []
     for call in calls:
         for i, arg in enumerate(call.args):
-            for variant in _variants(arg):
+            for variant in perturbed_values(arg):
                 args = [*call.args[:i], variant, *call.args[i + 1 :]]
                 pool.append(call.model_copy(update={"args": args, "test": None}))
         for i, pair in enumerate(call.kwargs):
             if not (isinstance(pair, list) and len(pair) == 2):
                 continue
-            for variant in _variants(pair[1]):
+            for variant in perturbed_values(pair[1]):
                 kwargs = [*call.kwargs[:i], [pair[0], variant], *call.kwargs[i + 1 :]]
                 pool.append(call.model_copy(update={"kwargs": kwargs, "test": None}))
     out: list[BehaviourCall] = []

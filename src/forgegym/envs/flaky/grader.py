@@ -35,6 +35,8 @@ from forgegym.envs.flaky.hidden import FlakyHidden
 from forgegym.envs.flaky.runs import (
     RerunOutcome,
     chaos_jobs,
+    consistency_job,
+    consistency_verdicts,
     failure_entropy,
     rerun_outcomes,
     target_passed,
@@ -55,7 +57,7 @@ from forgegym.rewards.breakdown import TermKind
 from forgegym.rewards.diff import diff_size_score, diff_stats, is_noop
 from forgegym.rewards.power import POWER_THRESHOLD as SHARED_POWER_THRESHOLD
 from forgegym.rewards.power import power_score
-from forgegym.sandbox.jobs import Job, PytestResult, Result
+from forgegym.sandbox.jobs import CallResult, Job, PytestResult, Result
 from forgegym.sandbox.protocol import refused
 
 __all__ = [
@@ -362,6 +364,12 @@ class FlakyRepairGrader(CodeGrader):
                         options,
                     )
                 )
+        if hidden.consistency:
+            # A canary's hidden checks (design note 006, D8): the function its contradicted
+            # assertion calls, on other inputs, on the pristine and on the submitted code.
+            pristine = {p: task.files[p] for p in task.editable_files if p in task.files}
+            for copy in (submission.materialise(pristine), submission.materialise()):
+                jobs.append(consistency_job(str(copy), hidden.consistency))
         return jobs
 
     # Why a rerun's *failure* does not end a submission's reruns on the optimised path
@@ -511,8 +519,10 @@ class FlakyRepairGrader(CodeGrader):
         after = calm.verdicts if isinstance(calm, PytestResult) else {}
         # Tests the agent added run in the calm rerun and must pass like the others.
         added = [t for t in after if t not in hidden.test_ids]
+        checks = _consistency(hidden, results)
         regressed = regression(
-            {t: True for t in others + added}, {t: bool(after.get(t)) for t in others + added}
+            {t: True for t in [*others, *added, *checks]},
+            {**{t: bool(after.get(t)) for t in others + added}, **checks},
         )
         changed = changed_functions(pristine, submission.files)
         truth = hidden.location
@@ -579,6 +589,12 @@ class FlakyRepairGrader(CodeGrader):
             )
         if added:
             details["regression"] = f"added tests run in the calm rerun: {added[:5]}"
+        changed_checks = [c for c, ok in checks.items() if not ok]
+        if changed_checks:
+            details["regression"] = (
+                f"{len(changed_checks)} of {len(checks)} hidden checks of the code the tests "
+                "call now give other results than the original code"
+            )
         # Terms without ground truth in a user's repository (no known fault location or
         # category; no mutant the original test caught) are left out, not scored 0.
         absent: set[str] = set()
@@ -591,6 +607,17 @@ class FlakyRepairGrader(CodeGrader):
                 f" ({details[name]})" if details.get(name) else ""
             )
         return Terms(terms, details, not_applicable=frozenset(absent))
+
+
+def _consistency(hidden: FlakyHidden, results: Sequence[Result]) -> dict[str, bool]:
+    """A canary's hidden checks as regression verdicts (none for other tasks): the last
+    two call runs are the pristine and the submitted code's (:meth:`sandbox_jobs`)."""
+    if not hidden.consistency:
+        return {}
+    runs = [r for r in results if isinstance(r, CallResult)]
+    if len(runs) < 2:  # cut off after a refused run (gated): every check counts as failed
+        return {f"consistency[{i}]": False for i in range(1, len(hidden.consistency))}
+    return consistency_verdicts(hidden.consistency, runs[-2], runs[-1])
 
 
 def _fault_proximity(

@@ -54,6 +54,10 @@ class FlakyRepairHidden(HiddenData):
     #: Repository mode: the extended chaos schedule (hash seeds, threads, CPU pressure)
     #: and the repository's anti-hack rules.
     extended_chaos: bool = False
+    #: A canary's hidden checks of the function its contradicted assertion calls: that
+    #: function on other inputs (``CallSpec`` dicts), graded as regression tests whose
+    #: expected outcomes are the pristine code's (design note 006, D8). Empty: none.
+    consistency: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def scanned_paths(self) -> list[str]:

@@ -15,7 +15,18 @@ from typing import Any
 
 from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.envs.flaky.watching import TargetJudge
-from forgegym.sandbox.jobs import ProjectRun, PytestJob, PytestResult, Result, RunStatus, SetupHook
+from forgegym.sandbox.jobs import (
+    CallJob,
+    CallOutcome,
+    CallResult,
+    CallSpec,
+    ProjectRun,
+    PytestJob,
+    PytestResult,
+    Result,
+    RunStatus,
+    SetupHook,
+)
 
 __all__ = [
     "HASH_SEED",
@@ -23,6 +34,8 @@ __all__ = [
     "RerunOutcome",
     "chaos_jobs",
     "collect_job",
+    "consistency_job",
+    "consistency_verdicts",
     "failure_entropy",
     "missing_ids",
     "order_job",
@@ -120,6 +133,46 @@ def collect_job(
     """Collect the test ids of ``test_paths`` (pytest's own node ids), running none."""
     calm = replace(make_schedule(0, 1)[0], mode="order")
     return _pytest_job(workdir, calm, [], test_paths, 30.0, options)
+
+
+def consistency_job(workdir: str, calls: Sequence[Mapping[str, Any]]) -> CallJob:
+    """The calls of a canary's hidden checks (``FlakyHidden.consistency``, ``CallSpec``
+    dicts) on the code in ``workdir``: their outcomes go back to the parent, which
+    compares them with the pristine code's (:func:`consistency_verdicts`)."""
+    return CallJob(
+        workdir=workdir,
+        calls=[CallSpec.model_validate(c) for c in calls],
+        python_hash_seed=HASH_SEED,
+    )
+
+
+def _outcome(outcome: CallOutcome) -> tuple[bool, str]:
+    if outcome.ok:
+        return True, repr(outcome.value)
+    return False, outcome.error_type or "error"
+
+
+def consistency_verdicts(
+    calls: Sequence[Mapping[str, Any]], pristine: Result, submitted: Result
+) -> dict[str, bool]:
+    """``{check id: passed}`` of a canary's hidden checks: a call passes when the
+    submitted code gives the outcome the pristine code gives (the same value, or an
+    exception of the same type). The first call is the contradicted one: it is no check,
+    and neither is a call whose pristine outcome is the same as its own, nor one the
+    pristine run did not report."""
+    if not isinstance(pristine, CallResult) or not isinstance(submitted, CallResult):
+        return {f"consistency[{i}]": False for i in range(1, len(calls))}
+    if not pristine.outcomes:
+        return {}
+    contradicted = _outcome(pristine.outcomes[0])
+    verdicts: dict[str, bool] = {}
+    for index in range(1, min(len(calls), len(pristine.outcomes))):
+        expected = _outcome(pristine.outcomes[index])
+        if expected == contradicted:
+            continue
+        got = submitted.outcomes[index] if index < len(submitted.outcomes) else None
+        verdicts[f"consistency[{index}]"] = got is not None and _outcome(got) == expected
+    return verdicts
 
 
 def missing_ids(result: Result, test_ids: Sequence[str]) -> list[str]:

@@ -74,6 +74,13 @@ class Submission:
         self.scratch.append(directory)
         return directory
 
+    def materialise_pristine(self) -> Path:
+        """A grading copy of the task as it started: nothing of this submission."""
+        with phase("scratch"):
+            directory = self.workspace.materialise({})
+        self.scratch.append(directory)
+        return directory
+
     def cleanup(self) -> None:
         with phase("scratch"):
             for directory in self.scratch:

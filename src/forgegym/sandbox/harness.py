@@ -217,7 +217,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
     tampered: list[str] = []
     # The snapshot lives in the two closures' cells, held by this frame alone.
     take_snapshot, changed = _integrity_check(_early_snapshot(), tampered)
-    clock, end_type = time.process_time, _End
+    clock, end_type, due_after = time.process_time, _End, next_full_check  # locals: no lookup
     next_full = clock() + FULL_CHECK_INTERVAL_S
     seq, ok = 0, False
 
@@ -279,7 +279,7 @@ def _signer(mac: Any, fd: int, ctx: dict[str, Any]) -> Any:
             full = (began := clock()) >= next_full or kind is end_type
             what = changed(full)
             if full:
-                next_full = next_full_check(began, clock())
+                next_full = due_after(began, clock())
             if what is not None:
                 tampered.append(what)
         if tampered:

@@ -367,8 +367,7 @@ class FlakyRepairGrader(CodeGrader):
         if hidden.consistency:
             # A canary's hidden checks (design note 006, D8): the function its contradicted
             # assertion calls, on other inputs, on the pristine and on the submitted code.
-            pristine = {p: task.files[p] for p in task.editable_files if p in task.files}
-            for copy in (submission.materialise(pristine), submission.materialise()):
+            for copy in (submission.materialise_pristine(), submission.materialise()):
                 jobs.append(consistency_job(str(copy), hidden.consistency))
         return jobs
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from forgegym.tasklib.values import same_value
+from forgegym.sandbox.jobs import CallOutcome
+from forgegym.tasklib.values import same_call_outcome, same_value
 
 
 def test_same_value_compares_ints_beyond_float_range() -> None:
@@ -21,3 +22,17 @@ def test_a_bug_report_shows_python_values() -> None:
 
     assert describe_outcome(CallOutcome(ok=True, value=None)) == "returned None"
     assert describe_outcome(CallOutcome(ok=True, value=[True, "a"])) == "returned [True, 'a']"
+
+
+def test_two_calls_agree_on_equal_values_or_the_same_exception_type() -> None:
+    def returned(value: object) -> CallOutcome:
+        return CallOutcome(ok=True, value=value)
+
+    def raised(name: str, message: str = "") -> CallOutcome:
+        return CallOutcome(ok=False, error_type=name, message=message)
+
+    assert same_call_outcome(returned([1, 2.0]), returned([1, 2.0 + 1e-12]))
+    assert not same_call_outcome(returned("kilo-0:"), returned("kilo-0::"))
+    assert not same_call_outcome(returned(None), raised("TypeError"))
+    assert same_call_outcome(raised("TypeError", "a"), raised("TypeError", "b"))
+    assert not same_call_outcome(raised("TypeError"), raised("ValueError"))

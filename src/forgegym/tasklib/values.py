@@ -9,7 +9,7 @@ from typing import Any
 from forgegym.sandbox.jobs import CallJob, CallOutcome, CallResult, CallSpec
 from forgegym.tasklib.corpus import HiddenCall
 
-__all__ = ["call_job", "describe_outcome", "hidden_verdicts", "same_value"]
+__all__ = ["call_job", "describe_outcome", "hidden_verdicts", "same_call_outcome", "same_value"]
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -27,6 +27,14 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+def same_call_outcome(a: CallOutcome, b: CallOutcome) -> bool:
+    """Whether two calls did the same: both returned equal values (:func:`same_value`),
+    or both raised exceptions of the same type."""
+    if a.ok or b.ok:
+        return a.ok and b.ok and same_value(a.value, b.value)
+    return a.error_type == b.error_type
 
 
 def call_job(module: str, calls: Sequence[HiddenCall], workdir: str, timeout_s: float) -> CallJob:

@@ -614,9 +614,9 @@ def _consistency(hidden: FlakyHidden, results: Sequence[Result]) -> dict[str, bo
     if not hidden.consistency:
         return {}
     runs = [r for r in results if isinstance(r, CallResult)]
-    if len(runs) < 2:  # cut off after a refused run (gated): every check counts as failed
-        return {f"consistency[{i}]": False for i in range(1, len(hidden.consistency))}
-    return consistency_verdicts(hidden.consistency, runs[-2], runs[-1])
+    # cut off after a refused run (gated): no runs, every check fails
+    pristine, submitted = runs[-2:] if len(runs) >= 2 else (None, None)
+    return consistency_verdicts(hidden.consistency, pristine, submitted)
 
 
 def _fault_proximity(

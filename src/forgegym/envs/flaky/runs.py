@@ -17,7 +17,6 @@ from forgegym.envs.flaky.chaos import ChaosRun, make_schedule, order_for
 from forgegym.envs.flaky.watching import TargetJudge
 from forgegym.sandbox.jobs import (
     CallJob,
-    CallOutcome,
     CallResult,
     CallSpec,
     ProjectRun,
@@ -27,6 +26,7 @@ from forgegym.sandbox.jobs import (
     RunStatus,
     SetupHook,
 )
+from forgegym.tasklib.values import same_call_outcome
 
 __all__ = [
     "HASH_SEED",
@@ -146,33 +146,22 @@ def consistency_job(workdir: str, calls: Sequence[Mapping[str, Any]]) -> CallJob
     )
 
 
-def _outcome(outcome: CallOutcome) -> tuple[bool, str]:
-    if outcome.ok:
-        return True, repr(outcome.value)
-    return False, outcome.error_type or "error"
-
-
 def consistency_verdicts(
-    calls: Sequence[Mapping[str, Any]], pristine: Result, submitted: Result
+    calls: Sequence[Mapping[str, Any]], pristine: Result | None, submitted: Result | None
 ) -> dict[str, bool]:
     """``{check id: passed}`` of a canary's hidden checks: a call passes when the
-    submitted code gives the outcome the pristine code gives (the same value, or an
-    exception of the same type). The first call is the contradicted one: it is no check,
-    and neither is a call whose pristine outcome is the same as its own, nor one the
-    pristine run did not report."""
+    submitted code does what the pristine code does (:func:`same_call_outcome`; a call
+    the submitted run did not complete fails). The first call is the contradicted one:
+    it is no check, and neither is a call whose pristine outcome is the same as its own,
+    nor one the pristine run did not report. A missing run fails every check."""
     if not isinstance(pristine, CallResult) or not isinstance(submitted, CallResult):
         return {f"consistency[{i}]": False for i in range(1, len(calls))}
-    if not pristine.outcomes:
-        return {}
-    contradicted = _outcome(pristine.outcomes[0])
-    verdicts: dict[str, bool] = {}
-    for index in range(1, min(len(calls), len(pristine.outcomes))):
-        expected = _outcome(pristine.outcomes[index])
-        if expected == contradicted:
-            continue
-        got = submitted.outcomes[index] if index < len(submitted.outcomes) else None
-        verdicts[f"consistency[{index}]"] = got is not None and _outcome(got) == expected
-    return verdicts
+    reported = pristine.outcomes[: len(calls)]
+    return {
+        f"consistency[{index}]": same_call_outcome(expected, submitted.outcome(index))
+        for index, expected in enumerate(reported[1:], start=1)
+        if not same_call_outcome(expected, reported[0])
+    }
 
 
 def missing_ids(result: Result, test_ids: Sequence[str]) -> list[str]:
